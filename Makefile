@@ -1,0 +1,16 @@
+# The two commands of the README. Each one first runs scripts/bootstrap.sh, which creates .venv
+# and installs the pinned stack the first time (about 2 minutes) and does nothing afterwards.
+VENV ?= .venv
+export CODE_T5_VENV := $(VENV)
+
+.PHONY: bootstrap train-dev test
+
+bootstrap:
+	@scripts/bootstrap.sh
+
+# Tiny shared prefix-LM on dataset-dev on CPU: trains to step 300 (resumes), then evals.
+train-dev: bootstrap
+	$(VENV)/bin/code-t5 train
+
+test: bootstrap
+	$(VENV)/bin/python -m pytest -q tests

@@ -1,0 +1,100 @@
+"""`code-t5`: the project's command line (thin: each subcommand calls one module)."""
+
+import argparse
+import pathlib
+import sys
+
+from code_t5 import launcher
+
+DEFAULT_STEPS = 300
+
+
+def _experiment(args) -> launcher.Experiment:
+  model_dir = args.model_dir or pathlib.Path("runs") / f"{args.model}-{args.size}-{args.run}"
+  return launcher.Experiment(model=args.model, size=args.size, run=args.run, model_dir=model_dir,
+                             root=args.root, gin_params=args.gin_param)
+
+
+def _add_experiment_flags(parser):
+  parser.add_argument("--model", default="shared-prefix_lm", help=", ".join(launcher.MODELS))
+  parser.add_argument("--size", default="tiny", help=", ".join(launcher.SIZES))
+  parser.add_argument("--run", default="cpu", help=", ".join(launcher.RUNS))
+  parser.add_argument("--model-dir", type=pathlib.Path,
+                      help="default: runs/<model>-<size>-<run>")
+  parser.add_argument("--root", type=pathlib.Path,
+                      help="FLCC dataset root (holds v3/); default: dataset-dev/")
+  parser.add_argument("--gin-param", action="append", default=[],
+                      help="extra gin binding, e.g. \"utils.run.batch_size = ('sequences_per_batch', 16)\"")
+
+
+def _train(args):
+  return launcher.train_and_eval(_experiment(args), args.steps, evaluate=not args.no_eval)
+
+
+def _eval(args):
+  experiment = _experiment(args)
+  return launcher.run(experiment.eval_command(), experiment.model_dir / "logs" / "eval.log")
+
+
+def _prepare(args):
+  from code_t5 import sources  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
+  prepared = sources.prepare(sources.flcc_dataset(
+      root=args.root, validation_fraction=args.validation_fraction,
+      test_fraction=args.test_fraction))
+  print(f"prepared: {prepared.path}")
+  print(f"files per split: {dict(prepared.num_files)}")
+  print(f"reader: {prepared.stats['reader']}")
+  return 0
+
+
+def _plot(args):
+  from code_t5 import curves  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
+  out = args.out or args.model_dir / "loss.png"
+  if not curves.plot_loss(args.model_dir, out):
+    raise launcher.LaunchError(f"--model-dir {args.model_dir} has no training loss events yet")
+  print(out)
+  return 0
+
+
+def build_parser():
+  parser = argparse.ArgumentParser(prog="code-t5", description=__doc__)
+  sub = parser.add_subparsers(dest="command", required=True)
+
+  train = sub.add_parser("train", help="train with mesh_transformer_main (resumes), then eval; "
+                         "defaults: tiny shared prefix-LM on dataset-dev on CPU")
+  _add_experiment_flags(train)
+  train.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="train up to this step")
+  train.add_argument("--no-eval", action="store_true")
+  train.set_defaults(func=_train)
+
+  evaluate = sub.add_parser("eval", help="decode the validation repositories with the latest "
+                            "checkpoint and compute the tasks' metrics")
+  _add_experiment_flags(evaluate)
+  evaluate.set_defaults(func=_eval)
+
+  prepare = sub.add_parser("prepare", help="read and filter an FLCC root into TFRecord shards "
+                           "(done automatically at first use) and print what was kept and dropped")
+  prepare.add_argument("--root", type=pathlib.Path, help="default: dataset-dev/")
+  prepare.add_argument("--validation-fraction", type=float, default=0.05)
+  prepare.add_argument("--test-fraction", type=float, default=0.05)
+  prepare.set_defaults(func=_prepare)
+
+  plot = sub.add_parser("plot", help="training loss curve (PNG) from a model dir's events")
+  plot.add_argument("--model-dir", type=pathlib.Path, required=True)
+  plot.add_argument("--out", type=pathlib.Path)
+  plot.set_defaults(func=_plot)
+  return parser
+
+
+def main(argv=None):
+  args = build_parser().parse_args(argv)
+  from code_t5 import flcc  # pylint: disable=g-import-not-at-top
+  try:
+    return args.func(args)
+  except (launcher.LaunchError, flcc.FlccError) as e:
+    print(f"code-t5 {args.command}: {e}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+  sys.exit(main())

@@ -1,0 +1,73 @@
+"""Training curves: the loss Mesh TF reports, as a table and a PNG.
+
+Mesh TF's estimator writes the loss into TensorBoard events only every 100 steps (RunConfig's
+default save_summary_steps, which its gin does not expose), but prints it at every step; the
+launcher keeps those prints in <model_dir>/logs/train_loss.tsv, and curves prefer that table.
+"""
+
+import pathlib
+from typing import Dict, List, Tuple
+
+from tensorflow.core.util import event_pb2
+import tensorflow.compat.v2 as tf
+
+
+def read_scalars(model_dir: pathlib.Path, tag: str = "loss") -> List[Tuple[int, float]]:
+  """(step, value) of a scalar in model_dir's own event files (not eval/), sorted by step.
+
+  Several runs (resumed training) each write a file; a later value for the same step wins.
+  """
+  values: Dict[int, float] = {}
+  for path in sorted(model_dir.glob("events.out.tfevents.*"), key=lambda p: p.stat().st_mtime):
+    for record in tf.data.TFRecordDataset(str(path)):
+      event = event_pb2.Event.FromString(record.numpy())
+      for value in event.summary.value:
+        if value.tag == tag:
+          values[event.step] = (value.simple_value if value.HasField("simple_value")
+                                else float(tf.make_ndarray(value.tensor)))
+  return sorted(values.items())
+
+
+LOSS_TABLE = pathlib.Path("logs") / "train_loss.tsv"
+
+
+def read_loss(model_dir: pathlib.Path) -> List[Tuple[int, float]]:
+  """(step, loss) per step from the launcher's table, else from the TensorBoard events."""
+  table = model_dir / LOSS_TABLE
+  if not table.exists():
+    return read_scalars(model_dir)
+  values = {}
+  for line in table.read_text().splitlines():
+    step, loss = line.split("\t")
+    values[int(step)] = float(loss)
+  return sorted(values.items())
+
+
+def plot_loss(model_dir: pathlib.Path, out_png: pathlib.Path, tokens_per_step: int = 0) -> int:
+  """Writes a loss curve (against tokens when tokens_per_step is given); returns #points."""
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  from matplotlib import pyplot as plt  # pylint: disable=g-import-not-at-top
+
+  points = read_loss(model_dir)
+  if not points:
+    return 0
+  steps, losses = zip(*points)
+  xs = [s * tokens_per_step for s in steps] if tokens_per_step else steps
+  window = max(1, len(points) // 20)
+  smooth = [sum(losses[max(0, i - window + 1):i + 1]) / len(losses[max(0, i - window + 1):i + 1])
+            for i in range(len(losses))]
+  fig, ax = plt.subplots(figsize=(6, 3.5), dpi=120)
+  ax.plot(xs, losses, alpha=0.3, label="per step")
+  ax.plot(xs, smooth, label=f"mean of {window}")
+  ax.legend()
+  ax.set_xlabel("tokens (incl. padding)" if tokens_per_step else "step")
+  ax.set_ylabel("training loss (per token)")
+  ax.set_title(model_dir.name)
+  ax.grid(alpha=0.3)
+  fig.tight_layout()
+  tmp = out_png.with_name(out_png.name + ".tmp.png")
+  fig.savefig(tmp)
+  plt.close(fig)
+  tmp.replace(out_png)
+  return len(points)

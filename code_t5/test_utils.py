@@ -1,0 +1,75 @@
+"""Test helpers: small FLCC trees on disk (stdlib only, like code_t5.flcc)."""
+
+import hashlib
+import itertools
+import json
+import pathlib
+from typing import Mapping, Union
+
+from code_t5 import flcc
+
+# Fixed fake flattening times, so trees built by the same call are identical.
+_BASE_TIME_NS = 1_600_000_000_000_000_000
+
+
+def make_flcc_tree(root, repos: Mapping[str, Mapping[str, Union[str, bytes]]], *,
+                   nested_repositories: bool = False) -> pathlib.Path:
+  """Writes an FLCC tree under `root` (created if needed) and returns `root`, the folder of v3/.
+
+  Args:
+    root: where to put v3/.
+    repos: {"owner/name": {"real/path.py": text or bytes}}; "dev/null/<uuid>" for a repository of
+      unknown owner; a key may end in "@<init-hash>" (default: the sha1 of the repository id), so
+      one repository can have several init-hash folders.
+    nested_repositories: write metadata under v3/repositories/repositories/ (the variant layout).
+
+  Files are flattened to `<stem>_<time_ns>.py` and listed in paths.json with files.json and a
+  git-log-style METADATA beside it.
+  """
+  root = pathlib.Path(root)
+  clock = itertools.count(_BASE_TIME_NS, 1000)
+  for key, files in repos.items():
+    repo_id, _, init_hash = key.partition("@")
+    init_hash = init_hash or hashlib.sha1(repo_id.encode()).hexdigest()
+    files_dir = root.joinpath("v3", *flcc.PYTHON_DIR, *repo_id.split("/"), init_hash)
+    repositories = ("repositories", "repositories") if nested_repositories else ("repositories",)
+    meta_dir = root.joinpath("v3", *repositories, *repo_id.split("/"), init_hash)
+    files_dir.mkdir(parents=True, exist_ok=True)
+    meta_dir.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for path, content in sorted(files.items()):
+      name = f"{pathlib.PurePosixPath(path).name.removesuffix('.py')}_{next(clock)}.py"
+      data = content.encode() if isinstance(content, str) else content
+      (files_dir / name).write_bytes(data)
+      paths[name] = path
+    (meta_dir / "paths.json").write_text(json.dumps(paths, indent=2, sort_keys=True))
+    (meta_dir / "files.json").write_text(json.dumps({"Python/.py": len(paths)}))
+    (meta_dir / "METADATA").write_text(
+        "1600000000\n\n" + "".join(f"A\t{p}\n" for p in sorted(paths.values())))
+  return root
+
+
+def dataset_file(root, repo: str, path: str) -> pathlib.Path:
+  """The file on disk that paths.json of `repo` ("owner/name[@init-hash]") maps to `path`."""
+  repo_id, _, init_hash = repo.partition("@")
+  for meta in sorted(pathlib.Path(root, "v3", "repositories").glob(
+      f"**/{repo_id}/{init_hash or '*'}/paths.json")):
+    for name, real_path in json.loads(meta.read_text()).items():
+      if real_path == path:
+        return pathlib.Path(root).joinpath("v3", *flcc.PYTHON_DIR, repo_id, meta.parent.name, name)
+  raise KeyError(f"{repo}: no file {path}")
+
+
+def repo_in_split(split: str, splits: flcc.Splits = flcc.Splits(), prefix: str = "owner/repo",
+                  skip: int = 0) -> str:
+  """A repository id `<prefix><n>` that `flcc.split_of` puts in `split` (the skip+1-th such)."""
+  matches = (f"{prefix}{n}" for n in itertools.count()
+             if flcc.split_of(f"{prefix}{n}", splits) == split)
+  return next(itertools.islice(matches, skip, None))
+
+
+def tree_listing(root) -> dict:
+  """{posix path relative to root: bytes} of every file below root, for comparing trees."""
+  root = pathlib.Path(root)
+  return {p.relative_to(root).as_posix(): p.read_bytes()
+          for p in sorted(root.rglob("*")) if p.is_file() and not p.is_symlink()}

@@ -1,0 +1,6 @@
+"""Logging configuration."""
+
+import logging
+
+
+logger = logging.getLogger(__package__)

@@ -1,0 +1,6 @@
+"""curses.panel
+
+Module for using panels with curses.
+"""
+
+from _curses_panel import *

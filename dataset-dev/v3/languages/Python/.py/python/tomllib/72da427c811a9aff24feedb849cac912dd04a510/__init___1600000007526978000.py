@@ -1,0 +1,6 @@
+
+__all__ = ("loads", "load", "TOMLDecodeError")
+
+from ._parser import TOMLDecodeError, load, loads
+
+TOMLDecodeError.__module__ = __name__

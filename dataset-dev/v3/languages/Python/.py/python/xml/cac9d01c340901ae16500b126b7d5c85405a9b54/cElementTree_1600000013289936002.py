@@ -1,0 +1,2 @@
+
+from xml.etree.ElementTree import *

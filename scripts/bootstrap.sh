@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Creates the project's virtual environment and installs the pinned legacy stack plus code_t5.
+# Idempotent: a stamp holding the hash of requirements/stack.txt and setup.py skips all work when
+# nothing changed, so `make train-dev` and `make test` can call it every time.
+#   CODE_T5_VENV  where the venv goes (default: .venv in the repository)
+#   PYTHON        interpreter to build it from (default: python3.11, else python3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV=${CODE_T5_VENV:-.venv}
+PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3 || true)}
+if [ -z "$PYTHON" ] || ! "$PYTHON" -c 'import sys; sys.exit(not ((3, 10) <= sys.version_info[:2] <= (3, 11)))'; then
+  echo "bootstrap: needs Python 3.10 or 3.11 (TensorFlow 2.15 has no wheels for newer); set PYTHON=/path/to/python3.11" >&2
+  exit 2
+fi
+
+want=$(cat requirements/stack.txt setup.py | sha256sum | cut -c1-16)
+stamp="$VENV/.code_t5_installed"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  exit 0
+fi
+
+start=$(date +%s)
+echo "bootstrap: creating $VENV and installing the pinned stack (about 2 minutes cold)" >&2
+"$PYTHON" -m venv "$VENV"
+pip=("$VENV/bin/pip" install --quiet --disable-pip-version-check)
+"${pip[@]}" --upgrade "pip==25.3" "setuptools==80.9.0" wheel
+# torch first, pinned to the CPU build: left to the resolver, transformers' or t5's `torch`
+# requirement would pull a CUDA build of several GB. Try pip's configured indexes and local wheels,
+# then PyTorch's CPU index.
+"${pip[@]}" "torch==2.13.0+cpu" 2>/dev/null \
+  || "${pip[@]}" "torch==2.13.0+cpu" --extra-index-url https://download.pytorch.org/whl/cpu
+"${pip[@]}" -r requirements/stack.txt
+# Without their dependencies: mesh-tensorflow[transformer] would install `tensorflow-datasets`, which
+# overwrites tfds-nightly's `tensorflow_datasets/` package. Their real dependencies are in stack.txt.
+"${pip[@]}" --no-deps "t5==0.9.4" "mesh-tensorflow==0.1.21"
+# Editable, so that the checkout is what runs; installs code_t5_compat.pth (the mesh-tf shim).
+"${pip[@]}" --no-deps --no-build-isolation -e .
+"$VENV/bin/pip" check >&2
+echo "$want" > "$stamp"
+echo "bootstrap: done in $(( $(date +%s) - start )) s; venv size $(du -sh "$VENV" | cut -f1)" >&2

@@ -1,0 +1,61 @@
+"""code_t5: T5 models for full-line code completion on Python repositories (Mesh TF / seqio)."""
+
+import os
+
+import setuptools
+from setuptools.command.build_py import build_py
+from setuptools.command.editable_wheel import editable_wheel
+
+_PTH = "code_t5_compat.pth"
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class _BuildPyWithPth(build_py):
+  """Puts code_t5_compat.pth at the root of the wheel, i.e. into site-packages.
+
+  site-packages/*.pth files run at interpreter start-up; this one activates the mesh-tensorflow
+  shim (see code_t5_compat.py) so that `python -m t5.models.mesh_transformer_main` works as typed.
+  """
+
+  def run(self):
+    super().run()
+    self.copy_file(os.path.join(_HERE, _PTH), os.path.join(self.build_lib, _PTH))
+
+
+class _EditableWheelWithPth(editable_wheel):
+  """Editable installs do not run build_py's copy, so add the .pth to the editable wheel too."""
+
+  def _create_wheel_file(self, bdist_wheel):
+    wheel_path = super()._create_wheel_file(bdist_wheel)
+    from wheel.wheelfile import WheelFile  # pylint: disable=g-import-not-at-top
+    with WheelFile(wheel_path, "a") as wheel:
+      wheel.write(os.path.join(_HERE, _PTH), _PTH)
+    return wheel_path
+
+
+setuptools.setup(
+    name="code_t5",
+    version="0.1.0",
+    description=__doc__,
+    python_requires=">=3.10,<3.12",
+    packages=["code_t5", "code_t5.gin_configs"],
+    package_dir={"code_t5.gin_configs": "gin_configs"},
+    package_data={"code_t5.gin_configs": ["*.gin", "*/*.gin"]},
+    py_modules=["code_t5_compat"],
+    cmdclass={"build_py": _BuildPyWithPth, "editable_wheel": _EditableWheelWithPth},
+    # The exact, tested versions live in requirements/stack.txt (installed by scripts/bootstrap.sh).
+    # t5 and mesh-tensorflow are absent on purpose: they must be installed with --no-deps (see there).
+    install_requires=[
+        "tensorflow>=2.15,<2.16",
+        "tensorflow-text>=2.15,<2.16",
+        "seqio-nightly",
+        "tfds-nightly",
+        "gin-config",
+        "sentencepiece",
+        "numpy<2",
+        "msgpack",
+        "tqdm",
+        "matplotlib",
+    ],
+    entry_points={"console_scripts": ["code-t5=code_t5.cli:main"]},
+)

@@ -1,0 +1,79 @@
+"""The README's main job, small: `code-t5 train` trains, checkpoints, plots, evaluates, resumes."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from code_t5 import launcher
+from code_t5 import postprocessors
+
+
+def _code_t5(*args) -> subprocess.CompletedProcess:
+  return subprocess.run([sys.executable, "-m", "code_t5.cli", *args], capture_output=True,
+                        text=True)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, prepared_dir):
+  model_dir = tmp_path_factory.mktemp("e2e") / "model"
+  flags = ["--model-dir", str(model_dir),
+           "--gin-param", f"code_t5.flcc_dataset.prepared_dir = '{prepared_dir}'",
+           "--gin-param", "utils.run.save_checkpoints_steps = 3",
+           "--gin-param", "mesh_eval_dataset_fn.num_eval_examples = 8"]
+  first = _code_t5("train", "--steps", "6", *flags)
+  assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+  again = _code_t5("train", "--steps", "6", "--no-eval", *flags)
+  assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+  return model_dir, first.stdout, again.stdout
+
+
+def test_prints_the_canonical_mesh_transformer_main_command(trained):
+  _, out, _ = trained
+  command = next(line for line in out.splitlines() if line.startswith("$ "))
+  assert "-m t5.models.mesh_transformer_main --module_import=code_t5" in command
+  assert "--gin_file=models/shared-prefix_lm.gin" in command
+
+
+def test_writes_checkpoints_summaries_and_a_loss_curve(trained):
+  model_dir, out, _ = trained
+  assert launcher.latest_step(model_dir) == 6
+  assert list(model_dir.glob("events.out.tfevents.*"))
+  steps = [int(line.split("\t")[0]) for line in
+           (model_dir / "logs" / "train_loss.tsv").read_text().splitlines()]
+  assert steps == list(range(1, 7))
+  assert (model_dir / "loss.png").read_bytes()[:4] == b"\x89PNG"
+  assert "loss (mean over" in out and "-> " in out
+
+
+def test_eval_writes_exact_json_line_decodes_and_metrics(trained):
+  model_dir, out, _ = trained
+  eval_dir = model_dir / "validation_eval"
+  targets = (eval_dir / "flcc_py_prefix_lm_v1_targets").read_text().splitlines()
+  predictions = (eval_dir / "flcc_py_prefix_lm_v1_6_predictions").read_text().splitlines()
+  assert len(targets) == len(predictions) == 8
+  decoded = [postprocessors.from_json_line(t) for t in targets]
+  assert any("\n" in t for t in decoded)  # newlines survive, unlike Mesh TF's plain text files
+  assert all(isinstance(postprocessors.from_json_line(p), str) for p in predictions)
+  assert "eval/flcc_py_prefix_lm_v1/edit_similarity" in out
+
+
+def test_second_run_resumes_instead_of_starting_over(trained):
+  model_dir, _, again = trained
+  assert "resuming from step 6" in again
+  assert launcher.latest_step(model_dir) == 6
+
+
+def _one_line_error(result) -> str:
+  # TensorFlow's own start-up chatter may precede it; the error is the last line, no traceback.
+  assert result.returncode == 2
+  assert "Traceback" not in result.stderr
+  return result.stderr.strip().splitlines()[-1]
+
+
+def test_bad_flag_values_give_one_line_errors(tmp_path):
+  error = _one_line_error(_code_t5("train", "--model", "gpt", "--model-dir", str(tmp_path)))
+  assert error.startswith("code-t5 train: --model 'gpt' is not one of")
+  error = _one_line_error(_code_t5("train", "--root", str(tmp_path / "missing")))
+  assert error.startswith("code-t5 train: --root") and "missing" in error

@@ -1,0 +1,100 @@
+"""Every gin file parses in the compositions users run, and says what its name promises."""
+
+import pathlib
+
+import gin
+import pkg_resources
+import pytest
+from mesh_tensorflow.transformer import utils as mtf_utils  # registers Mesh TF's configurables
+import t5.models.mesh_transformer  # pylint: disable=unused-import  (registers t5's configurables)
+
+import code_t5
+from code_t5 import launcher
+
+GIN_DIR = pathlib.Path(code_t5.GIN_CONFIGS)
+MESH_DEFAULTS = pkg_resources.resource_filename(mtf_utils.__name__, "gin/defaults.gin")
+gin.add_config_file_search_path(pkg_resources.resource_filename("t5.models", "gin"))
+
+
+def _parse(*files, bindings=()):
+  """Parses files as mesh_transformer_main does: Mesh TF's defaults first, then ours in order."""
+  gin.clear_config()
+  gin.parse_config_file(MESH_DEFAULTS)
+  gin.parse_config_files_and_bindings([str(GIN_DIR / f) for f in files], list(bindings))
+
+
+def _experiment_files(model="shared-prefix_lm", size="tiny", run="cpu"):
+  return launcher.Experiment(model=model, size=size, run=run).gin_files()
+
+
+def test_every_gin_file_is_covered_by_a_composition():
+  on_disk = {str(p.relative_to(GIN_DIR)) for p in GIN_DIR.rglob("*.gin")}
+  composed = {"dataset.gin", "runs/eval.gin"}
+  composed |= {f"models/{m}.gin" for m in launcher.MODELS}
+  composed |= {f"sizes/{s}.gin" for s in launcher.SIZES}
+  composed |= {f"runs/{r}.gin" for r in launcher.RUNS}
+  assert on_disk == composed
+
+
+@pytest.mark.parametrize("model", launcher.MODELS)
+@pytest.mark.parametrize("size", launcher.SIZES)
+@pytest.mark.parametrize("run", launcher.RUNS)
+def test_composition_parses(model, size, run):
+  _parse(*_experiment_files(model, size, run))
+  assert gin.query_parameter("%MIXTURE_NAME").startswith("flcc_py_")
+
+
+def test_eval_composition_parses_with_a_fixed_seed():
+  _parse(*_experiment_files(), "runs/eval.gin")
+  assert gin.query_parameter("utils.run.mode") == "eval"
+  assert gin.query_parameter("utils.run.dataset_split") == "validation"
+  assert gin.query_parameter("mesh_eval_dataset_fn.seed") == 42
+
+
+def test_shared_prefix_lm_shares_one_set_of_weights_between_towers():
+  _parse(*_experiment_files("shared-prefix_lm"))
+  assert gin.query_parameter("make_bitransformer.encoder_name") == "decoder"
+  assert gin.query_parameter("utils.run.model_type") == "bitransformer"
+  assert gin.query_parameter("%MIXTURE_NAME") == "flcc_py_prefix_lm_v1"
+
+
+def test_prefix_lm_is_a_decoder_only_delimited_lm_with_full_attention_on_the_prefix():
+  _parse(*_experiment_files("prefix_lm"))
+  assert gin.query_parameter("utils.run.model_type") == "delimited_lm"
+  assert gin.query_parameter("Unitransformer.input_full_attention") is True
+
+
+def test_span_corruption_is_t5_1_1_with_gated_gelu():
+  _parse(*_experiment_files("span_corruption"))
+  assert gin.query_parameter("DenseReluDense.activation") == ["gelu", "linear"]
+  assert gin.query_parameter("%MIXTURE_NAME") == "flcc_py_span_corruption_v1"
+
+
+@pytest.mark.parametrize("size,d_model,layers", [("tiny", 64, 2), ("small", 512, 6),
+                                                 ("base", 768, 12)])
+def test_size_files_override_the_model_files(size, d_model, layers):
+  _parse(*_experiment_files(size=size))
+  assert gin.query_parameter("%d_model") == d_model
+  assert gin.query_parameter("%num_layers") == layers
+
+
+@pytest.mark.parametrize("run,mesh_shape,devices", [
+    ("cpu", "model:1,batch:1", ["cpu:0"]),
+    ("gpu", "model:1,batch:1", ["gpu:0"]),
+    ("gpu_x2", "model:1,batch:2", ["gpu:0", "gpu:1"]),
+    ("gpu_x4", "model:1,batch:4", ["gpu:0", "gpu:1", "gpu:2", "gpu:3"]),
+    ("gpu_x8", "model:1,batch:8", [f"gpu:{i}" for i in range(8)]),
+])
+def test_placement_meshes(run, mesh_shape, devices):
+  _parse(*_experiment_files(run=run))
+  assert gin.query_parameter("utils.run.mesh_shape") == mesh_shape
+  assert gin.query_parameter("utils.run.mesh_devices") == devices
+  assert gin.query_parameter("utils.get_variable_dtype.activation_dtype") == "float32"
+
+
+@pytest.mark.parametrize("run,topology,model_parallelism", [("tpu_v3_8", "v3-8", 1),
+                                                           ("tpu_v3_32", "v3-32", 2)])
+def test_tpu_meshes(run, topology, model_parallelism):
+  _parse(*_experiment_files(run=run))
+  assert gin.query_parameter("utils.tpu_mesh_shape.tpu_topology") == topology
+  assert gin.query_parameter("utils.tpu_mesh_shape.model_parallelism") == model_parallelism

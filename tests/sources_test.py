@@ -1,0 +1,68 @@
+"""Prepared shards: made once per dataset state, equal to the reader's output, never half-written."""
+
+import pytest
+
+from code_t5 import flcc
+from code_t5 import sources
+from code_t5 import test_utils
+
+
+def _spec(root, prepared_dir, **kwargs):
+  return sources.flcc_dataset(root=root, prepared_dir=prepared_dir, **kwargs)
+
+
+def _records(shards):
+  return sorted((ex["repo"].numpy().decode(), ex["path"].numpy().decode(), ex["text"].numpy())
+                for ex in sources._read_examples(shards))  # pylint: disable=protected-access
+
+
+@pytest.fixture
+def root(tmp_path):
+  return test_utils.make_flcc_tree(tmp_path / "flcc", {
+      f"owner{i}/repo{i}": {"pkg/mod.py": f"def f{i}():\n\treturn {i}  \n", "b.py": f"x = {i}\n"}
+      for i in range(12)})
+
+
+def test_prepared_shards_hold_exactly_what_the_reader_yields(root, tmp_path):
+  spec = _spec(root, tmp_path / "prepared", validation_fraction=0.2, test_fraction=0.2)
+  prepared = sources.prepare(spec)
+  for split in sources.SPLITS:
+    expected = sorted((f.repo, f.path, f.text.encode()) for f in
+                      flcc.read_files(root, spec.filters, spec.splits, only_split=split))
+    assert _records(prepared.shards[split]) == expected
+    assert prepared.num_files[split] == len(expected)
+  assert len(prepared.shards["train"]) >= 4
+
+
+def test_prepare_is_reused_until_the_data_changes(root, tmp_path):
+  first = sources.prepare(_spec(root, tmp_path / "prepared"))
+  sources._PREPARED.clear()  # pylint: disable=protected-access  (a new process)
+  assert sources.prepare(_spec(root, tmp_path / "prepared")).path == first.path
+  changed = next(root.rglob("mod_*.py"))
+  changed.write_text(changed.read_text() + "y = 2\n")
+  sources._PREPARED.clear()  # pylint: disable=protected-access
+  assert sources.prepare(_spec(root, tmp_path / "prepared")).path != first.path
+
+
+def test_an_interrupted_prepare_leaves_nothing_behind(root, tmp_path, monkeypatch):
+  real_reader = flcc.read_files
+
+  def broken_reader(*args, **kwargs):
+    yield from list(real_reader(*args, **kwargs))[:3]
+    raise KeyboardInterrupt
+
+  monkeypatch.setattr(flcc, "read_files", broken_reader)
+  with pytest.raises(KeyboardInterrupt):
+    sources.prepare(_spec(root, tmp_path / "prepared"))
+  assert list((tmp_path / "prepared").iterdir()) == []
+
+
+def test_a_missing_root_is_a_one_line_error(tmp_path):
+  with pytest.raises(flcc.FlccError, match=str(tmp_path / "nowhere")):
+    sources.prepare(_spec(tmp_path / "nowhere", tmp_path / "prepared"))
+
+
+def test_data_source_reads_the_gin_bound_root(root, tmp_path):
+  source = sources.FlccDataSource(lambda: _spec(root, tmp_path / "prepared"))
+  dataset = source.get_dataset("train", shuffle=False)
+  assert sum(1 for _ in dataset) == source.num_input_examples("train") > 0
