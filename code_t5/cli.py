@@ -1,12 +1,18 @@
 """`code-t5`: the project's command line (thin: each subcommand calls one module)."""
 
 import argparse
+import importlib
 import pathlib
 import sys
 
+from code_t5 import errors
 from code_t5 import launcher
 
 DEFAULT_STEPS = 300
+
+# Modules that add their own subcommands: each has `register_cli(subparsers)`, which adds a parser
+# whose `func(args)` returns an exit status and raises errors.UserError for bad input.
+SUBCOMMAND_MODULES = ()
 
 
 def _experiment(args) -> launcher.Experiment:
@@ -83,15 +89,17 @@ def build_parser():
   plot.add_argument("--model-dir", type=pathlib.Path, required=True)
   plot.add_argument("--out", type=pathlib.Path)
   plot.set_defaults(func=_plot)
+
+  for module in SUBCOMMAND_MODULES:
+    importlib.import_module(module).register_cli(sub)
   return parser
 
 
 def main(argv=None):
   args = build_parser().parse_args(argv)
-  from code_t5 import flcc  # pylint: disable=g-import-not-at-top
   try:
     return args.func(args)
-  except (launcher.LaunchError, flcc.FlccError) as e:
+  except errors.UserError as e:
     print(f"code-t5 {args.command}: {e}", file=sys.stderr)
     return 2
 

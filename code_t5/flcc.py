@@ -39,6 +39,8 @@ import re
 import stat
 from typing import Iterator, Optional
 
+from code_t5 import errors
+
 logger = logging.getLogger(__name__)
 
 # Part of `fingerprint`: bump it whenever the reader's output for the same tree and config changes.
@@ -71,7 +73,7 @@ _GENERATED_HEAD_CHARS = 256
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
-class FlccError(Exception):
+class FlccError(errors.UserError):
   """A dataset root or configuration the reader cannot use; the message is one line."""
 
 

@@ -16,6 +16,7 @@ import sys
 import time
 from typing import List, Optional, Sequence
 
+from code_t5 import errors
 from code_t5 import sources
 
 GIN_CONFIGS = sources.REPO_ROOT / "gin_configs"
@@ -36,7 +37,7 @@ _SHOWN = re.compile(r"Error|error:|Traceback|eval/|Skipping training|"
                     r"Saving checkpoints for|Restoring parameters from")
 
 
-class LaunchError(Exception):
+class LaunchError(errors.UserError):
   """A one-line, user-facing reason why a command could not be run."""
 
 
