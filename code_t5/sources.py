@@ -19,6 +19,7 @@ import math
 import os
 import pathlib
 import shutil
+import stat
 import tempfile
 import time
 from typing import Dict, List, Mapping, Optional
@@ -120,10 +121,19 @@ def _example(source_file: flcc.SourceFile) -> bytes:
   })).SerializeToString()
 
 
+def _tree_bytes(top: pathlib.Path) -> int:
+  """Bytes below `top`, to size the shards; symlinks are neither followed nor counted."""
+  total = 0
+  for folder, _, names in os.walk(top):
+    for name in names:
+      info = os.lstat(os.path.join(folder, name))
+      total += info.st_size if stat.S_ISREG(info.st_mode) else 0
+  return total
+
+
 def _write_shards(spec: FlccDatasetSpec, out: pathlib.Path) -> Dict[str, object]:
   """Runs the reader once over the root and writes every split's shards into `out`."""
-  total_bytes = sum(f.stat().st_size for f in flcc.find_python_root(spec.root).rglob("*")
-                    if f.is_file() and not f.is_symlink())
+  total_bytes = _tree_bytes(flcc.find_python_root(spec.root))
   num_shards = {s: _num_shards(s, spec, total_bytes) for s in SPLITS}
   writers = {s: [tf.io.TFRecordWriter(str(out / f"{s}.tfrecord-{i:05d}-of-{n:05d}"))
                  for i in range(n)] for s, n in num_shards.items()}
