@@ -14,8 +14,11 @@ start-up: it puts a finder on `sys.meta_path` and imports nothing heavy. The fin
 patch the moment something imports `mesh_tensorflow`, then removes itself.
 
 2. gin-config 0.5.0 and folders named like gin sub-folders (called by `import code_t5`).
+
+3. TF 1.x training hooks and the graph (used by code_t5/training.py while it trains, if gin says so).
 """
 
+import contextlib
 import importlib.abc
 import importlib.util
 import os
@@ -64,6 +67,75 @@ def patch_gin_for_namespace_packages():
 
   resource_reader._parse_config_path = parse_skipping_namespace_packages  # pylint: disable=protected-access
   resource_reader._code_t5_patched = True  # pylint: disable=protected-access
+
+
+@contextlib.contextmanager
+def training_without_graph_def():
+  """While active, TF's CheckpointSaverHook and summary writers do not serialise the graph.
+
+  Why: protobuf 3.20.3 (the newest seqio-nightly allows) has no compiled extension for Python
+  3.11, so protobuf runs as pure Python, and Mesh TF's training graph (tens of thousands of ops)
+  takes seconds to turn into a GraphDef each time. TF's CheckpointSaverHook does that five times
+  before the first step (graph.pbtxt, the graph and meta graph in the events file -- through
+  FileWriterCache, which always passes the graph, and in after_create_session, which adds them
+  even with save_graph_def=False -- and model.ckpt-0.meta) and again for every checkpoint's
+  .meta: measured 14 s of start-up and ~3 s per checkpoint for the tiny model (with protobuf
+  4.25's compiled upb still ~3 s of start-up, and 2.3 s at step 0 for the small model). Mesh TF
+  creates the hook itself with no option for it (mesh_tensorflow/transformer/utils.py), so this sets the
+  hook's own `save_graph_def` switch, skips the graph part of after_create_session and gives the
+  writer cache graph-less writers.
+  Nothing reads those files back: Mesh TF rebuilds the graph from gin and restores variables by
+  name; what is lost is the graph view in TensorBoard and `.meta` files.
+  """
+  from tensorflow.python.summary.writer import writer  # pylint: disable=g-import-not-at-top
+  from tensorflow.python.summary.writer import writer_cache  # pylint: disable=g-import-not-at-top
+  from tensorflow.python.training import basic_session_run_hooks  # pylint: disable=g-import-not-at-top
+
+  hook = basic_session_run_hooks.CheckpointSaverHook
+  real_init, real_after_create_session = hook.__init__, hook.after_create_session
+  real_get = writer_cache.FileWriterCache.__dict__["get"]
+
+  def init_without_graph_def(self, *args, **kwargs):
+    real_init(self, *args, **kwargs)
+    self._save_graph_def = False  # pylint: disable=protected-access
+
+  def after_create_session_without_graph_def(self, session, coord):
+    # TF's method, less what it does regardless of save_graph_def: building a MetaGraphDef and
+    # adding the graph and meta graph to the events file.
+    del coord
+    global_step = session.run(self._global_step_tensor)  # pylint: disable=protected-access
+    self._save(session, global_step)  # pylint: disable=protected-access
+    self._timer.update_last_triggered_step(global_step)  # pylint: disable=protected-access
+
+  def get_without_graph(logdir):
+    with writer_cache.FileWriterCache._lock:  # pylint: disable=protected-access
+      cache = writer_cache.FileWriterCache._cache  # pylint: disable=protected-access
+      if logdir not in cache:
+        cache[logdir] = writer.FileWriter(logdir)
+      return cache[logdir]
+
+  hook.__init__ = init_without_graph_def
+  hook.after_create_session = after_create_session_without_graph_def
+  writer_cache.FileWriterCache.get = staticmethod(get_without_graph)
+  try:
+    yield
+  finally:
+    hook.__init__ = real_init
+    hook.after_create_session = real_after_create_session
+    writer_cache.FileWriterCache.get = real_get
+
+
+def set_run_config(estimator, **changes):
+  """Makes a built tf.estimator train with RunConfig `changes` (session_config, save_summary_steps).
+
+  Why: Mesh TF builds its TPUEstimator with a fixed RunConfig (utils.get_estimator: no session
+  config unless on TPU, summaries every 100 steps) and exposes no setting for it; the Estimator
+  reads `_config` when it trains, and copies the session config into `_session_config` at
+  construction.
+  """
+  estimator._config = estimator._config.replace(**changes)  # pylint: disable=protected-access
+  if "session_config" in changes:
+    estimator._session_config = changes["session_config"]  # pylint: disable=protected-access
 
 
 def install():

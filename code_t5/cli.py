@@ -12,7 +12,8 @@ DEFAULT_STEPS = 300
 
 # Modules that add their own subcommands: each has `register_cli(subparsers)`, which adds a parser
 # whose `func(args)` returns an exit status and raises errors.UserError for bad input.
-SUBCOMMAND_MODULES = ()
+SUBCOMMAND_MODULES = ("code_t5.complete", "code_t5.serve", "code_t5.cache", "code_t5.vocab",
+                      "code_t5.baseline", "code_t5.t5x")
 
 
 def _experiment(args) -> launcher.Experiment:

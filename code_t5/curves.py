@@ -43,13 +43,17 @@ def read_loss(model_dir: pathlib.Path) -> List[Tuple[int, float]]:
   return sorted(values.items())
 
 
-def plot_loss(model_dir: pathlib.Path, out_png: pathlib.Path, tokens_per_step: int = 0) -> int:
-  """Writes a loss curve (against tokens when tokens_per_step is given); returns #points."""
+def plot_loss(model_dir: pathlib.Path, out_png: pathlib.Path, tokens_per_step: int = 0,
+              tag: str = "") -> int:
+  """Writes a loss curve (against tokens when tokens_per_step is given); returns #points.
+
+  With `tag`, the curve is that scalar from the TensorBoard events instead of the per-step table.
+  """
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use("Agg")
   from matplotlib import pyplot as plt  # pylint: disable=g-import-not-at-top
 
-  points = read_loss(model_dir)
+  points = read_scalars(model_dir, tag) if tag else read_loss(model_dir)
   if not points:
     return 0
   steps, losses = zip(*points)

@@ -22,7 +22,7 @@ from code_t5 import sources
 GIN_CONFIGS = sources.REPO_ROOT / "gin_configs"
 MODELS = ("shared-prefix_lm", "prefix_lm", "span_corruption")
 SIZES = ("tiny", "small", "base")
-RUNS = ("cpu", "gpu", "gpu_x2", "gpu_x4", "gpu_x8", "tpu_v3_8", "tpu_v3_32")
+RUNS = ("cpu", "cpu_x2", "cpu_x4", "gpu", "gpu_x2", "gpu_x4", "gpu_x8", "tpu_v3_8", "tpu_v3_32")
 
 # Mesh TF's model_fn prints the loss of every step: "step, tf_loss[2.4367][1]".
 _LOSS_LINE = re.compile(r"tf_loss\[([^\]]+)\]\[(\d+)\]")
@@ -78,6 +78,12 @@ class Experiment:
   def eval_command(self) -> List[str]:
     return self.command(extra_gin_files=["runs/eval.gin"])
 
+  def export_command(self, export_path, extra_gin_files=(), extra_gin_params=()) -> List[str]:
+    """A SavedModel of the newest checkpoint in <export_path>/<timestamp>/ (runs/export.gin)."""
+    return self.command(extra_gin_files=list(extra_gin_files) + ["runs/export.gin"],
+                        extra_gin_params=[f"utils.run.export_path = '{export_path}'"] +
+                        list(extra_gin_params))
+
 
 def latest_step(model_dir: pathlib.Path) -> Optional[int]:
   """The step of the newest checkpoint in model_dir (None if there is none)."""
@@ -87,7 +93,7 @@ def latest_step(model_dir: pathlib.Path) -> Optional[int]:
 
 
 def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
-        loss_table: Optional[pathlib.Path] = None) -> int:
+        loss_table: Optional[pathlib.Path] = None, first_step: Optional[int] = None) -> int:
   """Runs a Mesh TF command; full log to `log_path`, condensed progress to `echo`.
 
   With `loss_table`, every step's printed loss is appended to it as "step<TAB>loss".
@@ -111,6 +117,10 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
         rate = float(m.group(1))
       if m := _LOSS_LINE.search(line):
         step, loss = int(m.group(2)), float(m.group(1))
+        if first_step is not None:
+          # Mesh TF reads the step it prints unordered with that step's increment, so the printed
+          # number is sometimes one less; one loss line per step, in order, is exact.
+          step, first_step = first_step, first_step + 1
         if losses:
           losses.write(f"{step}\t{loss}\n")
         if time.time() - last_shown > _PROGRESS_SECONDS:
@@ -139,7 +149,7 @@ def train_and_eval(experiment: Experiment, steps: int, evaluate: bool = True, ec
        (f"resuming from step {resumed}" if resumed is not None else "new run") +
        f", training to step {steps}")
   code = run(experiment.train_command(steps), model_dir / "logs" / "train.log", echo,
-             loss_table=model_dir / curves.LOSS_TABLE)
+             loss_table=model_dir / curves.LOSS_TABLE, first_step=(resumed or 0) + 1)
   if code:
     return code
   losses = curves.read_loss(model_dir)

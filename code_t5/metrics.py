@@ -24,9 +24,7 @@ def edit_similarity_of(prediction: str, target: str) -> float:
   return 100.0 * (1.0 - editdistance.eval(prediction, target) / longest)
 
 
-def completion_metrics(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str, float]:
-  """seqio metric_fn: exact match (string and token level) and edit similarity, 0-100."""
-  targets, predictions = _decoded(targets), _decoded(predictions)
+def _text_metrics(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str, float]:
   count = max(len(targets), 1)
   return {
       "exact_match": 100.0 * sum(p == t for p, t in zip(predictions, targets)) / count,
@@ -34,4 +32,44 @@ def completion_metrics(targets: Sequence[str], predictions: Sequence[str]) -> Di
           100.0 * sum(p.split() == t.split() for p, t in zip(predictions, targets)) / count,
       "edit_similarity":
           sum(edit_similarity_of(p, t) for p, t in zip(predictions, targets)) / count,
+  }
+
+
+def completion_metrics(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str, float]:
+  """seqio metric_fn: exact match (string and token level) and edit similarity, 0-100."""
+  return _text_metrics(_decoded(targets), _decoded(predictions))
+
+
+def prefix_match_length(prediction: str, target: str) -> int:
+  """Characters of the prediction that equal the target's from the start (common prefix length)."""
+  length = 0
+  for p, t in zip(prediction, target):
+    if p != t:
+      break
+    length += 1
+  return length
+
+
+def line_completion_metrics(targets: Sequence[str],
+                            predictions: Sequence[str]) -> Dict[str, float]:
+  """seqio metric_fn of the line-completion tasks, over JSON lines; every value is a mean.
+
+  Predictions are cut at their first newline here too (postprocessors.line_to_json_line does it
+  already in eval), so a metric never credits text beyond the line.
+
+  - exact_match: the predicted rest of the line equals the target exactly, in %.
+  - exact_match_tokens: CodeXGLUE's exact match (whitespace-split tokens equal), in %.
+  - edit_similarity: 100 * (1 - Levenshtein / longer length), 0-100.
+  - prefix_match_chars: characters of the prediction that match the target from the start.
+  - prefix_match_ratio: the same as a share of the target's length, in %.
+  """
+  targets = _decoded(targets)
+  predictions = [postprocessors.first_line(p) for p in _decoded(predictions)]
+  count = max(len(targets), 1)
+  prefixes = [prefix_match_length(p, t) for p, t in zip(predictions, targets)]
+  return {
+      **_text_metrics(targets, predictions),
+      "prefix_match_chars": sum(prefixes) / count,
+      "prefix_match_ratio": 100.0 * sum(n / len(t) if t else float(not p) for n, p, t in
+                                        zip(prefixes, predictions, targets)) / count,
   }

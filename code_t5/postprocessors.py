@@ -19,3 +19,20 @@ def to_json_line(text, example=None, is_target=False):
 def from_json_line(line: str) -> str:
   """Inverse of to_json_line, for lines read back from eval files."""
   return json.loads(line)
+
+
+def first_line(text: str) -> str:
+  """A decode up to its first "\\n": a line completion ends where its line ends.
+
+  Mesh TF decodes until EOS or the maximum decode length, so a model trained on whole files
+  (prefix LM) goes on past the line; what it wrote after the first newline is not its answer.
+  """
+  return text.split("\n", 1)[0]
+
+
+def line_to_json_line(text, example=None, is_target=False):
+  """to_json_line of the first line of a decode (targets, the rest of one line, pass unchanged)."""
+  del example
+  if isinstance(text, bytes):
+    text = text.decode("utf-8", errors="replace")
+  return to_json_line(text if is_target else first_line(text))

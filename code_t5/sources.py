@@ -13,6 +13,7 @@ Which root is read is decided by gin at first use, not at import, so
 registered before gin was parsed.
 """
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -22,7 +23,7 @@ import shutil
 import stat
 import tempfile
 import time
-from typing import Dict, List, Mapping, Optional
+from typing import Dict, Iterator, List, Mapping, Optional
 
 from absl import logging
 import gin
@@ -166,6 +167,27 @@ def _load(path: pathlib.Path) -> PreparedDataset:
   return PreparedDataset(path=path, shards=shards, num_files=stats["num_files"], stats=stats)
 
 
+@contextlib.contextmanager
+def new_folder(path: pathlib.Path, marker: str) -> Iterator[pathlib.Path]:
+  """A temporary folder beside `path` that is renamed to `path` when the block ends normally.
+
+  `path` counts as finished once it holds `marker`: nothing half-written is ever at `path`, an
+  error (or an interrupt) leaves nothing, and when a concurrent process finished `path` first,
+  its folder is kept and this one is dropped.
+  """
+  path.parent.mkdir(parents=True, exist_ok=True)
+  tmp = pathlib.Path(tempfile.mkdtemp(prefix=path.name + ".tmp-", dir=path.parent))
+  try:
+    yield tmp
+    try:
+      tmp.rename(path)
+    except OSError:
+      if not (path / marker).exists():  # not a concurrent writer that finished first
+        raise
+  finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 _PREPARED: Dict[FlccDatasetSpec, PreparedDataset] = {}
 
 
@@ -176,20 +198,11 @@ def prepare(spec: FlccDatasetSpec) -> PreparedDataset:
   key = flcc.fingerprint(spec.root, spec.filters, spec.splits)
   path = spec.prepared_dir / f"{spec.root.name}-f{PREPARED_FORMAT}-{key[:16]}"
   if not (path / "stats.json").exists():
-    spec.prepared_dir.mkdir(parents=True, exist_ok=True)
-    tmp = pathlib.Path(tempfile.mkdtemp(prefix=path.name + ".tmp-", dir=spec.prepared_dir))
-    try:
-      logging.info("preparing FLCC root %s into %s", spec.root, path)
+    logging.info("preparing FLCC root %s into %s", spec.root, path)
+    with new_folder(path, "stats.json") as tmp:
       stats = _write_shards(spec, tmp)
       (tmp / "stats.json").write_text(json.dumps(stats, indent=1, sort_keys=True))
-      try:
-        tmp.rename(path)
-      except OSError:
-        if not (path / "stats.json").exists():  # not a concurrent writer that finished first
-          raise
-      logging.info("prepared %s: %s files in %.1f s", path, stats["num_files"], stats["seconds"])
-    finally:
-      shutil.rmtree(tmp, ignore_errors=True)
+    logging.info("prepared %s: %s files in %.1f s", path, stats["num_files"], stats["seconds"])
   _PREPARED[spec] = _load(path)
   return _PREPARED[spec]
 

@@ -1,24 +1,59 @@
 """seqio tasks over FLCC Python code (registered on `import code_t5`).
 
 Names are versioned (`_v1`): a change that alters examples gets a new name, so caches and
-results never mix versions. Every task reads `sources.FlccDataSource`, i.e. the FLCC root bound to
-`code_t5.flcc_dataset.root` in gin (dataset-dev/ by default). Each task has one preprocessor list:
-text -> tokens -> [cache point] -> objective -> eval strings.
+results never mix versions. Every task reads the FLCC root bound to `code_t5.flcc_dataset.root`
+in gin (dataset-dev/ by default). Each vocabulary of `vocab.VOCABULARIES` gets its own tasks; the
+vocabulary is part of the name, except for the byte vocabulary (the original names):
+
+  flcc_py_prefix_lm_v1, flcc_py_span_corruption_v1, flcc_py_line_completion_v1        (bytes)
+  flcc_py_prefix_lm_spm_dev_v1, flcc_py_span_corruption_spm_dev_v1,
+  flcc_py_line_completion_spm_dev_v1                       (code_t5/vocabs/flcc_dev_spm.model)
+
+gin picks one with `MIXTURE_NAME = @code_t5.task_name()` (see `task_name`).
 """
 
 import functools
 
+import gin
 import seqio
 from t5.data import preprocessors as t5_preprocessors
 
+from code_t5 import line_completion_data
 from code_t5 import metrics
 from code_t5 import postprocessors
 from code_t5 import preprocessors
 from code_t5 import sources
 from code_t5 import vocab
 
+VERSION = "v1"
 PREFIX_LM = "flcc_py_prefix_lm_v1"
 SPAN_CORRUPTION = "flcc_py_span_corruption_v1"
+LINE_COMPLETION = "flcc_py_line_completion_v1"
+# A mixture (code_t5/mixtures.py) is named like a task of this objective.
+PREFIX_LM_AND_SPAN_CORRUPTION = "prefix_lm_span_corruption"
+OBJECTIVES = ("prefix_lm", "span_corruption", PREFIX_LM_AND_SPAN_CORRUPTION, "line_completion")
+
+
+def name_of(objective: str, vocabulary: str = "byte") -> str:
+  """The registered name for an objective and a vocabulary name (of vocab.VOCABULARIES)."""
+  if objective not in OBJECTIVES:
+    raise ValueError(f"code_t5.task_name: objective {objective!r} is not one of "
+                     f"{', '.join(OBJECTIVES)}")
+  if vocabulary not in vocab.VOCABULARIES:
+    raise ValueError(f"code_t5.task_name: vocabulary {vocabulary!r} is not one of "
+                     f"{', '.join(vocab.VOCABULARIES)}")
+  suffix = "" if vocabulary == "byte" else f"_{vocabulary}"
+  return f"flcc_py_{objective}{suffix}_{VERSION}"
+
+
+@gin.configurable(module="code_t5")
+def task_name(objective: str = "prefix_lm", vocabulary: str = "byte") -> str:
+  """gin's way to name the task: `MIXTURE_NAME = @code_t5.task_name()`.
+
+  The model file binds the objective (`code_t5.task_name.objective`), dataset.gin the vocabulary
+  ('byte'), and gin_configs/vocabs/*.gin switch the vocabulary, so each composes with every model.
+  """
+  return name_of(objective, vocabulary)
 
 
 def output_features(vocabulary=None):
@@ -52,9 +87,30 @@ def register(name, objective, features):
       metric_fns=[metrics.completion_metrics])
 
 
-# Prefix LM: a random chunk of a file is cut at a random point; inputs = the code before the cut,
-# targets = the code after it (t5's prefix_lm objective, noise density 0.5).
-register(PREFIX_LM, t5_preprocessors.prefix_lm, output_features())
+def register_line_completion(name, features):
+  """Held-out repositories only (validation, test): an evaluation task; see line_completion.py."""
+  seqio.TaskRegistry.add(
+      name,
+      source=line_completion_data.LineCompletionSource(),
+      preprocessors=[
+          line_completion_data.points_to_examples,
+          seqio.preprocessors.tokenize,  # keeps the texts as *_pretokenized
+          line_completion_data.left_truncate_inputs,
+          seqio.preprocessors.append_eos_after_trim,
+      ],
+      output_features=features,
+      postprocess_fn=postprocessors.line_to_json_line,
+      metric_fns=[metrics.line_completion_metrics])
 
-# Span corruption: 15% of tokens in spans of mean length 3 replaced by sentinels (T5's objective).
-register(SPAN_CORRUPTION, t5_preprocessors.span_corruption, output_features())
+
+for _vocabulary_name, _vocabulary_fn in vocab.VOCABULARIES.items():
+  _features = output_features(_vocabulary_fn())
+  # Prefix LM: a random chunk of a file is cut at a random point; inputs = the code before the
+  # cut, targets = the code after it (t5's prefix_lm objective, noise density 0.5).
+  register(name_of("prefix_lm", _vocabulary_name), t5_preprocessors.prefix_lm, _features)
+  # Span corruption: 15% of tokens in spans of mean length 3 replaced by sentinels (T5's).
+  register(name_of("span_corruption", _vocabulary_name), t5_preprocessors.span_corruption,
+           _features)
+  # Line completion at seeded points of held-out files: inputs = the code before the cursor,
+  # targets = the rest of its line.
+  register_line_completion(name_of("line_completion", _vocabulary_name), _features)

@@ -4,6 +4,7 @@ import os
 import pathlib
 import subprocess
 
+import gin
 import pytest
 
 from code_t5 import launcher
@@ -16,6 +17,18 @@ TINY_STEPS = 4
 def prepared_dir(tmp_path_factory) -> pathlib.Path:
   """Prepared-shard cache of this session (keeps tests away from ~/.cache)."""
   return tmp_path_factory.mktemp("prepared")
+
+
+@pytest.fixture(scope="module")
+def tasks_use_prepared_dir(prepared_dir):
+  """Binds the registered tasks' dataset (gin) to this session's prepared dir, for one module.
+
+  Use with `pytestmark = pytest.mark.usefixtures("tasks_use_prepared_dir")`.
+  """
+  with gin.unlock_config():
+    gin.bind_parameter("code_t5.flcc_dataset.prepared_dir", str(prepared_dir))
+  yield
+  gin.clear_config()
 
 
 def _tiny_experiment(model, model_dir, prepared):

@@ -5,11 +5,13 @@ import pathlib
 import gin
 import pkg_resources
 import pytest
+import seqio
 from mesh_tensorflow.transformer import utils as mtf_utils  # registers Mesh TF's configurables
 import t5.models.mesh_transformer  # pylint: disable=unused-import  (registers t5's configurables)
 
 import code_t5
 from code_t5 import launcher
+from code_t5 import vocab
 
 GIN_DIR = pathlib.Path(code_t5.GIN_CONFIGS)
 MESH_DEFAULTS = pkg_resources.resource_filename(mtf_utils.__name__, "gin/defaults.gin")
@@ -27,9 +29,25 @@ def _experiment_files(model="shared-prefix_lm", size="tiny", run="cpu"):
   return launcher.Experiment(model=model, size=size, run=run).gin_files()
 
 
+def _evaluated(name):
+  """A bound value as Mesh TF receives it: `@fn()` references are called (in their scope)."""
+  value = gin.query_parameter(name)
+  while isinstance(value, gin.config.ConfigurableReference) and value.evaluate:
+    value = value.scoped_configurable_fn()  # a %macro gives its value, maybe another @fn()
+  return value
+
+
+def _task():
+  """The registered seqio task or mixture that %MIXTURE_NAME names."""
+  name = _evaluated("%MIXTURE_NAME")
+  assert isinstance(name, str) and name.startswith("flcc_py_")
+  return seqio.get_mixture_or_task(name)  # raises for a name nothing registered
+
+
 def test_every_gin_file_is_covered_by_a_composition():
   on_disk = {str(p.relative_to(GIN_DIR)) for p in GIN_DIR.rglob("*.gin")}
-  composed = {"dataset.gin", "runs/eval.gin"}
+  composed = {"dataset.gin", "runs/eval.gin", "runs/eval_line_completion.gin",
+              "runs/export.gin", "vocabs/spm_dev.gin"}
   composed |= {f"models/{m}.gin" for m in launcher.MODELS}
   composed |= {f"sizes/{s}.gin" for s in launcher.SIZES}
   composed |= {f"runs/{r}.gin" for r in launcher.RUNS}
@@ -41,7 +59,7 @@ def test_every_gin_file_is_covered_by_a_composition():
 @pytest.mark.parametrize("run", launcher.RUNS)
 def test_composition_parses(model, size, run):
   _parse(*_experiment_files(model, size, run))
-  assert gin.query_parameter("%MIXTURE_NAME").startswith("flcc_py_")
+  assert _task().output_features["targets"].vocabulary == vocab.byte_vocabulary()
 
 
 def test_eval_composition_parses_with_a_fixed_seed():
@@ -51,11 +69,19 @@ def test_eval_composition_parses_with_a_fixed_seed():
   assert gin.query_parameter("mesh_eval_dataset_fn.seed") == 42
 
 
+def test_export_composition_serves_one_request_at_a_time_greedily():
+  _parse(*_experiment_files(), "runs/export.gin")
+  assert gin.query_parameter("utils.run.mode") == "export_infer"
+  assert gin.query_parameter("utils.run.batch_size") == ("sequences_per_batch", 1)
+  assert gin.query_parameter("Bitransformer.decode.beam_size") == 1
+  assert gin.query_parameter("Bitransformer.decode.temperature") == 0.0
+
+
 def test_shared_prefix_lm_shares_one_set_of_weights_between_towers():
   _parse(*_experiment_files("shared-prefix_lm"))
   assert gin.query_parameter("make_bitransformer.encoder_name") == "decoder"
   assert gin.query_parameter("utils.run.model_type") == "bitransformer"
-  assert gin.query_parameter("%MIXTURE_NAME") == "flcc_py_prefix_lm_v1"
+  assert _task().name == "flcc_py_prefix_lm_v1"
 
 
 def test_prefix_lm_is_a_decoder_only_delimited_lm_with_full_attention_on_the_prefix():
@@ -67,7 +93,35 @@ def test_prefix_lm_is_a_decoder_only_delimited_lm_with_full_attention_on_the_pre
 def test_span_corruption_is_t5_1_1_with_gated_gelu():
   _parse(*_experiment_files("span_corruption"))
   assert gin.query_parameter("DenseReluDense.activation") == ["gelu", "linear"]
-  assert gin.query_parameter("%MIXTURE_NAME") == "flcc_py_span_corruption_v1"
+  assert _task().name == "flcc_py_span_corruption_v1"
+
+
+@pytest.mark.parametrize("model,task", [("shared-prefix_lm", "flcc_py_prefix_lm_spm_dev_v1"),
+                                        ("prefix_lm", "flcc_py_prefix_lm_spm_dev_v1"),
+                                        ("span_corruption", "flcc_py_span_corruption_spm_dev_v1")])
+def test_the_spm_vocabulary_file_switches_every_model_to_its_spm_task(model, task):
+  _parse(*_experiment_files(model), "vocabs/spm_dev.gin")
+  assert _task().name == task
+  vocabulary = _task().output_features["targets"].vocabulary
+  assert isinstance(vocabulary, vocab.CodeSentencePieceVocabulary)
+  assert vocabulary.sentencepiece_model_file == str(vocab.DEV_SPM_MODEL)
+  # Mesh TF's vocabulary comes from the same task.
+  assert _evaluated("mesh_transformer.get_vocabulary.mixture_or_task_name") == task
+  assert _evaluated("mesh_train_dataset_fn.mixture_or_task_name") == task
+
+
+@pytest.mark.parametrize("vocab_files,task", [((), "flcc_py_line_completion_v1"),
+                                              (("vocabs/spm_dev.gin",),
+                                               "flcc_py_line_completion_spm_dev_v1")])
+def test_line_completion_eval_decodes_the_line_completion_task_of_the_training_vocabulary(
+    vocab_files, task):
+  _parse(*_experiment_files(), *vocab_files, "runs/eval_line_completion.gin")
+  assert gin.query_parameter("utils.run.mode") == "eval"
+  assert gin.query_parameter("utils.run.dataset_split") == "validation"
+  assert _evaluated("mesh_eval_dataset_fn.mixture_or_task_name") == task
+  assert _task().name.startswith("flcc_py_prefix_lm_")  # the trained task is unchanged
+  assert gin.query_parameter("mesh_eval_dataset_fn.num_eval_examples") == -1
+  assert gin.query_parameter("Bitransformer.decode.max_decode_length") == 96
 
 
 @pytest.mark.parametrize("size,d_model,layers", [("tiny", 64, 2), ("small", 512, 6),
@@ -80,6 +134,8 @@ def test_size_files_override_the_model_files(size, d_model, layers):
 
 @pytest.mark.parametrize("run,mesh_shape,devices", [
     ("cpu", "model:1,batch:1", ["cpu:0"]),
+    ("cpu_x2", "model:1,batch:2", ["cpu:0", "cpu:1"]),
+    ("cpu_x4", "model:1,batch:4", ["cpu:0", "cpu:1", "cpu:2", "cpu:3"]),
     ("gpu", "model:1,batch:1", ["gpu:0"]),
     ("gpu_x2", "model:1,batch:2", ["gpu:0", "gpu:1"]),
     ("gpu_x4", "model:1,batch:4", ["gpu:0", "gpu:1", "gpu:2", "gpu:3"]),
@@ -90,6 +146,18 @@ def test_placement_meshes(run, mesh_shape, devices):
   assert gin.query_parameter("utils.run.mesh_shape") == mesh_shape
   assert gin.query_parameter("utils.run.mesh_devices") == devices
   assert gin.query_parameter("utils.get_variable_dtype.activation_dtype") == "float32"
+
+
+@pytest.mark.parametrize("run,devices", [("cpu", None), ("cpu_x2", 2), ("cpu_x4", 4)])
+def test_cpu_runs_train_through_the_project_train_model(run, devices):
+  """No graph serialisation, updates after the backward pass, and real devices for CPU meshes."""
+  _parse(*_experiment_files(run=run))
+  assert gin.query_parameter("utils.run.train_model_fn").selector == "code_t5.train_model"
+  assert gin.query_parameter("code_t5.train_model.write_graph_def") is False
+  assert gin.query_parameter("utils.run.optimizer").selector == "code_t5.updates_after_backward"
+  if devices:
+    assert gin.query_parameter("code_t5.train_model.cpu_devices") == devices
+    assert gin.query_parameter("code_t5.train_model.soft_placement") is False
 
 
 @pytest.mark.parametrize("run,topology,model_parallelism", [("tpu_v3_8", "v3-8", 1),

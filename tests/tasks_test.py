@@ -1,6 +1,5 @@
 """The registered tasks turn dev-dataset files into model examples without losing a byte."""
 
-import gin
 import pytest
 import seqio
 
@@ -16,13 +15,7 @@ VOCAB = vocab.byte_vocabulary()
 FIRST_SENTINEL = VOCAB.vocab_size - 1  # seqio sentinels count down from the top of the vocabulary
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _prepared_in_tmp(prepared_dir):
-  """Points the tasks' gin-configured dataset at a per-session prepared dir."""
-  with gin.unlock_config():
-    gin.bind_parameter("code_t5.flcc_dataset.prepared_dir", str(prepared_dir))
-  yield
-  gin.clear_config()
+pytestmark = pytest.mark.usefixtures("tasks_use_prepared_dir")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,188 @@
+"""Shared pieces of the benchmark scripts: machine load, matmul peak, timed Mesh TF runs.
+
+Not a test helper: the scripts print figures, they assert nothing. Run them when the machine is
+idle (`uptime` 1-minute load < ~1.5 on 2 cores); every script prints the load before and after.
+"""
+
+import dataclasses
+import json
+import os
+import pathlib
+import re
+import statistics
+import subprocess
+import sys
+import time
+from typing import Dict, List, Optional, Sequence, Tuple
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+  sys.path.insert(0, str(REPO))
+
+
+def load_average() -> str:
+  return " ".join(open("/proc/loadavg").read().split()[:3])
+
+
+def wait_for_idle(max_load: float = 1.5, timeout_s: float = 600, echo=print) -> float:
+  """Waits (up to timeout_s) until the 1-minute load average is below max_load; returns it."""
+  deadline = time.time() + timeout_s
+  while True:
+    load = float(load_average().split()[0])
+    if load < max_load or time.time() > deadline:
+      return load
+    echo(f"  waiting for an idle machine: load {load:.2f} >= {max_load}")
+    time.sleep(20)
+
+
+def matmul_peak_gflops(n: int = 1024, repeats: int = 10) -> Dict[str, float]:
+  """Best fp32 GFLOP/s of an n x n matmul with TensorFlow and with PyTorch (default threads).
+
+  Each framework is measured in a fresh process of its own: TensorFlow's and PyTorch's thread
+  pools in one process slow each other down (PyTorch by 10x and more after TensorFlow has run).
+  """
+  result = {}
+  for framework in ("tensorflow", "torch"):
+    out = in_subprocess(f"_matmul_gflops_{framework}", n, repeats)
+    if out is not None:
+      result[framework] = out
+  return result
+
+
+def _matmul_gflops_tensorflow(n, repeats):
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  a = tf.constant(np.random.default_rng(0).standard_normal((n, n), dtype=np.float32))
+  b = tf.constant(np.random.default_rng(1).standard_normal((n, n), dtype=np.float32))
+  tf.linalg.matmul(a, b).numpy()
+  best = min(_timed(lambda: tf.linalg.matmul(a, b).numpy()) for _ in range(repeats))
+  return 2 * n ** 3 / best / 1e9
+
+
+def _matmul_gflops_torch(n, repeats):
+  import torch  # pylint: disable=g-import-not-at-top
+  x, y = torch.randn(n, n), torch.randn(n, n)
+  x @ y  # pylint: disable=pointless-statement
+  best = min(_timed(lambda: x @ y) for _ in range(repeats))
+  return 2 * n ** 3 / best / 1e9
+
+
+def in_subprocess(function: str, *args, module: str = "bench_utils"):
+  """Calls module.function(*args) in a fresh interpreter; returns its JSON-able result."""
+  code = (f"import json, sys; sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r}); "
+          f"import {module}; print('RESULT=' + json.dumps({module}.{function}(*{args!r})))")
+  proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+  for line in proc.stdout.splitlines():
+    if line.startswith("RESULT="):
+      return json.loads(line[len("RESULT="):])
+  print(proc.stdout[-2000:] + proc.stderr[-3000:])
+  return None
+
+
+def _timed(fn) -> float:
+  start = time.perf_counter()
+  fn()
+  return time.perf_counter() - start
+
+
+# --- timed mesh_transformer_main runs --------------------------------------------------------
+
+_LOSS = re.compile(r"tf_loss\[([^\]]+)\]\[(\d+)\]")
+_SAVE_START = re.compile(r"Calling checkpoint listeners before saving checkpoint (\d+)")
+_SAVE_DONE = "Done writing checkpoint."
+
+
+@dataclasses.dataclass
+class Timeline:
+  """What a timed training run did when (seconds since launch)."""
+  lines: List[Tuple[float, str]]
+  wall_s: float
+  returncode: int
+
+  def first(self, text: str) -> Optional[float]:
+    return next((t for t, line in self.lines if text in line), None)
+
+  def losses(self) -> List[Tuple[int, float, float]]:
+    """(step, loss, seconds since launch) of every printed step loss."""
+    out = []
+    for t, line in self.lines:
+      if m := _LOSS.search(line):
+        out.append((int(m.group(2)), float(m.group(1)), t))
+    return out
+
+  def saves(self) -> List[Tuple[int, float, float]]:
+    """(step, start, end) of every checkpoint save (listeners + Saver.save)."""
+    out, pending = [], None
+    for t, line in self.lines:
+      if m := _SAVE_START.search(line):
+        pending = (int(m.group(1)), t)
+      elif _SAVE_DONE in line and pending:
+        out.append((pending[0], pending[1], t))
+        pending = None
+    return out
+
+  def summary(self, tokens_per_step: int) -> Dict[str, float]:
+    """The figures the benchmarks report (seconds, steps/s, tokens/s, shares)."""
+    losses = self.losses()
+    saves = self.saves()
+    session_ready = self.first("Done with copy master to slices.")
+    figures = {
+        "wall_s": self.wall_s,
+        "launch_to_model_fn_s": self.first("Calling model_fn.") or float("nan"),
+        "launch_to_graph_finalized_s": self.first("Graph was finalized.") or float("nan"),
+        "launch_to_session_ready_s": session_ready or float("nan"),
+        "launch_to_first_step_s": losses[0][2] if losses else float("nan"),
+        "steps": len(losses),
+    }
+    if saves:
+      step0 = [s for s in saves if s[0] == saves[0][0]][0]
+      figures["first_save_s"] = step0[2] - step0[1]
+      # Everything between a ready session and the end of the step-0 save: graph.pbtxt, the
+      # graph in the events file, the meta graph, the checkpoint.
+      if session_ready:
+        figures["session_ready_to_first_save_done_s"] = step0[2] - session_ready
+      figures["last_save_s"] = saves[-1][2] - saves[-1][1]
+    if len(losses) > 3:
+      save_windows = [(s, e) for _, s, e in saves]
+      intervals = [b[2] - a[2] for a, b in zip(losses[1:], losses[2:])
+                   if not any(a[2] <= e and b[2] >= s for s, e in save_windows)]
+      if intervals:
+        step_s = statistics.median(intervals)
+        figures["step_s_median"] = step_s
+        figures["steps_per_s"] = 1 / step_s
+        figures["token_slots_per_s"] = tokens_per_step / step_s
+        figures["compute_s"] = step_s * len(losses)
+        figures["compute_share_of_wall"] = step_s * len(losses) / self.wall_s
+    return figures
+
+
+def run_timed(command: Sequence[str], log_path: pathlib.Path,
+              env: Optional[Dict[str, str]] = None, timeout_s: float = 3600) -> Timeline:
+  """Runs `command`, timestamping every output line on arrival; the full log goes to log_path."""
+  env = dict(os.environ, **(env or {}))
+  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+  env["PYTHONUNBUFFERED"] = "1"
+  lines = []
+  log_path.parent.mkdir(parents=True, exist_ok=True)
+  start = time.monotonic()
+  with open(log_path, "w", encoding="utf-8") as log, subprocess.Popen(
+      command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
+      errors="replace") as process:
+    for line in process.stdout:
+      t = time.monotonic() - start
+      lines.append((t, line.rstrip("\n")))
+      log.write(f"{t:9.3f} {line}")
+      if t > timeout_s:
+        process.kill()
+  return Timeline(lines=lines, wall_s=time.monotonic() - start, returncode=process.returncode)
+
+
+def fmt(figures: Dict[str, float], keys: Optional[Sequence[str]] = None) -> str:
+  keys = keys or list(figures)
+  out = []
+  for k in keys:
+    if k in figures:
+      v = figures[k]
+      out.append(f"{k}={v:,.3f}" if isinstance(v, float) else f"{k}={v}")
+  return "  ".join(out)

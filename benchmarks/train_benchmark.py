@@ -1,0 +1,225 @@
+"""Where a `mesh_transformer_main` training run spends its time, and how fast it trains.
+
+    python benchmarks/train_benchmark.py --size tiny --steps 100 [--torch] [--label NAME]
+        [--gin-param BINDING]... [--env NAME=VALUE]... [--json out.json]
+
+Runs the canonical training command (what `code-t5 train` runs, with the project's gin files) in a
+fresh model dir, timestamps every line it prints, and reports, in seconds since launch:
+model_fn / graph finalized / session ready / first step; the step-0 checkpoint (all that happens
+between a ready session and the end of the first save: graph.pbtxt, the graph in the events file,
+the meta graph, the checkpoint), the final save; steady steps/s and token slots/s (inputs +
+targets, padding included) from the median step interval away from saves; compute/wall (steps x
+median step time over the whole process' wall time); model FLOPs utilisation: 6 N FLOPs per token
+(N = parameters in the checkpoint, shared weights counted once; attention's O(length^2) FLOPs not
+counted) against the machine's fp32 matmul peak measured in the same run.
+
+With --torch it then trains the same architecture and batch in PyTorch (transformers' T5 with the
+encoder's layers tied to the decoder's, as in `shared-prefix_lm`; ReLU, no dropout, Adafactor) and
+prints its token slots/s and our ratio to it. Prints figures only; asserts nothing.
+"""
+
+import argparse
+import json
+import pathlib
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import bench_utils  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+from code_t5 import launcher  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+SIZES = {  # d_model, d_ff, layers, heads, d_kv: gin_configs/sizes/*.gin
+    "tiny": (64, 256, 2, 4, 16),
+    "small": (512, 2048, 6, 8, 64),
+    "base": (768, 3072, 12, 12, 64),
+}
+
+
+def checkpoint_parameters(model_dir: pathlib.Path) -> int:
+  """Weights in the latest checkpoint (optimizer slots and counters excluded)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  path = tf.train.latest_checkpoint(str(model_dir))
+  total = 0
+  for name, shape in tf.train.list_variables(path):
+    if "_slot_" in name or name in ("global_step",) or not shape:
+      continue
+    n = 1
+    for d in shape:
+      n *= d
+    total += n
+  return total
+
+
+def checkpoint_vocab_size(model_dir: pathlib.Path) -> int:
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  path = tf.train.latest_checkpoint(str(model_dir))
+  shapes = dict(tf.train.list_variables(path))
+  return shapes["shared/embedding"][0]
+
+
+def torch_throughput(size: str, vocab_size: int, batch: int, length: int, steps: int,
+                     threads: int) -> dict:
+  """Token slots/s of the same encoder-decoder (towers sharing weights) trained in PyTorch."""
+  import torch  # pylint: disable=g-import-not-at-top
+  import transformers  # pylint: disable=g-import-not-at-top
+  from transformers.optimization import Adafactor  # pylint: disable=g-import-not-at-top
+
+  torch.set_num_threads(threads)
+  torch.manual_seed(0)
+  d_model, d_ff, layers, heads, d_kv = SIZES[size]
+  config = transformers.T5Config(
+      vocab_size=vocab_size, d_model=d_model, d_ff=d_ff, num_layers=layers,
+      num_decoder_layers=layers, num_heads=heads, d_kv=d_kv, feed_forward_proj="relu",
+      dropout_rate=0.0, tie_word_embeddings=True, decoder_start_token_id=0, pad_token_id=0)
+  model = transformers.T5ForConditionalGeneration(config)
+  # shared-prefix_lm: the encoder runs the decoder's self-attention and feed-forward weights.
+  for enc, dec in zip(model.encoder.block, model.decoder.block):
+    enc.layer[0].SelfAttention = dec.layer[0].SelfAttention
+    enc.layer[0].layer_norm = dec.layer[0].layer_norm
+    enc.layer[1] = dec.layer[2]
+  model.encoder.final_layer_norm = model.decoder.final_layer_norm
+  model.train()
+  params = sum(p.numel() for p in model.parameters())
+  optimizer = Adafactor(model.parameters(), lr=1e-3, relative_step=False, scale_parameter=False)
+  generator = torch.Generator().manual_seed(0)
+  inputs = torch.randint(1, vocab_size, (batch, length), generator=generator)
+  labels = torch.randint(1, vocab_size, (batch, length), generator=generator)
+
+  def step():
+    loss = model(input_ids=inputs, labels=labels).loss
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return float(loss.detach())
+
+  for _ in range(2):  # warm-up
+    step()
+  times = []
+  for _ in range(steps):
+    start = time.perf_counter()
+    step()
+    times.append(time.perf_counter() - start)
+  step_s = statistics.median(times)
+  return {"torch_params": params, "torch_step_s": step_s,
+          "torch_token_slots_per_s": batch * 2 * length / step_s}
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  parser.add_argument("--model", default="shared-prefix_lm", choices=launcher.MODELS)
+  parser.add_argument("--size", default="tiny", choices=list(SIZES))
+  parser.add_argument("--run", default="cpu")
+  parser.add_argument("--steps", type=int, default=100)
+  parser.add_argument("--batch", type=int, default=8, help="sequences per batch")
+  parser.add_argument("--length", type=int, default=256, help="inputs and targets length")
+  parser.add_argument("--save-steps", type=int, default=0,
+                      help="checkpoint every N steps (default 0: only step 0 and the last; "
+                      "-1: what the run's gin files say)")
+  parser.add_argument("--summary-steps", type=int, default=0,
+                      help="write the loss to the TensorBoard events every N steps")
+  parser.add_argument("--plot", type=pathlib.Path,
+                      help="write the loss against tokens (from the run's events) to this PNG")
+  parser.add_argument("--gin-param", action="append", default=[])
+  parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the run")
+  parser.add_argument("--torch", action="store_true", help="also train the same model in PyTorch")
+  parser.add_argument("--torch-steps", type=int, default=5)
+  parser.add_argument("--label", default="")
+  parser.add_argument("--json", type=pathlib.Path, help="append the figures as one JSON line")
+  parser.add_argument("--keep", type=pathlib.Path, help="keep the model dir here")
+  parser.add_argument("--prepared-dir", type=pathlib.Path,
+                      default=pathlib.Path(tempfile.gettempdir()) / "code_t5_bench" / "prepared")
+  args = parser.parse_args(argv)
+
+  print(f"== train benchmark {args.label}: {args.model} {args.size} on {args.run}, "
+        f"batch {args.batch} x {args.length}+{args.length}, {args.steps} steps; "
+        f"load before: {bench_utils.load_average()}")
+  peak = bench_utils.matmul_peak_gflops()
+  peak_gflops = max(peak.values())
+  print("fp32 matmul peak (1024^3, best of 10): " +
+        ", ".join(f"{k} {v:.1f} GFLOP/s" for k, v in peak.items()))
+
+  model_dir = pathlib.Path(tempfile.mkdtemp(prefix="train_benchmark-"))
+  save_steps = args.save_steps or args.steps
+  params = [f"code_t5.flcc_dataset.prepared_dir = '{args.prepared_dir}'",
+            f"utils.run.sequence_length = {{'inputs': {args.length}, 'targets': {args.length}}}",
+            f"utils.run.batch_size = ('sequences_per_batch', {args.batch})"]
+  if save_steps > 0:
+    params.append(f"utils.run.save_checkpoints_steps = {save_steps}")
+  if args.summary_steps:
+    params.append(f"code_t5.train_model.summary_steps = {args.summary_steps}")
+  experiment = launcher.Experiment(
+      model=args.model, size=args.size, run=args.run,
+      model_dir=model_dir / f"{args.model}-{args.size}-{args.run}",
+      gin_params=params + args.gin_param)
+  env = dict(item.split("=", 1) for item in args.env)
+  command = experiment.train_command(args.steps)
+  log = args.prepared_dir.parent / "logs" / f"train-{args.label or 'run'}-{args.size}.log"
+  timeline = bench_utils.run_timed(command, log, env=env)
+  print(f"timestamped log: {log}")
+  if timeline.returncode:
+    print("".join(line + "\n" for _, line in timeline.lines[-40:]))
+    raise SystemExit(f"training failed (exit {timeline.returncode}); log: {log}")
+  tokens_per_step = args.batch * 2 * args.length
+  figures = timeline.summary(tokens_per_step)
+  params = checkpoint_parameters(experiment.model_dir)
+  figures["params"] = params
+  figures["matmul_peak_gflops"] = peak_gflops
+  if "token_slots_per_s" in figures:
+    figures["model_gflops_per_s"] = 6 * params * figures["token_slots_per_s"] / 1e9
+    figures["mfu"] = figures["model_gflops_per_s"] / peak_gflops
+  losses = timeline.losses()
+  print(f"launch -> model_fn {figures['launch_to_model_fn_s']:.1f} s -> graph finalized "
+        f"{figures['launch_to_graph_finalized_s']:.1f} s -> session ready "
+        f"{figures['launch_to_session_ready_s']:.1f} s -> first step "
+        f"{figures['launch_to_first_step_s']:.1f} s")
+  print(f"step-0 checkpoint (session ready -> saved) "
+        f"{figures.get('session_ready_to_first_save_done_s', float('nan')):.2f} s, of which "
+        f"Saver.save {figures.get('first_save_s', float('nan')):.2f} s; final save "
+        f"{figures.get('last_save_s', float('nan')):.2f} s; wall {figures['wall_s']:.1f} s")
+  if "steps_per_s" in figures:
+    print(f"steady: {figures['steps_per_s']:.2f} steps/s = {figures['token_slots_per_s']:,.0f} "
+          f"token slots/s; compute/wall {figures['compute_share_of_wall']:.0%}; "
+          f"params {params:,}; 6N FLOPs/token -> {figures['model_gflops_per_s']:.1f} GFLOP/s "
+          f"= MFU {figures['mfu']:.1%} of {peak_gflops:.0f} GFLOP/s")
+  if losses:
+    print(f"loss: step {losses[0][0]} {losses[0][1]:.3f} -> step {losses[-1][0]} "
+          f"{losses[-1][1]:.3f}")
+
+  if args.torch:
+    vocab_size = checkpoint_vocab_size(experiment.model_dir)
+    # In a fresh process: PyTorch next to TensorFlow's thread pools runs 10x+ slower.
+    torch_figures = bench_utils.in_subprocess(
+        "torch_throughput", args.size, vocab_size, args.batch, args.length, args.torch_steps, 2,
+        module="train_benchmark")
+    figures.update(torch_figures)
+    if "token_slots_per_s" in figures:
+      figures["ratio_to_torch"] = (figures["token_slots_per_s"] /
+                                   torch_figures["torch_token_slots_per_s"])
+    print(f"PyTorch (transformers T5, towers tied, {torch_figures['torch_params']:,} params, "
+          f"2 threads): {torch_figures['torch_step_s']:.3f} s/step = "
+          f"{torch_figures['torch_token_slots_per_s']:,.0f} token slots/s; "
+          f"Mesh TF / PyTorch = {figures.get('ratio_to_torch', float('nan')):.2f}")
+  if args.plot:
+    from code_t5 import curves  # pylint: disable=g-import-not-at-top
+    args.plot.parent.mkdir(parents=True, exist_ok=True)
+    points = curves.plot_loss(experiment.model_dir, args.plot, tokens_per_step=tokens_per_step,
+                              tag="loss")
+    print(f"loss against tokens ({points} points from the TensorBoard events): {args.plot}")
+  print(f"load after: {bench_utils.load_average()}")
+  if args.json:
+    with open(args.json, "a", encoding="utf-8") as out:
+      out.write(json.dumps({"label": args.label, "size": args.size, "model": args.model,
+                            "steps": args.steps, "gin_params": args.gin_param, "env": env,
+                            **figures}) + "\n")
+  if args.keep:
+    shutil.rmtree(args.keep, ignore_errors=True)
+    shutil.copytree(experiment.model_dir, args.keep)
+  shutil.rmtree(model_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+  main()

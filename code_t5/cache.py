@@ -1,0 +1,309 @@
+"""seqio's offline cache job (Apache Beam) for the FLCC tasks, with the gin config on every worker.
+
+What it writes is exactly what `seqio_cache_tasks` writes -- per task, `<output>/<task>/`:
+TFRecord shards of the examples at the task's `CacheDatasetPlaceholder` (file text -> tokens),
+`info.<split>.json`, `stats.<split>.json` (examples, tokens) and `COMPLETED` -- and training reads
+it with `mesh_train_dataset_fn.use_cached = True` and `--additional_task_cache_dirs=<output>`.
+
+Why not plain `seqio_cache_tasks`: the tasks' source reads its FLCC root from gin at first use
+(code_t5/sources.py), seqio's job has no gin flags, and Beam workers are other processes (other
+machines on Dataflow/Flink/Spark) that import the tasks afresh. This job parses `--gin_file` /
+`--gin_param` like mesh_transformer_main, prepares the root once (the prepared TFRecord shards
+are the Beam input: one shard per work item), and ships the resolved `code_t5.flcc_dataset`
+bindings to every worker through seqio's `PreprocessTask(setup_fn=...)` hook. Plain
+`python -m seqio.scripts.cache_tasks_main --module_import=code_t5` still works for the default
+root (dataset-dev) and prepared dir.
+
+    python -m code_t5.cache --tasks=flcc_py_prefix_lm_v1 --output_cache_dir=/data/flcc-cache \
+      --gin_param="code_t5.flcc_dataset.root = '/data/flcc'" \
+      --pipeline_options=--runner=DirectRunner,--direct_running_mode=multi_processing,--direct_num_workers=2
+    code-t5 cache --root /data/flcc --output-cache-dir /data/flcc-cache [--runner-options ...]
+
+Distributed runners: the prepared shards and the root must be at the same path on every worker
+(a shared file system): workers re-open the prepared folder through the same gin bindings.
+"""
+
+import dataclasses
+import json
+import os
+import pathlib
+import sys
+import time
+from typing import Dict, List, Mapping, Optional, Sequence
+
+from code_t5 import errors
+
+DEFAULT_PIPELINE_OPTIONS = ("--runner=DirectRunner",)
+# What `code-t5 cache` uses unless told otherwise: Beam's local runner, one process per core.
+LOCAL_MULTIPROCESS_OPTIONS = ("--runner=DirectRunner", "--direct_running_mode=multi_processing",
+                              f"--direct_num_workers={os.cpu_count() or 2}")
+DEFAULT_TASKS = ("flcc_py_prefix_lm_v1", "flcc_py_span_corruption_v1")
+SOURCE_FILE = "flcc_source.json"  # beside seqio's COMPLETED: which prepared FLCC data was cached
+
+
+class CacheError(errors.UserError):
+  """A one-line reason why the cache job could not run."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ApplyGinBindings:
+  """Beam worker set-up (picklable): registers the tasks and binds the driver's gin values."""
+  bindings: Mapping[str, object]
+
+  def __call__(self):
+    import gin  # pylint: disable=g-import-not-at-top
+    import code_t5  # pylint: disable=g-import-not-at-top,unused-import  (registers configurables)
+    with gin.unlock_config():
+      for name, value in self.bindings.items():
+        gin.bind_parameter(name, value)
+
+
+def flcc_dataset_bindings() -> Dict[str, object]:
+  """The gin bindings of `code_t5.flcc_dataset` now in force, as {"code_t5.flcc_dataset.x": v}."""
+  import gin  # pylint: disable=g-import-not-at-top
+  from code_t5 import sources  # pylint: disable=g-import-not-at-top
+  return {f"code_t5.flcc_dataset.{k}": v for k, v in gin.get_bindings(sources.flcc_dataset).items()}
+
+
+def parse_gin(gin_files: Sequence[str] = (), gin_params: Sequence[str] = (),
+              gin_location_prefix: str = ""):
+  """Parses gin files (found on code_t5's gin path) and bindings; unknown configurables are skipped.
+
+  So the training command's own gin files can be passed; only `code_t5.flcc_dataset` matters here.
+  """
+  import gin  # pylint: disable=g-import-not-at-top
+  import code_t5  # pylint: disable=g-import-not-at-top,unused-import
+  files = [f if os.path.isabs(f) or not gin_location_prefix else gin_location_prefix + f
+           for f in gin_files]
+  gin.parse_config_files_and_bindings(files, list(gin_params), skip_unknown=True)
+
+
+def build_pipeline(pipeline, task_names: Sequence[str], output_cache_dir: str, *,
+                   worker_setup=lambda: None, modules_to_import: Sequence[str] = ("code_t5",),
+                   min_shards: int = 64, max_shards: int = 0, overwrite: bool = False,
+                   preprocessors_seed: Optional[int] = None) -> List[str]:
+  """Adds seqio's cache transforms for `task_names` to `pipeline`; returns the task cache dirs.
+
+  The same graph as seqio.scripts.cache_tasks_main.run_pipeline (PreprocessTask -> global
+  reshuffle -> TFRecords + info + stats -> COMPLETED), with `worker_setup` run on each worker
+  before it loads a task.
+  """
+  import apache_beam as beam  # pylint: disable=g-import-not-at-top
+  import seqio  # pylint: disable=g-import-not-at-top
+  from seqio import beam_utils  # pylint: disable=g-import-not-at-top
+  import tensorflow.compat.v2 as tf  # pylint: disable=g-import-not-at-top
+
+  output_dirs = []
+  for task_name in task_names:
+    task = seqio.TaskRegistry.get(task_name)
+    if not task.supports_caching:
+      raise CacheError(f"task {task_name} has no CacheDatasetPlaceholder")
+    output_dir = os.path.join(output_cache_dir, seqio.get_task_dir_from_name(task.name))
+    if tf.io.gfile.exists(os.path.join(output_dir, "COMPLETED")):
+      if not overwrite:
+        print(f"{task_name}: already cached in {output_dir} (--overwrite to redo)")
+        continue
+      tf.io.gfile.rmtree(output_dir)
+    output_dirs.append(output_dir)
+    completion_values = []
+    for split in task.splits:
+      label = f"{task.name}_{split}"
+      pat = beam_utils.PreprocessTask(task, split, setup_fn=worker_setup,
+                                      modules_to_import=list(modules_to_import),
+                                      preprocessors_seed=preprocessors_seed)
+      num_shards = max(len(pat.shards), min_shards)
+      if max_shards > 0:
+        num_shards = min(num_shards, max_shards)
+      examples = (pipeline | f"{label}_pat" >> pat
+                  | f"{label}_global_example_shuffle" >> beam.Reshuffle())
+      completion_values.append(
+          examples | f"{label}_write_tfrecord" >> beam_utils.WriteExampleTfRecord(
+              seqio.get_cached_tfrecord_prefix(output_dir, split), num_shards=num_shards))
+      completion_values.append(
+          examples | f"{label}_info" >> beam_utils.GetInfo(num_shards)
+          | f"{label}_write_info" >> beam_utils.WriteJson(
+              seqio.get_cached_info_path(output_dir, split)))
+      completion_values.append(
+          examples | f"{label}_stats" >> beam_utils.GetStats(task.output_features)
+          | f"{label}_write_stats" >> beam_utils.WriteJson(
+              seqio.get_cached_stats_path(output_dir, split)))
+    _ = (completion_values
+         | f"{task.name}_flatten_completion_values" >> beam.Flatten()
+         | f"{task.name}_discard_completion_values" >> beam.Filter(lambda _: False)
+         | f"{task.name}_write_completed_file" >> beam.io.textio.WriteToText(
+             os.path.join(output_dir, "COMPLETED"), append_trailing_newlines=False,
+             num_shards=1, shard_name_template=""))
+  return output_dirs
+
+
+def cached_stats(task_dir: str) -> Dict[str, dict]:
+  """{split: seqio's stats (examples, <feature>_tokens, <feature>_max_tokens)} of a task cache."""
+  import tensorflow.compat.v2 as tf  # pylint: disable=g-import-not-at-top  (gs:// too)
+  out = {}
+  for path in sorted(tf.io.gfile.glob(os.path.join(task_dir, "stats.*.json"))):
+    with tf.io.gfile.GFile(path) as f:
+      out[os.path.basename(path)[len("stats."):-len(".json")]] = json.load(f)
+  return out
+
+
+def run(task_names: Sequence[str], output_cache_dir: str, *,
+        pipeline_options: Sequence[str] = DEFAULT_PIPELINE_OPTIONS, min_shards: int = 64,
+        max_shards: int = 0, overwrite: bool = False, echo=print) -> Dict[str, dict]:
+  """Prepares the gin-bound FLCC root, runs the Beam cache job, returns {task: stats per split}.
+
+  gin must be parsed already (parse_gin); the tasks are registered by `import code_t5`.
+  """
+  import apache_beam as beam  # pylint: disable=g-import-not-at-top
+  from apache_beam.options import pipeline_options as beam_options  # pylint: disable=g-import-not-at-top
+  import seqio  # pylint: disable=g-import-not-at-top
+  from code_t5 import sources  # pylint: disable=g-import-not-at-top
+
+  unknown = [t for t in task_names if t not in seqio.TaskRegistry.names()]
+  if unknown:
+    raise CacheError(f"unknown task(s) {', '.join(unknown)}; registered: "
+                     f"{', '.join(sorted(n for n in seqio.TaskRegistry.names() if 'flcc' in n))}")
+  spec = sources.flcc_dataset()
+  start = time.time()
+  prepared = sources.prepare(spec)  # once, here; the workers find it done
+  echo(f"FLCC root {spec.root}: prepared {prepared.path} ({dict(prepared.num_files)} files)")
+  setup = ApplyGinBindings(flcc_dataset_bindings())
+  with beam.Pipeline(options=beam_options.PipelineOptions(list(pipeline_options))) as pipeline:
+    task_dirs = build_pipeline(pipeline, task_names, output_cache_dir, worker_setup=setup,
+                               min_shards=min_shards, max_shards=max_shards, overwrite=overwrite)
+  import tensorflow.compat.v2 as tf  # pylint: disable=g-import-not-at-top  (gs:// too)
+  report = {}
+  for task_dir in task_dirs:
+    with tf.io.gfile.GFile(os.path.join(task_dir, SOURCE_FILE), "w") as f:
+      f.write(json.dumps({"root": str(spec.root), "prepared": str(prepared.path),
+                          "num_files": dict(prepared.num_files)}, indent=1, sort_keys=True))
+    stats = cached_stats(task_dir)
+    report[os.path.basename(task_dir)] = stats
+    for split, s in stats.items():
+      tokens = ", ".join(f"{k} {v:,}" for k, v in sorted(s.items()) if k != "examples")
+      echo(f"{os.path.basename(task_dir)} {split}: {s.get('examples', 0):,} examples written; "
+           f"{tokens}")
+  echo(f"cached in {time.time() - start:.1f} s under {output_cache_dir}; train from it with\n"
+       f"  --gin_param=\"mesh_train_dataset_fn.use_cached = True\" "
+       f"--additional_task_cache_dirs={output_cache_dir}")
+  return report
+
+
+# --- checks: the cache holds exactly what the uncached pipeline makes ---------------------------
+
+def _example_key(ex) -> tuple:
+  return (bytes(ex["targets_pretokenized"]), tuple(int(t) for t in ex["targets"]))
+
+
+def uncached_examples(task_name: str, split: str) -> List[tuple]:
+  """The task's examples at its cache point, computed on the fly: (text, tokens), sorted."""
+  import seqio  # pylint: disable=g-import-not-at-top
+  task = seqio.TaskRegistry.get(task_name)
+  dataset = task.preprocess_precache(task.source.get_dataset(split, shuffle=False))
+  return sorted(_example_key(ex) for ex in dataset.as_numpy_iterator())
+
+
+def cached_examples(task_dir: str, split: str) -> List[tuple]:
+  """The examples in a task cache dir's TFRecords: (text, tokens), sorted."""
+  import seqio  # pylint: disable=g-import-not-at-top
+  import tensorflow.compat.v2 as tf  # pylint: disable=g-import-not-at-top
+  files = tf.io.gfile.glob(seqio.get_cached_tfrecord_prefix(task_dir, split) + "*")
+  features = {"targets": tf.io.VarLenFeature(tf.int64),
+              "targets_pretokenized": tf.io.FixedLenFeature([], tf.string)}
+
+  def parse(record):
+    ex = tf.io.parse_single_example(record, features)
+    return {"targets": tf.sparse.to_dense(ex["targets"]),
+            "targets_pretokenized": ex["targets_pretokenized"]}
+
+  dataset = tf.data.TFRecordDataset(files).map(parse)
+  return sorted(_example_key(ex) for ex in dataset.as_numpy_iterator())
+
+
+def compare(task_name: str, task_dir: str, split: str) -> Dict[str, object]:
+  """Cached vs uncached examples of one split: counts, tokens, and whether they are equal."""
+  uncached = uncached_examples(task_name, split)
+  cached = cached_examples(task_dir, split)
+  stats = cached_stats(task_dir).get(split, {})
+  return {"split": split, "uncached_examples": len(uncached), "cached_examples": len(cached),
+          "stats_examples": stats.get("examples"), "stats_targets_tokens": stats.get(
+              "targets_tokens"),
+          "uncached_targets_tokens": sum(len(tokens) for _, tokens in uncached),
+          "equal": uncached == cached}
+
+
+# --- command line ------------------------------------------------------------------------------
+
+def _cli(args) -> int:
+  gin_params = list(args.gin_param)
+  if args.root is not None:
+    if not args.root.exists():
+      raise CacheError(f"--root {args.root} does not exist: give the folder that holds v3/")
+    gin_params.insert(0, f"code_t5.flcc_dataset.root = '{args.root.resolve()}'")
+  parse_gin(args.gin_file, gin_params)
+  options = args.runner_options.split(",") if args.runner_options else LOCAL_MULTIPROCESS_OPTIONS
+  report = run(args.tasks.split(","), str(args.output_cache_dir), pipeline_options=options,
+               min_shards=args.min_shards, overwrite=args.overwrite)
+  if args.verify:
+    for task_name in report:
+      for split in report[task_name]:
+        result = compare(task_name, str(args.output_cache_dir / task_name), split)
+        print(f"verify {task_name} {split}: {result}")
+        if not result["equal"]:
+          raise CacheError(f"{task_name} {split}: cached examples differ from uncached ones")
+  return 0
+
+
+def register_cli(subparsers):
+  """`code-t5 cache`: see the module docstring."""
+  parser = subparsers.add_parser(
+      "cache", help="run seqio's Beam cache job for the FLCC tasks (tokenized examples on disk); "
+      "train from it with mesh_train_dataset_fn.use_cached = True")
+  parser.add_argument("--output-cache-dir", type=pathlib.Path, required=True)
+  parser.add_argument("--root", type=pathlib.Path, help="FLCC root (holds v3/); default dataset-dev")
+  parser.add_argument("--tasks", default=",".join(DEFAULT_TASKS), help="comma-separated")
+  parser.add_argument("--runner-options", default="",
+                      help="comma-separated Beam pipeline options; default: "
+                      + ",".join(LOCAL_MULTIPROCESS_OPTIONS))
+  parser.add_argument("--gin-file", action="append", default=[])
+  parser.add_argument("--gin-param", action="append", default=[])
+  parser.add_argument("--min-shards", type=int, default=64)
+  parser.add_argument("--overwrite", action="store_true")
+  parser.add_argument("--verify", action="store_true",
+                      help="then compare every cached split with the uncached examples")
+  parser.set_defaults(func=_cli)
+
+
+def main(argv=None):
+  """`python -m code_t5.cache`: seqio's cache_tasks_main flags plus --gin_file/--gin_param."""
+  from absl import app  # pylint: disable=g-import-not-at-top
+  from absl import flags  # pylint: disable=g-import-not-at-top
+  from seqio.scripts import cache_tasks_main  # pylint: disable=g-import-not-at-top,unused-import  (its flags)
+
+  flags.DEFINE_multi_string("gin_file", [], "gin files (e.g. the training command's)")
+  flags.DEFINE_multi_string("gin_param", [], "gin bindings, e.g. code_t5.flcc_dataset.root = '...'")
+  flags.DEFINE_string("gin_location_prefix", "", "prefix for relative --gin_file paths")
+  flags.DEFINE_boolean("verify", False, "compare every cached split with the uncached examples")
+  flags_ = flags.FLAGS
+
+  def _main(_):
+    for module in flags_.module_import:
+      __import__(module)
+    parse_gin(flags_.gin_file, flags_.gin_param, flags_.gin_location_prefix)
+    tasks = flags_.tasks or list(DEFAULT_TASKS)
+    report = run(tasks, flags_.output_cache_dir, pipeline_options=flags_.pipeline_options,
+                 min_shards=flags_.min_shards, max_shards=flags_.max_shards,
+                 overwrite=flags_.overwrite)
+    if flags_.verify:
+      for task_name, splits in report.items():
+        for split in splits:
+          result = compare(task_name, os.path.join(flags_.output_cache_dir, task_name), split)
+          print(f"verify {task_name} {split}: {result}")
+          if not result["equal"]:
+            sys.exit(f"{task_name} {split}: cached examples differ from uncached ones")
+
+  flags.mark_flags_as_required(["output_cache_dir"])
+  app.run(_main, argv=argv)
+
+
+if __name__ == "__main__":
+  main()

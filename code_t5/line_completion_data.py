@@ -1,0 +1,160 @@
+"""The line-completion task's data: code_t5/line_completion.py's points as seqio examples.
+
+The points are chosen in Python once per prepared FLCC root, split and point scheme, and written
+next to the prepared file shards (code_t5/sources.py) as one TFRecord file per split: one
+tf.train.Example per file with points, holding the file's text and the UTF-8 byte offsets of its
+cursors and line ends. Reading them back is pure TensorFlow (no py_function), so the task runs
+wherever tf.data runs, and its examples come in a fixed order: files in reader order, points by
+cursor — the order of `line_completion.points_of_files` over `flcc.read_files`, which the
+baseline uses. Written to a temporary folder and renamed, like the prepared shards.
+
+Examples: inputs = the context (cut from the left to the inputs length, see
+line_completion.context_window / model_input_ids), targets = the rest of the line.
+"""
+
+import json
+import pathlib
+from typing import List, Optional
+
+import seqio
+import tensorflow.compat.v2 as tf
+
+from code_t5 import line_completion
+from code_t5 import sources
+
+SPLITS = ("validation", "test")
+POINT_FEATURES = {
+    "text": tf.io.FixedLenFeature([], tf.string),
+    "repo": tf.io.FixedLenFeature([], tf.string),
+    "path": tf.io.FixedLenFeature([], tf.string),
+    "cursor": tf.io.VarLenFeature(tf.int64),  # UTF-8 byte offsets
+    "end": tf.io.VarLenFeature(tf.int64),
+}
+
+
+def _points_dir(prepared: sources.PreparedDataset) -> pathlib.Path:
+  return prepared.path / (f"line_completion-v{line_completion.POINTS_VERSION}"
+                          f"-seed{line_completion.DEFAULT_SEED}"
+                          f"-s{line_completion.START_POINTS_PER_FILE}"
+                          f"-i{line_completion.INSIDE_POINTS_PER_FILE}")
+
+
+def _read_prepared_files(shards: List[str]):
+  """(repo, path, text) of the prepared shards, in order; works in graph mode too."""
+  for shard in shards:
+    for record in tf.compat.v1.io.tf_record_iterator(shard):
+      feature = tf.train.Example.FromString(record).features.feature
+      yield tuple(feature[k].bytes_list.value[0].decode("utf-8") for k in ("repo", "path", "text"))
+
+
+def _point_example(repo: str, path: str, text: str, points) -> bytes:
+  def byte_offset(index):
+    return len(text[:index].encode("utf-8"))
+
+  def strings(value):
+    return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value.encode("utf-8")]))
+
+  def ints(values):
+    return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+
+  return tf.train.Example(features=tf.train.Features(feature={
+      "text": strings(text), "repo": strings(repo), "path": strings(path),
+      "cursor": ints([byte_offset(p.cursor) for p in points]),
+      "end": ints([byte_offset(p.end) for p in points]),
+  })).SerializeToString()
+
+
+def prepare_points(prepared: sources.PreparedDataset) -> pathlib.Path:
+  """The folder with `<split>.tfrecord` point files and `points.json`, written if missing."""
+  out = _points_dir(prepared)
+  if (out / "points.json").exists():
+    return out
+  with sources.new_folder(out, "points.json") as tmp:
+    stats = {"version": line_completion.POINTS_VERSION, "seed": line_completion.DEFAULT_SEED,
+             "start_points_per_file": line_completion.START_POINTS_PER_FILE,
+             "inside_points_per_file": line_completion.INSIDE_POINTS_PER_FILE,
+             "files": {}, "points": {}}
+    for split in SPLITS:
+      files = points = 0
+      with tf.io.TFRecordWriter(str(tmp / f"{split}.tfrecord")) as writer:
+        for repo, path, text in _read_prepared_files(prepared.shards[split]):
+          chosen = line_completion.select_points(text, repo, path)
+          if chosen:
+            writer.write(_point_example(repo, path, text, chosen))
+            files += 1
+            points += len(chosen)
+      stats["files"][split], stats["points"][split] = files, points
+    (tmp / "points.json").write_text(json.dumps(stats, indent=1, sort_keys=True))
+  return out
+
+
+def _read_points(filename):
+  return tf.data.TFRecordDataset(filename).map(
+      lambda record: tf.io.parse_single_example(record, POINT_FEATURES))
+
+
+class LineCompletionSource(seqio.FileDataSource):
+  """Files with their completion points, {text, repo, path, cursor, end}, of the gin-chosen root."""
+
+  def __init__(self, spec_fn=sources.flcc_dataset):
+    self._spec_fn = spec_fn
+    super().__init__(read_file_fn=_read_points,
+                     split_to_filepattern={s: "<prepared at first use>" for s in SPLITS},
+                     cycle_length=1)
+
+  def points_dir(self) -> pathlib.Path:
+    return prepare_points(sources.prepare(self._spec_fn()))
+
+  def list_shards(self, split: str) -> List[str]:
+    return [str(self.points_dir() / f"{split}.tfrecord")]
+
+  def num_input_examples(self, split: str) -> Optional[int]:
+    return json.loads((self.points_dir() / "points.json").read_text())["files"][split]
+
+  def __str__(self):
+    return f"LineCompletionSource({self._spec_fn().root})"
+
+
+# Preprocessors.
+
+
+def points_to_examples(dataset, sequence_length=None):
+  """One example per point: inputs = the context window (text), targets = the rest of the line."""
+  length = (sequence_length or {}).get("inputs")
+
+  def examples(record):
+    text = record["text"]
+    cursors = tf.sparse.to_dense(record["cursor"])
+    ends = tf.sparse.to_dense(record["end"])
+
+    def example(cursor, end):
+      context = tf.strings.substr(text, tf.constant(0, tf.int64), cursor)
+      if length:  # the last MAX_CHARS_PER_TOKEN * length characters (line_completion.py)
+        chars = tf.strings.length(context, unit="UTF8_CHAR")
+        start = tf.maximum(chars - line_completion.MAX_CHARS_PER_TOKEN * length, 0)  # int32
+        context = tf.strings.substr(context, start, chars - start, unit="UTF8_CHAR")
+      return {"inputs": context, "targets": tf.strings.substr(text, cursor, end - cursor)}
+
+    return tf.data.Dataset.from_tensor_slices((cursors, ends)).map(example)
+
+  return dataset.flat_map(examples)
+
+
+def left_truncate_inputs(dataset, output_features, sequence_length=None):
+  """Keeps the LAST `length - 1` input tokens (EOS follows) and re-decodes inputs_pretokenized.
+
+  seqio's trimming keeps the first tokens; for a completion the code nearest the cursor counts.
+  """
+  if not sequence_length or not sequence_length.get("inputs"):
+    return dataset
+  keep = sequence_length["inputs"] - (1 if output_features["inputs"].add_eos else 0)
+  vocabulary = output_features["inputs"].vocabulary
+
+  @seqio.map_over_dataset
+  def truncate(example):
+    example = dict(example)
+    example["inputs"] = example["inputs"][-keep:] if keep > 0 else example["inputs"][:0]
+    example["inputs_pretokenized"] = vocabulary.decode_tf(example["inputs"])
+    return example
+
+  return truncate(dataset)

@@ -1,0 +1,137 @@
+"""seqio's Beam cache job on the FLCC tasks: multi-process DirectRunner, gin root on the workers,
+cache == uncached example for example, and training reads the cache."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import gin
+import pytest
+import seqio
+import tensorflow.compat.v2 as tf
+
+import code_t5  # pylint: disable=unused-import  (registers the tasks)
+from code_t5 import cache
+from code_t5 import flcc
+from code_t5 import launcher
+from code_t5 import test_utils
+
+TASK = "flcc_py_prefix_lm_v1"
+PIPELINE_OPTIONS = ("--pipeline_options=--runner=DirectRunner,"
+                    "--direct_running_mode=multi_processing,--direct_num_workers=2")
+
+
+def _repos():
+  """Repositories in every split, with multi-line code (not dataset-dev: the workers must be told)."""
+  names = ([test_utils.repo_in_split("train", skip=i) for i in range(6)] +
+           [test_utils.repo_in_split("validation", skip=i) for i in range(2)] +
+           [test_utils.repo_in_split("test", skip=i) for i in range(2)])
+  return {name: {"pkg/mod.py": f"import os\n\n\ndef f{i}(x):\n\treturn x * {i}  # é\n" * (i + 3),
+                 "setup.py": f"from setuptools import setup\nsetup(name='p{i}')\n"}
+          for i, name in enumerate(names)}
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+  return test_utils.make_flcc_tree(tmp_path_factory.mktemp("flcc"), _repos())
+
+
+@pytest.fixture(scope="module")
+def bindings(root, tmp_path_factory):
+  return [f"code_t5.flcc_dataset.root = '{root}'",
+          f"code_t5.flcc_dataset.prepared_dir = '{tmp_path_factory.mktemp('prepared')}'"]
+
+
+@pytest.fixture(scope="module")
+def cached(tmp_path_factory, bindings):
+  """Runs `python -m code_t5.cache` once; returns (output dir, stdout, default prepared dir)."""
+  out = tmp_path_factory.mktemp("cache")
+  xdg = tmp_path_factory.mktemp("xdg")  # where a worker without the gin bindings would prepare
+  result = subprocess.run(
+      [sys.executable, "-m", "code_t5.cache", f"--tasks={TASK}", f"--output_cache_dir={out}",
+       *[f"--gin_param={b}" for b in bindings], PIPELINE_OPTIONS, "--min_shards=2"],
+      capture_output=True, text=True, env=dict(os.environ, XDG_CACHE_HOME=str(xdg),
+                                               TF_CPP_MIN_LOG_LEVEL="3"))
+  assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
+  return out, result.stdout, xdg
+
+
+@pytest.fixture
+def gin_bound(bindings):
+  with gin.unlock_config():
+    gin.parse_config(bindings)
+  yield
+  gin.clear_config()
+
+
+def _files(root, split):
+  return list(flcc.read_files(root, only_split=split))
+
+
+def test_writes_seqio_cache_layout_and_reports_examples_and_tokens(cached, root):
+  out, stdout, _ = cached
+  task_dir = out / TASK
+  assert (task_dir / "COMPLETED").exists()
+  for split in ("train", "validation", "test"):
+    files = _files(root, split)
+    stats = json.loads((task_dir / f"stats.{split}.json").read_text())
+    # Byte vocabulary: one token per UTF-8 byte of every kept file.
+    assert stats["examples"] == len(files) > 0
+    assert stats["targets_tokens"] == sum(len(f.text.encode()) for f in files)
+    assert re.search(rf"{TASK} {split}: {len(files)} examples written; .*targets_tokens "
+                     rf"{stats['targets_tokens']:,}", stdout)
+    assert list(task_dir.glob(f"{split}.tfrecord-*-of-*"))
+  source = json.loads((task_dir / cache.SOURCE_FILE).read_text())
+  assert source["root"] == str(root)
+
+
+def test_beam_workers_read_the_gin_bound_root(cached):
+  _, _, xdg = cached
+  # A worker that had not received the bindings would have prepared dataset-dev in the default
+  # prepared dir ($XDG_CACHE_HOME/code_t5/prepared).
+  assert not (xdg / "code_t5").exists()
+
+
+def test_cached_examples_equal_the_uncached_ones(cached, gin_bound):
+  out, _, _ = cached
+  for split in ("train", "validation", "test"):
+    result = cache.compare(TASK, str(out / TASK), split)
+    assert result["equal"], result
+    assert result["cached_examples"] == result["uncached_examples"] == result["stats_examples"]
+
+
+def test_training_examples_from_the_cache_equal_the_uncached_ones(cached, gin_bound):
+  """Same examples in the same order -> the random objective makes identical training examples."""
+  out, _, _ = cached
+  task = seqio.get_mixture_or_task(TASK)
+  lengths = {"inputs": 64, "targets": 64}
+
+  def objective(examples):
+    dataset = tf.data.Dataset.from_generator(
+        lambda: ({"targets_pretokenized": text, "targets": list(tokens)}
+                 for text, tokens in examples),
+        output_signature={"targets_pretokenized": tf.TensorSpec([], tf.string),
+                          "targets": tf.TensorSpec([None], tf.int32)})
+    dataset = task.preprocess_postcache(dataset, sequence_length=lengths, seed=3)
+    return [{k: v.tolist() if hasattr(v, "tolist") else v for k, v in ex.items()}
+            for ex in dataset.as_numpy_iterator()]
+
+  uncached = objective(cache.uncached_examples(TASK, "train"))
+  from_cache = objective(cache.cached_examples(str(out / TASK), "train"))
+  assert len(uncached) > 10
+  assert from_cache == uncached
+
+
+def test_mesh_transformer_main_trains_from_the_cache(cached, bindings, tmp_path):
+  out, _, _ = cached
+  experiment = launcher.Experiment(model_dir=tmp_path / "model", gin_params=[
+      *bindings, "mesh_train_dataset_fn.use_cached = True"])
+  command = experiment.train_command(2) + [f"--additional_task_cache_dirs={out}"]
+  result = subprocess.run(command, capture_output=True, text=True,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+  log = result.stdout + result.stderr
+  assert result.returncode == 0, log[-4000:]
+  assert f"'{TASK}' is cached at {out / TASK}" in log
+  assert launcher.latest_step(tmp_path / "model") == 2

@@ -1,0 +1,412 @@
+"""code_t5.t5x: Mesh TF -> T5X checkpoints, proven on real checkpoints of the project's tiny models.
+
+* round trip: every Mesh TF variable equals the T5X leaf it maps to, read back with msgpack +
+  tensorstore (tests/numpy_t5.py's reader, not the writer's code), through a name mapping written
+  here independently of the converter's;
+* logits: an independent NumPy T5X forward pass (tests/numpy_t5.py) on the converted files gives
+  Mesh TF's own logits (tests/mesh_tf_logits.py) for the same batch, for all three families;
+* bad input fails with one line naming the variable or path, and leaves no output behind.
+"""
+
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import numpy_t5
+from code_t5 import t5x
+
+MODELS = ("shared-prefix_lm", "prefix_lm", "span_corruption")
+REPO = pathlib.Path(__file__).resolve().parent.parent
+TINY_HEADS = 4  # gin_configs/sizes/tiny.gin
+ACTIVATIONS = {"shared-prefix_lm": ("relu",), "prefix_lm": ("relu",),
+               "span_corruption": ("gelu", "linear")}
+TOLERANCE = 1e-4
+
+
+def _prefix(model_dir, step=4):
+  return str(model_dir / f"model.ckpt-{step}")
+
+
+@pytest.fixture(scope="module")
+def converted(tiny_run, tmp_path_factory):
+  """converted(model) -> (Mesh TF prefix, T5X checkpoint dir), default options, once per model."""
+  cache = {}
+
+  def get(model):
+    if model not in cache:
+      _, model_dir = tiny_run(model)
+      out = tmp_path_factory.mktemp(f"t5x-{model}")
+      report = t5x.convert(model_dir, out)
+      cache[model] = (_prefix(model_dir, report.step), out / f"checkpoint_{report.step}")
+    return cache[model]
+
+  return get
+
+
+def _rewrite(prefix, out_dir, drop=(), replace=None):
+  """A copy of the checkpoint at `prefix` as out_dir/model.ckpt-4, with variables changed."""
+  reader = tf.train.load_checkpoint(prefix)
+  tensors = {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()
+             if name not in drop}
+  tensors.update(replace or {})
+  out_dir.mkdir()
+  tf.raw_ops.SaveV2(prefix=str(out_dir / "model.ckpt-4"), tensor_names=list(tensors),
+                    shape_and_slices=[""] * len(tensors),
+                    tensors=[tf.constant(value) for value in tensors.values()])
+  return out_dir
+
+
+# ---------------------------------------------------------------- round trip
+
+# The T5X mapping, written from t5x's t5_importer table and the checkpoints' layouts, not from
+# code_t5.t5x:
+# (Mesh TF tower, layer scope) -> [(T5X stack, sublayer, its pre-norm)].
+_LAYERS = {
+    "span_corruption": {
+        ("encoder", "layer_000"): [("encoder", "attention", "pre_attention_layer_norm")],
+        ("encoder", "layer_001"): [("encoder", "mlp", "pre_mlp_layer_norm")],
+        ("decoder", "layer_000"): [("decoder", "self_attention",
+                                    "pre_self_attention_layer_norm")],
+        ("decoder", "layer_001"): [("decoder", "encoder_decoder_attention",
+                                    "pre_cross_attention_layer_norm")],
+        ("decoder", "layer_002"): [("decoder", "mlp", "pre_mlp_layer_norm")]},
+    "prefix_lm": {
+        ("transformer", "layer_000"): [("decoder", "self_attention",
+                                        "pre_self_attention_layer_norm")],
+        ("transformer", "layer_001"): [("decoder", "mlp", "pre_mlp_layer_norm")]},
+    # One variable set, both towers: the encoder ran in the decoder's scope with the same names.
+    "shared-prefix_lm": {
+        ("decoder", "self_attention"): [
+            ("encoder", "attention", "pre_attention_layer_norm"),
+            ("decoder", "self_attention", "pre_self_attention_layer_norm")],
+        ("decoder", "enc_dec_attention"): [("decoder", "encoder_decoder_attention",
+                                            "pre_cross_attention_layer_norm")],
+        ("decoder", "dense_relu_dense"): [("encoder", "mlp", "pre_mlp_layer_norm"),
+                                          ("decoder", "mlp", "pre_mlp_layer_norm")]},
+}
+_FINAL_NORM = {"span_corruption": {"encoder": ["encoder"], "decoder": ["decoder"]},
+               "prefix_lm": {"transformer": ["decoder"]},
+               "shared-prefix_lm": {"decoder": ["encoder", "decoder"]}}
+_QKVO = {"q": "query", "k": "key", "v": "value", "o": "out"}
+_SLOTS = {"v": "v", "vr": "v_row", "vc": "v_col"}
+
+
+def t5x_param_paths(model, name):
+  """T5X target paths of a Mesh TF parameter of one of the project's model families."""
+  if name == "shared/embedding":
+    return ["token_embedder/embedding"]
+  if name == "transformer/embedding":
+    return ["decoder/token_embedder/embedding"]
+  if name.endswith("/logits/kernel"):
+    return ["decoder/logits_dense/kernel"]
+  tower, rest = name.split("/", 1)
+  if rest == "rms_norm/scale":
+    return [f"{stack}/{stack}_norm/scale" for stack in _FINAL_NORM[model][tower]]
+  block, layer, leaf = re.fullmatch(r"block_(\d+)/([^/]+)/(.+)", rest).groups()
+  paths = []
+  for stack, sublayer, norm in _LAYERS[model][(tower, layer)]:
+    base = f"{stack}/layers_{int(block)}"
+    if leaf == "rms_norm/scale":
+      paths.append(f"{base}/{norm}/scale")
+    elif leaf.endswith("/relative_attention_bias"):
+      paths.append(f"{stack}/relpos_bias/rel_embedding")
+    elif leaf.startswith("DenseReluDense/"):
+      paths.append(f"{base}/mlp/{leaf.split('/')[1]}/kernel")
+    else:
+      paths.append(f"{base}/{sublayer}/{_QKVO[leaf.rsplit('/', 1)[1]]}/kernel")
+  return paths
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_round_trip_every_variable(model, converted):
+  prefix, checkpoint_dir = converted(model)
+  tree = numpy_t5.read_checkpoint(checkpoint_dir)
+  assert tree["version"] == 3
+  target = numpy_t5.flatten(tree["optimizer"]["target"])
+  states = numpy_t5.flatten(tree["optimizer"]["state"]["param_states"])
+  reader = tf.train.load_checkpoint(prefix)
+  checked = set()
+  for name in sorted(reader.get_variable_to_shape_map()):
+    value = reader.get_tensor(name)
+    if name == "global_step":
+      step = tree["optimizer"]["state"]["step"]
+      assert step.dtype == np.int32 and step == value, name
+      continue
+    slot = re.fullmatch(r"(.+)_slot_(v|vr|vc)", name)
+    param = slot.group(1) if slot else name
+    paths = t5x_param_paths(model, param)
+    assert paths, name
+    for path in paths:
+      leaf = (states[f"{path}/{_SLOTS[slot.group(2)]}"] if slot else target[path])
+      assert leaf.dtype == np.float32, (name, path)
+      # bf16 -> f32 is exact: equality, not closeness.
+      np.testing.assert_array_equal(leaf, value.astype(np.float32), err_msg=f"{name} -> {path}")
+      checked.add(f"state/{path}/{_SLOTS[slot.group(2)]}" if slot else f"target/{path}")
+  assert {f"target/{p}" for p in target} <= checked  # no T5X param without a Mesh TF source
+  for path, leaf in states.items():  # the rest of the Adafactor state: T5X's (1,) zero dummies
+    if f"state/{path}" not in checked:
+      np.testing.assert_array_equal(leaf, np.zeros((1,), np.float32), err_msg=path)
+  assert {p.rsplit("/", 1)[0] for p in states} == set(target)
+
+
+def test_shared_tensors_are_copied_into_both_towers(converted):
+  """The shared model's encoder tensors are the decoder's: same values, in both towers."""
+  _, checkpoint_dir = converted("shared-prefix_lm")
+  target = numpy_t5.flatten(numpy_t5.read_checkpoint(checkpoint_dir)["optimizer"]["target"])
+  pairs = [("encoder/layers_1/attention/query/kernel",
+            "decoder/layers_1/self_attention/query/kernel"),
+           ("encoder/layers_0/mlp/wo/kernel", "decoder/layers_0/mlp/wo/kernel"),
+           ("encoder/relpos_bias/rel_embedding", "decoder/relpos_bias/rel_embedding"),
+           ("encoder/encoder_norm/scale", "decoder/decoder_norm/scale")]
+  for encoder, decoder in pairs:
+    np.testing.assert_array_equal(target[encoder], target[decoder])
+  assert not any(p.startswith("encoder/") and "encoder_decoder" in p for p in target)
+
+
+def test_factored_slots_become_v_row_and_v_col(tiny_run, tmp_path):
+  """Adafactor's factored slots (dims >= 128: not in tiny models, so made here) go inline."""
+  _, model_dir = tiny_run("prefix_lm")
+  wi = "transformer/block_000/layer_001/DenseReluDense/wi/kernel"  # [64, 256]
+  vr, vc = np.arange(64, dtype=np.float32), np.arange(256, dtype=np.float32) + 0.5
+  source = _rewrite(_prefix(model_dir), tmp_path / "source", drop=[f"{wi}_slot_v"],
+                    replace={f"{wi}_slot_vr": vr, f"{wi}_slot_vc": vc})
+  t5x.convert(source, tmp_path / "out")
+  state = numpy_t5.read_checkpoint(tmp_path / "out" / "checkpoint_4")["optimizer"]["state"]
+  slots = state["param_states"]["decoder"]["layers_0"]["mlp"]["wi"]["kernel"]
+  np.testing.assert_array_equal(slots["v_row"], vr)
+  np.testing.assert_array_equal(slots["v_col"], vc)
+  for dummy in ("v", "m"):
+    np.testing.assert_array_equal(slots[dummy], np.zeros((1,), np.float32))
+
+
+@pytest.mark.parametrize("model, expected", [
+    ("shared-prefix_lm", ["network.T5Config:", "num_encoder_layers = 2", "vocab_size = 384",
+                          "mlp_activations = ('relu',)", "logits_via_embedding = True",
+                          "shared ONE set of variables"]),
+    ("prefix_lm", ["network.TransformerConfig:", "num_layers = 2", "head_dim = 16",
+                   "inputs_bidirectional_attention = True", "BIDIRECTIONALLY"]),
+    ("span_corruption", ["mlp_activations = ('gelu', 'linear')", "logits_via_embedding = False",
+                         "mlp_dim = 256", "emb_dim = 64", "num_heads = 4"]),
+])
+def test_gin_file_describes_the_model(model, expected, converted):
+  _, checkpoint_dir = converted(model)
+  text = (checkpoint_dir / "model.gin").read_text()
+  for line in expected:
+    assert line in text, (line, text)
+
+
+# ---------------------------------------------------------------- logits parity
+
+def _batch():
+  """Two unpacked examples per row; the second row padded. Byte-vocabulary ids, EOS = 1."""
+  rng = np.random.default_rng(0)
+
+  def rows(lengths, width):
+    out = np.zeros((len(lengths), width), np.int32)
+    for i, n in enumerate(lengths):
+      out[i, :n - 1] = rng.integers(3, 259, n - 1)
+      out[i, n - 1] = 1
+    return out
+  # Up to 60 positions: relative distances cross the bucket boundaries at 8, 16 and 32.
+  return {"inputs": rows([40, 23], 40), "targets": rows([20, 9], 20)}
+
+
+@pytest.fixture(scope="module")
+def mesh_tf_logits(tiny_run, tmp_path_factory):
+  """{model: {"logits", "targets"}} from Mesh TF itself, one subprocess for the three models."""
+  work = tmp_path_factory.mktemp("mesh_tf_logits")
+  np.savez(work / "batch.npz", **_batch())
+  jobs = [{"gin_files": tiny_run(model)[0].gin_files(), "checkpoint": _prefix(tiny_run(model)[1]),
+           "batch": str(work / "batch.npz"), "out": str(work / f"{model}.npz")}
+          for model in MODELS]
+  (work / "jobs.json").write_text(json.dumps(jobs))
+  result = subprocess.run([sys.executable, str(REPO / "tests" / "mesh_tf_logits.py"),
+                           str(work / "jobs.json")], capture_output=True, text=True,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  return {model: dict(np.load(work / f"{model}.npz")) for model in MODELS}
+
+
+def _numpy_logits(model, checkpoint_dir, batch, targets, bidirectional_decoder_relpos=True):
+  target = numpy_t5.read_checkpoint(checkpoint_dir)["optimizer"]["target"]
+  if model == "prefix_lm":
+    # T5X's decoder_causal_attention: the inputs, their EOS, and the first target position.
+    prefix = (batch["inputs"] > 0).sum(axis=1) + 1
+    causal = (np.arange(targets.shape[1])[None] < prefix[:, None]).astype(np.int32)
+    config = numpy_t5.Config(TINY_HEADS, ACTIVATIONS[model], bidirectional_decoder_relpos)
+    return numpy_t5.decoder_only_logits(target, config, numpy_t5.shift_right(targets), targets,
+                                        causal)
+  config = numpy_t5.Config(TINY_HEADS, ACTIVATIONS[model])
+  return numpy_t5.encoder_decoder_logits(target, config, batch["inputs"],
+                                         numpy_t5.shift_right(targets), targets)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_logits_match_mesh_tf(model, converted, mesh_tf_logits):
+  _, checkpoint_dir = converted(model)
+  reference = mesh_tf_logits[model]
+  targets = reference["targets"]  # for the prefix LM: inputs + targets, as Mesh TF built them
+  logits = _numpy_logits(model, checkpoint_dir, _batch(), targets)
+  valid = targets > 0  # padding positions carry no prediction (Mesh TF zeroes them)
+  assert logits.shape == reference["logits"].shape
+  assert np.abs(logits - reference["logits"])[valid].max() < TOLERANCE
+
+
+def test_prefix_lm_needs_bidirectional_relpos_buckets(converted, mesh_tf_logits):
+  """What model.gin warns about: T5X's stock (unidirectional) buckets change the logits."""
+  _, checkpoint_dir = converted("prefix_lm")
+  targets = mesh_tf_logits["prefix_lm"]["targets"]
+  logits = _numpy_logits("prefix_lm", checkpoint_dir, _batch(), targets,
+                         bidirectional_decoder_relpos=False)
+  assert np.abs(logits - mesh_tf_logits["prefix_lm"]["logits"])[targets > 0].max() > 1e-2
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_zarr_leaf_in_several_chunks_reads_back(dtype, tmp_path, monkeypatch):
+  """Chunked leaves (big tensors; here forced) with a padded edge chunk, as tensorstore reads."""
+  import concurrent.futures  # pylint: disable=g-import-not-at-top
+  import ml_dtypes  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(t5x, "PARALLEL_MIN_BYTES", 0)
+  array = np.arange(7 * 5, dtype=np.float32).reshape(7, 5).astype(
+      ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32)
+  with concurrent.futures.ThreadPoolExecutor(2) as pool:
+    spec, _ = t5x.write_zarr(tmp_path, "target.x", array, pool, workers=2)
+  assert spec["metadata"]["chunks"] == [4, 5]
+  assert sorted(p.name for p in (tmp_path / "target.x").iterdir()) == [".zarray", "0.0", "1.0"]
+  read = numpy_t5.read_leaves(spec, str(tmp_path))
+  assert read.dtype == array.dtype and read.tobytes() == array.tobytes()
+
+
+# ---------------------------------------------------------------- options
+
+def test_bfloat16_params_only(tiny_run, tmp_path):
+  _, model_dir = tiny_run("span_corruption")
+  t5x.convert(model_dir, tmp_path, dtype="bfloat16", params_only=True)
+  tree = numpy_t5.read_checkpoint(tmp_path / "checkpoint_4")
+  assert set(tree["optimizer"]["state"]) == {"step"}
+  target = numpy_t5.flatten(tree["optimizer"]["target"])
+  reader = tf.train.load_checkpoint(_prefix(model_dir))
+  value = reader.get_tensor("decoder/block_001/layer_002/DenseReluDense/wi_1/kernel")
+  leaf = target["decoder/layers_1/mlp/wi_1/kernel"]
+  assert leaf.dtype.name == "bfloat16"
+  assert leaf.tobytes() == value.tobytes()
+
+
+def test_step_and_force(tiny_run, tmp_path, capsys):
+  _, model_dir = tiny_run("shared-prefix_lm")
+  assert t5x.main([str(model_dir), str(tmp_path), "--step", "2"]) == 0
+  assert "step 2" in capsys.readouterr().out
+  first = (tmp_path / "checkpoint_2" / "checkpoint").stat().st_ino
+  assert t5x.main([str(model_dir), str(tmp_path), "--step", "2"]) == 2
+  assert "checkpoint_2 exists: pass --force" in capsys.readouterr().err
+  assert t5x.main([str(model_dir), str(tmp_path), "--step", "2", "--force"]) == 0
+  assert (tmp_path / "checkpoint_2" / "checkpoint").stat().st_ino != first
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint_2"]
+  assert t5x.main([str(model_dir), str(tmp_path), "--step", "3"]) == 2
+  assert "no checkpoint for step 3" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- bad input
+
+def _truncated(model_dir, out_dir):
+  out_dir.mkdir()
+  for path in model_dir.glob("model.ckpt-4.*"):
+    shutil.copy(path, out_dir / path.name)
+  data = max(out_dir.glob("*.data-*"), key=lambda p: p.stat().st_size)
+  os.truncate(data, data.stat().st_size // 2)
+  return out_dir
+
+
+_Q = "transformer/block_001/layer_000/SelfAttention/q"
+_WO = "transformer/block_001/layer_001/DenseReluDense/wo/kernel"
+
+
+@pytest.mark.parametrize("case, message", [
+    ("missing", f"missing variable {_Q} in "),
+    ("missing slot", f"missing variable {_Q}_slot_v in "),
+    ("unknown", "unknown variable transformer/block_000/layer_000/SelfAttention/extra in "),
+    ("shape", f"shape mismatch: variable {_WO} in .* has shape \\[64, 256\\], expected "
+              "\\[256, 64\\]"),
+    ("truncated", "cannot read variable .+ from .*model.ckpt-4 \\(truncated or corrupt"),
+    ("no checkpoint", "holds no Mesh TF checkpoint"),
+])
+def test_bad_input_fails_in_one_line_and_writes_nothing(case, message, tiny_run, tmp_path,
+                                                        capsys):
+  _, model_dir = tiny_run("prefix_lm")
+  prefix, source = _prefix(model_dir), tmp_path / "source"
+  if case == "missing":
+    _rewrite(prefix, source, drop=[_Q])
+  elif case == "missing slot":
+    _rewrite(prefix, source, drop=[f"{_Q}_slot_v"])
+  elif case == "unknown":
+    extra = tf.train.load_checkpoint(prefix).get_tensor("transformer/rms_norm/scale")
+    _rewrite(prefix, source,
+             replace={"transformer/block_000/layer_000/SelfAttention/extra": extra})
+  elif case == "shape":
+    wi = tf.train.load_checkpoint(prefix).get_tensor(_WO.replace("/wo/", "/wi/"))
+    _rewrite(prefix, source, replace={_WO: wi})
+  elif case == "truncated":
+    _truncated(model_dir, source)
+  else:
+    source.mkdir()
+  out = tmp_path / "out"
+  assert t5x.main([str(source), str(out)]) == 2
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and re.search(message, err), err
+  assert not out.exists()
+
+
+def test_interrupted_run_leaves_nothing_that_looks_like_a_checkpoint(tiny_run, tmp_path):
+  """Killed (SIGKILL) half-way: no checkpoint_<n> dir, no msgpack `checkpoint` file."""
+  _, model_dir = tiny_run("span_corruption")
+  out = tmp_path / "out"
+  code = (
+      "import os, pathlib, signal\n"
+      "from code_t5 import t5x\n"
+      "write, calls = t5x.write_zarr, []\n"
+      "def dying(*args):\n"
+      "  calls.append(1)\n"
+      "  if len(calls) == 20:\n"
+      "    os.kill(os.getpid(), signal.SIGKILL)\n"
+      "  return write(*args)\n"
+      "t5x.write_zarr = dying\n"
+      f"t5x.convert(pathlib.Path({str(model_dir)!r}), pathlib.Path({str(out)!r}))\n")
+  result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), check=False)
+  assert result.returncode == -signal.SIGKILL, result.stderr[-2000:]
+  leftovers = list(out.iterdir())
+  assert leftovers and all(p.name.startswith(".") for p in leftovers)
+  assert not list(out.rglob("checkpoint"))
+
+
+def test_cli_convert_prints_summary(tiny_run, tmp_path):
+  _, model_dir = tiny_run("shared-prefix_lm")
+  result = subprocess.run([sys.executable, "-m", "code_t5.cli", "convert", str(model_dir),
+                           str(tmp_path / "out")], cwd=REPO, capture_output=True, text=True,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), check=False)
+  assert result.returncode == 0, result.stderr[-2000:]
+  for line in ("shared encoder-decoder", "copied into T5X's encoder AND decoder",
+               "tensors read", "leaves written", "MB/s"):
+    assert line in result.stdout, result.stdout
+  assert (tmp_path / "out" / "checkpoint_4" / "checkpoint").is_file()
+
+
+def test_script_reports_bad_input_in_one_line(tmp_path):
+  result = subprocess.run([sys.executable, str(REPO / "scripts" / "convert_checkpoint_to_t5x.py"),
+                           str(tmp_path / "nothing"), str(tmp_path / "out")],
+                          capture_output=True, text=True, check=False,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+  assert result.returncode == 2
+  assert result.stderr.splitlines()[-1] == (
+      f"convert_checkpoint_to_t5x: {tmp_path / 'nothing'} is neither a Mesh TF model dir nor a "
+      "checkpoint prefix (no such dir, no .index file)")
+  assert not (tmp_path / "out").exists()
