@@ -15,7 +15,8 @@ patch the moment something imports `mesh_tensorflow`, then removes itself.
 
 2. gin-config 0.5.0 and folders named like gin sub-folders (called by `import code_t5`).
 
-3. TF 1.x training hooks and the graph (used by code_t5/training.py while it trains, if gin says so).
+3. TF 1.x training hooks and the graph, and autograph in tf.data (used by code_t5/training.py
+   while it trains, if gin says so).
 """
 
 import contextlib
@@ -73,17 +74,15 @@ def patch_gin_for_namespace_packages():
 def training_without_graph_def():
   """While active, TF's CheckpointSaverHook and summary writers do not serialise the graph.
 
-  Why: protobuf 3.20.3 (the newest seqio-nightly allows) has no compiled extension for Python
-  3.11, so protobuf runs as pure Python, and Mesh TF's training graph (tens of thousands of ops)
-  takes seconds to turn into a GraphDef each time. TF's CheckpointSaverHook does that five times
+  Why: Mesh TF's training graph (tens of thousands of ops) takes a while to turn into a GraphDef
+  each time, and nothing reads the result back. TF's CheckpointSaverHook does that five times
   before the first step (graph.pbtxt, the graph and meta graph in the events file -- through
   FileWriterCache, which always passes the graph, and in after_create_session, which adds them
   even with save_graph_def=False -- and model.ckpt-0.meta) and again for every checkpoint's
-  .meta: measured 14 s of start-up and ~3 s per checkpoint for the tiny model (with protobuf
-  4.25's compiled upb still ~3 s of start-up, and 2.3 s at step 0 for the small model). Mesh TF
-  creates the hook itself with no option for it (mesh_tensorflow/transformer/utils.py), so this sets the
-  hook's own `save_graph_def` switch, skips the graph part of after_create_session and gives the
-  writer cache graph-less writers.
+  .meta (figures before/after: benchmarks/train_benchmark.py, README "Training speed"). Mesh TF
+  creates the hook itself with no option for it (mesh_tensorflow/transformer/utils.py), so this
+  sets the hook's own `save_graph_def` switch, skips the graph part of after_create_session and
+  gives the writer cache graph-less writers.
   Nothing reads those files back: Mesh TF rebuilds the graph from gin and restores variables by
   name; what is lost is the graph view in TensorBoard and `.meta` files.
   """
@@ -123,6 +122,26 @@ def training_without_graph_def():
     hook.__init__ = real_init
     hook.after_create_session = real_after_create_session
     writer_cache.FileWriterCache.get = real_get
+
+
+@contextlib.contextmanager
+def tf_data_without_autograph():
+  """While active, `tf.data` map/filter functions built in this thread are traced as written.
+
+  Why: `Dataset.map` runs every Python function it is given through autograph, which reads and
+  rewrites the source of the function and of everything it calls. For t5's objectives (prefix_lm,
+  span_corruption: denoise, random_spans_noise_mask, select_random_chunk, ...) and seqio's
+  preprocessors that is 4-5 s of every training start-up on this machine, for no change: these
+  preprocessors are written with tf ops (tf.cond, tf.while_loop), not Python control flow on
+  tensors, and the datasets built with and without it are identical example for example
+  (tests/training_test.py). TensorFlow has no public switch for autograph in tf.data; its own
+  context stack (`ag_ctx.ControlStatusCtx`, thread-local) is what `Dataset.map` consults.
+  A function that does need autograph fails at trace time with TF's "using a tf.Tensor as a
+  Python bool" error, not silently.
+  """
+  from tensorflow.python.autograph.core import ag_ctx  # pylint: disable=g-import-not-at-top
+  with ag_ctx.ControlStatusCtx(status=ag_ctx.Status.DISABLED):
+    yield
 
 
 def set_run_config(estimator, **changes):
