@@ -122,6 +122,16 @@ class Timeline:
         pending = None
     return out
 
+  def einsum_macs_per_step(self) -> Optional[float]:
+    """Mesh TF's own count of the multiply-adds of every einsum in one lowered training step
+    (forward and backward, attention and logits included): its "Counters: einsum: N" line."""
+    counters = False
+    for _, line in self.lines:
+      counters = counters or "Counters:" in line
+      if counters and (m := re.match(r"^einsum: ([0-9.e+]+)$", line.strip())):
+        return float(m.group(1))
+    return None
+
   def summary(self, tokens_per_step: int) -> Dict[str, float]:
     """The figures the benchmarks report (seconds, steps/s, tokens/s, shares)."""
     losses = self.losses()

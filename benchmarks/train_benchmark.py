@@ -9,9 +9,11 @@ model_fn / graph finalized / session ready / first step; the step-0 checkpoint (
 between a ready session and the end of the first save: graph.pbtxt, the graph in the events file,
 the meta graph, the checkpoint), the final save; steady steps/s and token slots/s (inputs +
 targets, padding included) from the median step interval away from saves; compute/wall (steps x
-median step time over the whole process' wall time); model FLOPs utilisation: 6 N FLOPs per token
-(N = parameters in the checkpoint, shared weights counted once; attention's O(length^2) FLOPs not
-counted) against the machine's fp32 matmul peak measured in the same run.
+median step time over the whole process' wall time); model FLOPs utilisation (MFU): 6 N FLOPs
+per token, N = the weights the token passes through (model_flops_per_step; attention's
+O(length^2) FLOPs not counted), against the machine's fp32 matmul peak measured in the same run;
+beside it, the same rate from Mesh TF's own count of the step's einsum multiply-adds (attention
+and logits included). Figures are for the encoder-decoder models (batch x (inputs + targets)).
 
 With --torch it then trains the same architecture and batch in PyTorch (transformers' T5 with the
 encoder's layers tied to the decoder's, as in `shared-prefix_lm`; ReLU, no dropout, Adafactor) and
@@ -19,13 +21,16 @@ prints its token slots/s and our ratio to it. Prints figures only; asserts nothi
 """
 
 import argparse
+import collections
 import json
+import math
 import pathlib
 import shutil
 import statistics
 import sys
 import tempfile
 import time
+from typing import Dict
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import bench_utils  # pylint: disable=g-import-not-at-top,wrong-import-position
@@ -39,19 +44,32 @@ SIZES = {  # d_model, d_ff, layers, heads, d_kv: gin_configs/sizes/*.gin
 }
 
 
-def checkpoint_parameters(model_dir: pathlib.Path) -> int:
-  """Weights in the latest checkpoint (optimizer slots and counters excluded)."""
+def checkpoint_parameters(model_dir: pathlib.Path) -> Dict[str, int]:
+  """Weights in the latest checkpoint by top scope ("encoder", "decoder", "shared", ...), and
+  those of the decoder's encoder-decoder attention; optimizer slots and counters excluded."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   path = tf.train.latest_checkpoint(str(model_dir))
-  total = 0
+  counts = collections.Counter()
   for name, shape in tf.train.list_variables(path):
-    if "_slot_" in name or name in ("global_step",) or not shape:
+    if "_slot_" in name or name == "global_step" or not shape:
       continue
-    n = 1
-    for d in shape:
-      n *= d
-    total += n
-  return total
+    counts[name.split("/")[0]] += math.prod(shape)
+    if "/EncDecAttention/" in name:
+      counts["enc_dec_attention"] += math.prod(shape)
+  return dict(counts)
+
+
+def model_flops_per_step(params: Dict[str, int], batch: int, length: int) -> float:
+  """6 N FLOPs per token, N = the weights that token passes through (an encoder-decoder's input
+  tokens go through the encoder, its target tokens through the decoder and the logits).
+
+  A shared encoder-decoder (make_bitransformer.encoder_name = "decoder") has no encoder/
+  variables: its encoder runs the decoder's weights less the encoder-decoder attention.
+  """
+  embedding = params.get("shared", 0)  # the input lookup is no matmul, tied logits are one
+  decoder = params.get("decoder", 0) + embedding
+  encoder = params.get("encoder", params.get("decoder", 0) - params.get("enc_dec_attention", 0))
+  return 6 * batch * length * (encoder + decoder)
 
 
 def checkpoint_vocab_size(model_dir: pathlib.Path) -> int:
@@ -166,11 +184,16 @@ def main(argv=None):
   tokens_per_step = args.batch * 2 * args.length
   figures = timeline.summary(tokens_per_step)
   params = checkpoint_parameters(experiment.model_dir)
-  figures["params"] = params
+  figures["params"] = sum(v for k, v in params.items() if k != "enc_dec_attention")
   figures["matmul_peak_gflops"] = peak_gflops
-  if "token_slots_per_s" in figures:
-    figures["model_gflops_per_s"] = 6 * params * figures["token_slots_per_s"] / 1e9
+  einsum_macs = timeline.einsum_macs_per_step()
+  if "steps_per_s" in figures:
+    flops = model_flops_per_step(params, args.batch, args.length)
+    figures["model_gflops_per_s"] = flops * figures["steps_per_s"] / 1e9
     figures["mfu"] = figures["model_gflops_per_s"] / peak_gflops
+    if einsum_macs:
+      figures["einsum_gflops_per_s"] = 2 * einsum_macs * figures["steps_per_s"] / 1e9
+      figures["einsum_utilisation"] = figures["einsum_gflops_per_s"] / peak_gflops
   losses = timeline.losses()
   print(f"launch -> model_fn {figures['launch_to_model_fn_s']:.1f} s -> graph finalized "
         f"{figures['launch_to_graph_finalized_s']:.1f} s -> session ready "
@@ -183,8 +206,12 @@ def main(argv=None):
   if "steps_per_s" in figures:
     print(f"steady: {figures['steps_per_s']:.2f} steps/s = {figures['token_slots_per_s']:,.0f} "
           f"token slots/s; compute/wall {figures['compute_share_of_wall']:.0%}; "
-          f"params {params:,}; 6N FLOPs/token -> {figures['model_gflops_per_s']:.1f} GFLOP/s "
-          f"= MFU {figures['mfu']:.1%} of {peak_gflops:.0f} GFLOP/s")
+          f"params {figures['params']:,}; 6N FLOPs/token -> {figures['model_gflops_per_s']:.1f} "
+          f"GFLOP/s = MFU {figures['mfu']:.1%} of {peak_gflops:.0f} GFLOP/s")
+    if einsum_macs:
+      print(f"Mesh TF's einsum count ({einsum_macs:.3g} multiply-adds per step, attention and "
+            f"logits included): {figures['einsum_gflops_per_s']:.1f} GFLOP/s = "
+            f"{figures['einsum_utilisation']:.1%} of the matmul peak")
   if losses:
     print(f"loss: step {losses[0][0]} {losses[0][1]:.3f} -> step {losses[-1][0]} "
           f"{losses[-1][1]:.3f}")

@@ -17,17 +17,20 @@ SUBCOMMAND_MODULES = ("code_t5.complete", "code_t5.serve", "code_t5.cache", "cod
 
 
 def _experiment(args) -> launcher.Experiment:
-  model_dir = args.model_dir or pathlib.Path("runs") / f"{args.model}-{args.size}-{args.run}"
-  return launcher.Experiment(model=args.model, size=args.size, run=args.run, model_dir=model_dir,
-                             root=args.root, gin_params=args.gin_param)
+  vocab = "" if args.vocab == "byte" else f"-{args.vocab}"
+  model_dir = args.model_dir or pathlib.Path("runs") / f"{args.model}-{args.size}{vocab}-{args.run}"
+  return launcher.Experiment(model=args.model, size=args.size, run=args.run, vocab=args.vocab,
+                             model_dir=model_dir, root=args.root, gin_params=args.gin_param)
 
 
 def _add_experiment_flags(parser):
   parser.add_argument("--model", default="shared-prefix_lm", help=", ".join(launcher.MODELS))
   parser.add_argument("--size", default="tiny", help=", ".join(launcher.SIZES))
   parser.add_argument("--run", default="cpu", help=", ".join(launcher.RUNS))
+  parser.add_argument("--vocab", default="byte", help=", ".join(launcher.VOCABS) +
+                      " (spm_dev: code_t5/vocabs/flcc_dev_spm.model, via vocabs/spm_dev.gin)")
   parser.add_argument("--model-dir", type=pathlib.Path,
-                      help="default: runs/<model>-<size>-<run>")
+                      help="default: runs/<model>-<size>[-<vocab>]-<run>")
   parser.add_argument("--root", type=pathlib.Path,
                       help="FLCC dataset root (holds v3/); default: dataset-dev/")
   parser.add_argument("--gin-param", action="append", default=[],
@@ -40,7 +43,8 @@ def _train(args):
 
 def _eval(args):
   experiment = _experiment(args)
-  return launcher.run(experiment.eval_command(), experiment.model_dir / "logs" / "eval.log")
+  return launcher.run(experiment.eval_command(args.line_completion),
+                      experiment.model_dir / "logs" / "eval.log")
 
 
 def _prepare(args):
@@ -77,6 +81,9 @@ def build_parser():
   evaluate = sub.add_parser("eval", help="decode the validation repositories with the latest "
                             "checkpoint and compute the tasks' metrics")
   _add_experiment_flags(evaluate)
+  evaluate.add_argument("--line-completion", action="store_true",
+                        help="decode every line-completion point instead (then compare with "
+                        "`code-t5 baseline --model-dir`)")
   evaluate.set_defaults(func=_eval)
 
   prepare = sub.add_parser("prepare", help="read and filter an FLCC root into TFRecord shards "

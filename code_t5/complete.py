@@ -337,13 +337,11 @@ def experiment_from_model_dir(model_dir: pathlib.Path, run: str = "cpu", model=N
         files.append(part[len("--gin_file="):])
       elif part.startswith("--gin_param="):
         params.append(part[len("--gin_param="):])
-  recorded = {"model": None, "size": None}
+  recorded = {"model": None, "size": None, "vocab": "byte"}
   extra_files = []
   for f in files:
-    if m := re.fullmatch(r"models/(.+)\.gin", f):
-      recorded["model"] = m.group(1)
-    elif m := re.fullmatch(r"sizes/(.+)\.gin", f):
-      recorded["size"] = m.group(1)
+    if m := re.fullmatch(r"(models|sizes|vocabs)/(.+)\.gin", f):
+      recorded[{"models": "model", "sizes": "size", "vocabs": "vocab"}[m.group(1)]] = m.group(2)
     elif f != "dataset.gin" and not re.fullmatch(r"runs/.+\.gin", f):
       extra_files.append(f)
   model = model or recorded["model"]
@@ -356,8 +354,8 @@ def experiment_from_model_dir(model_dir: pathlib.Path, run: str = "cpu", model=N
   kept = [p for p in params if not p.replace(" ", "").startswith(
       tuple(r.replace(" ", "") + "=" for r in _RUN_ONLY_PARAMS))]
   try:
-    experiment = launcher.Experiment(model=model, size=size, run=run, model_dir=model_dir,
-                                     gin_params=kept + list(gin_params))
+    experiment = launcher.Experiment(model=model, size=size, run=run, vocab=recorded["vocab"],
+                                     model_dir=model_dir, gin_params=kept + list(gin_params))
   except launcher.LaunchError as e:
     raise CompletionError(f"{model_dir}: {e}") from None
   return experiment, extra_files

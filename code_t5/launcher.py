@@ -23,6 +23,9 @@ GIN_CONFIGS = sources.REPO_ROOT / "gin_configs"
 MODELS = ("shared-prefix_lm", "prefix_lm", "span_corruption")
 SIZES = ("tiny", "small", "base")
 RUNS = ("cpu", "cpu_x2", "cpu_x4", "gpu", "gpu_x2", "gpu_x4", "gpu_x8", "tpu_v3_8", "tpu_v3_32")
+# Vocabularies (code_t5/vocab.py VOCABULARIES): "byte" is dataset.gin's default, the others switch
+# with gin_configs/vocabs/<name>.gin after the model file.
+VOCABS = ("byte", "spm_dev")
 
 # Mesh TF's model_fn prints the loss of every step: "step, tf_loss[2.4367][1]".
 _LOSS_LINE = re.compile(r"tf_loss\[([^\]]+)\]\[(\d+)\]")
@@ -47,21 +50,23 @@ class Experiment:
   model: str = "shared-prefix_lm"
   size: str = "tiny"
   run: str = "cpu"
+  vocab: str = "byte"
   model_dir: pathlib.Path = pathlib.Path("runs/dev")
   root: Optional[pathlib.Path] = None
   gin_params: Sequence[str] = ()
 
   def __post_init__(self):
     for flag, value, choices in (("--model", self.model, MODELS), ("--size", self.size, SIZES),
-                                 ("--run", self.run, RUNS)):
+                                 ("--run", self.run, RUNS), ("--vocab", self.vocab, VOCABS)):
       if value not in choices:
         raise LaunchError(f"{flag} {value!r} is not one of {', '.join(choices)}")
     if self.root is not None and not self.root.exists():
       raise LaunchError(f"--root {self.root} does not exist: give the folder that holds v3/")
 
   def gin_files(self) -> List[str]:
-    return ["dataset.gin", f"models/{self.model}.gin", f"sizes/{self.size}.gin",
-            f"runs/{self.run}.gin"]
+    vocab = [] if self.vocab == "byte" else [f"vocabs/{self.vocab}.gin"]
+    return (["dataset.gin", f"models/{self.model}.gin"] + vocab +
+            [f"sizes/{self.size}.gin", f"runs/{self.run}.gin"])
 
   def command(self, extra_gin_files=(), extra_gin_params=()) -> List[str]:
     params = list(self.gin_params) + list(extra_gin_params)
@@ -75,8 +80,11 @@ class Experiment:
   def train_command(self, steps: int) -> List[str]:
     return self.command(extra_gin_params=[f"utils.run.train_steps = {steps}"])
 
-  def eval_command(self) -> List[str]:
-    return self.command(extra_gin_files=["runs/eval.gin"])
+  def eval_command(self, line_completion: bool = False) -> List[str]:
+    """Decodes the validation repositories: the training task (runs/eval.gin) or, with
+    line_completion, every line-completion point (runs/eval_line_completion.gin)."""
+    return self.command(extra_gin_files=[
+        "runs/eval_line_completion.gin" if line_completion else "runs/eval.gin"])
 
   def export_command(self, export_path, extra_gin_files=(), extra_gin_params=()) -> List[str]:
     """A SavedModel of the newest checkpoint in <export_path>/<timestamp>/ (runs/export.gin)."""

@@ -56,6 +56,7 @@ ZARR_CHUNK_BYTES = 64 << 20  # t5x's chunk size limit
 PARALLEL_MIN_BYTES = 1 << 20  # smaller tensors are one chunk: not worth a thread hand-off
 DTYPES = ("float32", "bfloat16")
 _NUM_BUCKETS = 32  # the only number of relative-position buckets T5X's example networks build
+BYTE_EXTRA_IDS = 100  # code_t5.vocab.NUM_EXTRA_IDS (not imported: it would import TensorFlow)
 
 Path = Tuple[str, ...]
 
@@ -622,7 +623,8 @@ def gin_text(model: Model, prefix: str, step: int,
   """A T5X gin config for the converted model: t5x's stock config, our sizes."""
   vocabulary = operative.value("task_name.vocabulary")
   lines = [f"# T5X model for {prefix} (step {step}), converted by code_t5.t5x.",
-           f"# {model.describe()}", "from __gin__ import dynamic_registration", ""]
+           f"# {model.describe()}", "from __gin__ import dynamic_registration",
+           *(["import seqio"] if vocabulary == "byte" else []), ""]
   if model.kind == "encoder-decoder":
     lines += ["from t5x.examples.t5 import network", "",
               "include 't5x/examples/t5/t5_1_1/base.gin'", ""]
@@ -648,11 +650,19 @@ def gin_text(model: Model, prefix: str, step: int,
                 "# that passes bidirectional=True there.", ""]
     config = "network.TransformerConfig"
     sizes = [f"num_layers = {model.num_decoder_layers}"]
-  trained_with = (f" (its operative_config.gin: task_name.vocabulary = {vocabulary!r})"
-                  if vocabulary else "")
-  lines += [f"# The vocabulary the Mesh TF model was trained with{trained_with}: bind it here.",
-            "VOCABULARY = %gin.REQUIRED", "",
-            f"{config}:", f"  vocab_size = {model.vocab_size}",
+  if vocabulary == "byte":
+    lines += ["# The vocabulary the Mesh TF model was trained with: code_t5's 'byte' (UTF-8 bytes",
+              "# + sentinels, task_name.vocabulary in its operative_config.gin).",
+              "VOCABULARY = @seqio.ByteVocabulary()",
+              f"seqio.ByteVocabulary.extra_ids = {BYTE_EXTRA_IDS}", ""]
+  else:
+    trained_with = (f"code_t5's {vocabulary!r} (task_name.vocabulary in its operative_config.gin; "
+                    "a code_t5.vocab.CodeSentencePieceVocabulary)" if vocabulary
+                    else "not recorded (no operative_config.gin)")
+    lines += [f"# The vocabulary the Mesh TF model was trained with: {trained_with}.",
+              "# Bind the same one here; its size must give the vocab_size below.",
+              "VOCABULARY = %gin.REQUIRED", ""]
+  lines += [f"{config}:", f"  vocab_size = {model.vocab_size}",
             "  # Mesh TF computed in float32 (get_variable_dtype.activation_dtype).",
             "  dtype = 'float32'", f"  emb_dim = {model.d_model}",
             f"  num_heads = {model.num_heads}"]

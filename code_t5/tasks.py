@@ -5,9 +5,10 @@ results never mix versions. Every task reads the FLCC root bound to `code_t5.flc
 in gin (dataset-dev/ by default). Each vocabulary of `vocab.VOCABULARIES` gets its own tasks; the
 vocabulary is part of the name, except for the byte vocabulary (the original names):
 
-  flcc_py_prefix_lm_v1, flcc_py_span_corruption_v1, flcc_py_line_completion_v1        (bytes)
-  flcc_py_prefix_lm_spm_dev_v1, flcc_py_span_corruption_spm_dev_v1,
-  flcc_py_line_completion_spm_dev_v1                       (code_t5/vocabs/flcc_dev_spm.model)
+  flcc_py_prefix_lm_v1, flcc_py_completion_lm_v1, flcc_py_span_corruption_v1,
+  flcc_py_line_completion_v1                                                           (bytes)
+  flcc_py_prefix_lm_spm_dev_v1, flcc_py_completion_lm_spm_dev_v1, ...
+                                                          (code_t5/vocabs/flcc_dev_spm.model)
 
 gin picks one with `MIXTURE_NAME = @code_t5.task_name()` (see `task_name`).
 """
@@ -30,8 +31,10 @@ PREFIX_LM = "flcc_py_prefix_lm_v1"
 SPAN_CORRUPTION = "flcc_py_span_corruption_v1"
 LINE_COMPLETION = "flcc_py_line_completion_v1"
 # A mixture (code_t5/mixtures.py) is named like a task of this objective.
+COMPLETION_LM = "flcc_py_completion_lm_v1"
 PREFIX_LM_AND_SPAN_CORRUPTION = "prefix_lm_span_corruption"
-OBJECTIVES = ("prefix_lm", "span_corruption", PREFIX_LM_AND_SPAN_CORRUPTION, "line_completion")
+OBJECTIVES = ("prefix_lm", "span_corruption", PREFIX_LM_AND_SPAN_CORRUPTION, "completion_lm",
+              "line_completion")
 
 
 def name_of(objective: str, vocabulary: str = "byte") -> str:
@@ -108,6 +111,8 @@ for _vocabulary_name, _vocabulary_fn in vocab.VOCABULARIES.items():
   # Prefix LM: a random chunk of a file is cut at a random point; inputs = the code before the
   # cut, targets = the code after it (t5's prefix_lm objective, noise density 0.5).
   register(name_of("prefix_lm", _vocabulary_name), t5_preprocessors.prefix_lm, _features)
+  # Prefix LM at random cursors, both sides full length: preprocessors.completion_lm.
+  register(name_of("completion_lm", _vocabulary_name), preprocessors.completion_lm, _features)
   # Span corruption: 15% of tokens in spans of mean length 3 replaced by sentinels (T5's).
   register(name_of("span_corruption", _vocabulary_name), t5_preprocessors.span_corruption,
            _features)

@@ -77,3 +77,22 @@ def test_bad_flag_values_give_one_line_errors(tmp_path):
   assert error.startswith("code-t5 train: --model 'gpt' is not one of")
   error = _one_line_error(_code_t5("train", "--root", str(tmp_path / "missing")))
   assert error.startswith("code-t5 train: --root") and "missing" in error
+  error = _one_line_error(_code_t5("train", "--vocab", "t5", "--model-dir", str(tmp_path)))
+  assert error.startswith("code-t5 train: --vocab 't5' is not one of byte, spm_dev")
+
+
+def test_code_vocabulary_trains_and_evaluates_line_completion(tmp_path, prepared_dir):
+  """`--vocab spm_dev` trains the `_spm_dev_v1` task; `eval --line-completion` decodes its points."""
+  flags = ["--vocab", "spm_dev", "--model-dir", str(tmp_path / "model"),
+           "--gin-param", f"code_t5.flcc_dataset.prepared_dir = '{prepared_dir}'",
+           "--gin-param", "mesh_eval_dataset_fn.num_eval_examples = 8",
+           "--gin-param", "Bitransformer.decode.max_decode_length = 8"]
+  trained = _code_t5("train", "--steps", "2", "--no-eval", *flags)
+  assert trained.returncode == 0, trained.stdout[-3000:] + trained.stderr[-3000:]
+  assert "--gin_file=vocabs/spm_dev.gin" in trained.stdout
+  evaluated = _code_t5("eval", "--line-completion", *flags)
+  assert evaluated.returncode == 0, evaluated.stdout[-3000:] + evaluated.stderr[-3000:]
+  assert "eval/flcc_py_line_completion_spm_dev_v1/exact_match" in evaluated.stdout
+  eval_dir = tmp_path / "model" / "validation_eval"
+  targets = (eval_dir / "flcc_py_line_completion_spm_dev_v1_targets").read_text().splitlines()
+  assert len(targets) == 8 and all("\n" not in postprocessors.from_json_line(t) for t in targets)

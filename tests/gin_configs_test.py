@@ -69,6 +69,15 @@ def test_eval_composition_parses_with_a_fixed_seed():
   assert gin.query_parameter("mesh_eval_dataset_fn.seed") == 42
 
 
+def test_launcher_vocabularies_are_the_registered_ones_with_a_gin_file_each():
+  assert set(launcher.VOCABS) == set(vocab.VOCABULARIES)
+  for name in launcher.VOCABS:
+    files = launcher.Experiment(vocab=name).gin_files()
+    if name != "byte":  # after the model file, whose objective it keeps
+      assert files.index(f"vocabs/{name}.gin") == files.index("models/shared-prefix_lm.gin") + 1
+      assert (GIN_DIR / "vocabs" / f"{name}.gin").is_file()
+
+
 def test_export_composition_serves_one_request_at_a_time_greedily():
   _parse(*_experiment_files(), "runs/export.gin")
   assert gin.query_parameter("utils.run.mode") == "export_infer"

@@ -23,6 +23,7 @@ import tensorflow as tf
 
 import numpy_t5
 from code_t5 import t5x
+from code_t5 import vocab
 
 MODELS = ("shared-prefix_lm", "prefix_lm", "span_corruption")
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -190,6 +191,8 @@ def test_factored_slots_become_v_row_and_v_col(tiny_run, tmp_path):
 
 @pytest.mark.parametrize("model, expected", [
     ("shared-prefix_lm", ["network.T5Config:", "num_encoder_layers = 2", "vocab_size = 384",
+                          "import seqio", "VOCABULARY = @seqio.ByteVocabulary()",
+                          f"seqio.ByteVocabulary.extra_ids = {vocab.NUM_EXTRA_IDS}",
                           "mlp_activations = ('relu',)", "logits_via_embedding = True",
                           "shared ONE set of variables"]),
     ("prefix_lm", ["network.TransformerConfig:", "num_layers = 2", "head_dim = 16",

@@ -2,6 +2,7 @@
 
 import pytest
 import seqio
+from t5.models import mesh_transformer
 
 import code_t5  # pylint: disable=unused-import  (registers the tasks)
 from code_t5 import flcc
@@ -35,7 +36,8 @@ def _examples(task_name, count=20):
 
 
 def test_tasks_and_mixture_are_registered():
-  assert {tasks.PREFIX_LM, tasks.SPAN_CORRUPTION} <= set(seqio.TaskRegistry.names())
+  assert {tasks.PREFIX_LM, tasks.COMPLETION_LM, tasks.SPAN_CORRUPTION} <= set(
+      seqio.TaskRegistry.names())
   mixture = seqio.get_mixture_or_task(mixtures.PREFIX_LM_AND_SPAN_CORRUPTION)
   assert {t.name for t in mixture.tasks} == {tasks.PREFIX_LM, tasks.SPAN_CORRUPTION}
 
@@ -50,6 +52,38 @@ def test_prefix_lm_inputs_then_targets_are_a_verbatim_slice_of_a_file(validation
     assert any(joined in text for text in validation_bytes), joined[:200]
     # What Mesh TF eval reads as the reference is the decoded target, whitespace included.
     assert ex["targets_pretokenized"] == _bytes(ex["targets"]).decode("utf-8", errors="ignore").encode()
+
+
+def test_completion_lm_cuts_files_at_cursors_into_full_length_context_and_continuation():
+  texts = {f.text.encode("utf-8") for f in flcc.read_files(sources.DEV_ROOT, only_split="validation")}
+  examples = _examples(tasks.COMPLETION_LM, 60)
+  full = 0
+  for ex in examples:
+    inputs, targets = _bytes(ex["inputs"]), _bytes(ex["targets"])
+    assert ex["inputs"][-1] == VOCAB.eos_id and ex["targets"][-1] == VOCAB.eos_id
+    assert 1 <= len(inputs) <= LENGTHS["inputs"] - 1 and 1 <= len(targets) <= LENGTHS["targets"] - 1
+    text = next(t for t in texts if inputs + targets in t)
+    # A side is short only at the file's start or end; the context is cut on the left.
+    assert len(inputs) == LENGTHS["inputs"] - 1 or text.startswith(inputs + targets)
+    assert len(targets) == LENGTHS["targets"] - 1 or text.endswith(inputs + targets)
+    full += len(inputs) == LENGTHS["inputs"] - 1 and len(targets) == LENGTHS["targets"] - 1
+  assert full >= 0.8 * len(examples)
+
+
+def _packed_share(task_name, batches=200):
+  """Share of non-padding slots in what Mesh TF trains on (packed, as mesh_train_dataset_fn)."""
+  dataset = mesh_transformer.mesh_train_dataset_fn(task_name, LENGTHS, VOCAB, seed=3)
+  used = slots = 0
+  for ex in dataset.take(batches).as_numpy_iterator():
+    used += (ex["inputs"] > 0).sum() + (ex["targets"] > 0).sum()
+    slots += ex["inputs"].size + ex["targets"].size
+  return used / slots
+
+
+def test_completion_lm_fills_the_packed_training_batches():
+  assert _packed_share(tasks.COMPLETION_LM) >= 0.95
+  # t5's prefix_lm cuts ONE L_in-token chunk into inputs and targets: half the slots stay empty.
+  assert _packed_share(tasks.PREFIX_LM) < 0.6
 
 
 def test_span_corruption_reassembles_to_a_verbatim_slice_of_a_file(validation_bytes):
