@@ -62,7 +62,8 @@ def plot_loss(model_dir: pathlib.Path, out_png: pathlib.Path, tokens_per_step: i
   smooth = [sum(losses[max(0, i - window + 1):i + 1]) / len(losses[max(0, i - window + 1):i + 1])
             for i in range(len(losses))]
   fig, ax = plt.subplots(figsize=(6, 3.5), dpi=120)
-  interval = steps[1] - steps[0] if len(steps) > 1 else 1
+  gaps = [b - a for a, b in zip(steps, steps[1:])]
+  interval = max(set(gaps), key=gaps.count) if gaps else 1  # events: step 1, then every N
   ax.plot(xs, losses, alpha=0.3, label="each step" if interval == 1 else f"every {interval} steps")
   ax.plot(xs, smooth, label=f"mean of {window}")
   ax.legend()
