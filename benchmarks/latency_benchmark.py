@@ -34,11 +34,9 @@ if str(REPO) not in sys.path:
 from code_t5 import complete  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5 import launcher  # pylint: disable=g-import-not-at-top,wrong-import-position
 
+import bench_utils  # pylint: disable=g-import-not-at-top,wrong-import-position  (benchmarks/)
+
 DEV_ROOT = REPO / "dataset-dev"
-
-
-def _load() -> str:
-  return " ".join(open("/proc/loadavg").read().split()[:3])
 
 
 def _percentile(values, q):
@@ -157,12 +155,12 @@ def main(argv=None):
   parser.add_argument("--infer-runs", type=int, default=2)
   parser.add_argument("--max-length", type=int, default=complete.DEFAULT_MAX_LENGTH)
   args = parser.parse_args(argv)
-  print(f"load average before: {_load()}")
+  print(f"load average before: {bench_utils.load_average()}")
   rows = []
   for size in args.sizes:
     steps = args.tiny_steps if size == "tiny" else args.small_steps
     rows.append(measure(size, steps, args, args.work))
-  print(f"load average after: {_load()}")
+  print(f"load average after: {bench_utils.load_average()}")
   print(f"\nshared prefix-LM, CPU, batch 1, greedy, --max-length {args.max_length}; "
         f"{args.requests} requests (loaded), {args.cold_runs} cold starts and "
         f"{args.infer_runs} infer runs (medians)")

@@ -231,6 +231,16 @@ def compare(task_name: str, task_dir: str, split: str) -> Dict[str, object]:
           "equal": uncached == cached}
 
 
+def verify(report: Dict[str, dict], output_cache_dir: str, echo=print) -> None:
+  """Compares every split `run` reported with its uncached examples; CacheError on a difference."""
+  for task_name, splits in report.items():
+    for split in splits:
+      result = compare(task_name, os.path.join(output_cache_dir, task_name), split)
+      echo(f"verify {task_name} {split}: {result}")
+      if not result["equal"]:
+        raise CacheError(f"{task_name} {split}: cached examples differ from uncached ones")
+
+
 # --- command line ------------------------------------------------------------------------------
 
 def _cli(args) -> int:
@@ -244,12 +254,7 @@ def _cli(args) -> int:
   report = run(args.tasks.split(","), str(args.output_cache_dir), pipeline_options=options,
                min_shards=args.min_shards, overwrite=args.overwrite)
   if args.verify:
-    for task_name in report:
-      for split in report[task_name]:
-        result = compare(task_name, str(args.output_cache_dir / task_name), split)
-        print(f"verify {task_name} {split}: {result}")
-        if not result["equal"]:
-          raise CacheError(f"{task_name} {split}: cached examples differ from uncached ones")
+    verify(report, str(args.output_cache_dir))
   return 0
 
 
@@ -294,12 +299,10 @@ def main(argv=None):
                  min_shards=flags_.min_shards, max_shards=flags_.max_shards,
                  overwrite=flags_.overwrite)
     if flags_.verify:
-      for task_name, splits in report.items():
-        for split in splits:
-          result = compare(task_name, os.path.join(flags_.output_cache_dir, task_name), split)
-          print(f"verify {task_name} {split}: {result}")
-          if not result["equal"]:
-            sys.exit(f"{task_name} {split}: cached examples differ from uncached ones")
+      try:
+        verify(report, flags_.output_cache_dir)
+      except CacheError as e:
+        sys.exit(str(e))
 
   flags.mark_flags_as_required(["output_cache_dir"])
   app.run(_main, argv=argv)

@@ -35,6 +35,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from code_t5 import errors
 from code_t5 import launcher
 from code_t5 import operative_config
+from code_t5 import postprocessors
 
 EXPORT_DIR = "export"
 EXPORT_METADATA = "code_t5_export.json"
@@ -175,10 +176,6 @@ def left_truncate(text: str, vocabulary, max_tokens: int) -> str:
 def model_context(text: str, cursor: int, vocabulary, max_tokens: int) -> str:
   """What the model reads: the code before the cursor, keeping its last `max_tokens` tokens."""
   return left_truncate(text[:cursor], vocabulary, max_tokens)
-
-
-def first_line(decoded: str) -> str:
-  return decoded.split("\n", 1)[0]
 
 
 def newline_token(vocabulary) -> Optional[int]:
@@ -522,7 +519,7 @@ class Completer:
     start = time.perf_counter()
     context = self.context(prefix)
     _, decoded = self.predict(context)
-    return Completion(completion=first_line(decoded), context_chars=len(context),
+    return Completion(completion=postprocessors.first_line(decoded), context_chars=len(context),
                       truncated=len(context) < len(prefix),
                       ms=(time.perf_counter() - start) * 1000)
 
