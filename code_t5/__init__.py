@@ -6,8 +6,19 @@ from any directory.
 """
 
 import importlib.resources
+import os
+import sys
+import warnings
 
-import gin
+# The `code-t5` command imports this package, and with it TensorFlow, before any of its code runs:
+# keep TF's C++ start-up messages (CUDA factories, TensorRT) and tensorflow_hub's pkg_resources
+# deprecation, which say nothing about the command, off its terminal (TF_CPP_MIN_LOG_LEVEL set by
+# the user wins). Mesh TF subprocesses get the same default from launcher.run.
+if os.path.basename(sys.argv[0]) == "code-t5":
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+  warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+
+import gin  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 import code_t5_compat
 from code_t5 import mixtures  # pylint: disable=unused-import  (registers mixtures)

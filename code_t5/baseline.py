@@ -12,14 +12,18 @@ next to an empty prediction, with the task's metrics (metrics.line_completion_me
 runs/eval_line_completion.gin), into one JSON results file.
 """
 
+import array
 import collections
 import json
 import os
 import pathlib
+import random
 import re
 import tempfile
 import time
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from code_t5 import errors
 from code_t5 import flcc
@@ -48,33 +52,169 @@ def tokenize(text: str) -> List[str]:
 
 
 class NgramModel:
-  """Counts of the next token after each context of up to ORDER - 1 tokens."""
+  """The next tokens after each context of up to order - 1 tokens, most frequent first.
+
+  For every context seen in training it keeps its TOP_CONTINUATIONS most frequent next tokens,
+  equal counts in the order of their first occurrence in the token stream (as
+  collections.Counter.most_common would). Counting is done with numpy on integer token ids, so a
+  corpus of ~100M tokens fits in a few GB (README "Line completion"): fit streams the texts once,
+  keeping only their token ids, then, per context length n, sorts the (n+1)-grams. An n-gram's id
+  is its rank among the distinct n-grams, so an (n+1)-gram is exactly the int64 key
+  id(first n tokens) * vocabulary size + id(last token), without collisions.
+  """
 
   def __init__(self, order: int = ORDER):
+    if order < 1:
+      raise ValueError(f"order must be at least 1, got {order}")
     self.order = order
-    self._counts: Dict[Tuple[str, ...], collections.Counter] = collections.defaultdict(
-        collections.Counter)
-    self._best: Dict[Tuple[str, ...], List[Tuple[str, int]]] = {}
+    self._vocab: Dict[str, int] = {}
+    self._tokens: List[str] = []
+    # _gram_keys[n - 1]: sorted keys of the distinct (n+1)-grams, n = 1 .. order - 2; the index of
+    # a key is the (n+1)-gram's id.
+    self._gram_keys: List[np.ndarray] = []
+    # Per context length n: continuations of context id c are _next[n][_offsets[n][c]:..[c + 1]].
+    self._offsets: List[np.ndarray] = []
+    self._next: List[np.ndarray] = []
+    self.stats: Dict[str, object] = {}
 
   def fit(self, texts: Iterable[str]) -> "NgramModel":
-    for text in texts:
-      tokens = ["\n"] + tokenize(text)  # a file starts like a line
-      for i in range(1, len(tokens)):
-        for n in range(0, self.order):
-          if i - n < 0:
-            break
-          self._counts[tuple(tokens[i - n:i])][tokens[i]] += 1
-    # Keep only the most frequent continuations (memory, and speed of healing).
-    self._best = {context: counter.most_common(TOP_CONTINUATIONS)
-                  for context, counter in self._counts.items()}
-    self._counts.clear()
+    start = time.perf_counter()
+    ids, lengths = self._read(texts)
+    read_seconds = time.perf_counter() - start
+    vocab_size = max(len(self._tokens), 1)
+    total = len(ids)
+    starts = np.cumsum(lengths) - lengths  # where each file's leading "\n" is
+    if total >= 2**31 - 1:
+      raise ValueError(f"{total} tokens: at most 2**31 - 2 are supported")
+    self._gram_keys, self._offsets, self._next = [], [], []
+    contexts, ngrams = [], []
+    gram_ids = ids  # id of the n-gram ending at each position (n = 1: the token id)
+    context_count = 1
+    for n in range(self.order):
+      # The (n+1)-gram ending at position i: its first n tokens are the context, i the next token;
+      # fit counts position i (its index in its file's tokens) only if i >= max(n, 1).
+      key = np.empty(total, dtype=np.int64)
+      if n == 0:
+        key[:] = ids
+      elif total:
+        np.multiply(gram_ids[:-1], vocab_size, out=key[1:], dtype=np.int64)
+        key[1:] += ids[1:]
+      invalid = _starts_of_files(starts, lengths, max(n, 1))
+      key[invalid] = np.iinfo(np.int64).max  # sorts last: dropped below
+      order = np.argsort(key, kind="stable")  # equal keys: by position
+      key = key[order]
+      valid = total - len(invalid)
+      del invalid
+      key, order = key[:valid], order[:valid]
+      new = np.ones(valid, dtype=bool)
+      np.not_equal(key[1:], key[:-1], out=new[1:])
+      first = np.flatnonzero(new)  # index in the sorted keys of each distinct (n+1)-gram
+      grams = key[first]
+      if 1 <= n < self.order - 1:
+        next_ids = np.zeros(total, dtype=np.int32)  # ids of the (n+1)-grams, the next contexts
+        if valid:
+          assert len(first) < 2**31
+          next_ids[order] = np.cumsum(new, dtype=np.int32) - 1
+      else:
+        next_ids = ids
+      del new, key
+      counts = np.diff(first, append=valid)
+      positions = order[first]
+      del order, first
+      self._rank(n, grams, counts, positions, total, vocab_size, context_count)
+      del counts, positions
+      if 1 <= n < self.order - 1:
+        self._gram_keys.append(grams)
+      contexts.append(int(np.count_nonzero(np.diff(self._offsets[n]))))
+      ngrams.append(len(grams))
+      context_count = len(grams) if n >= 1 else vocab_size
+      del grams
+      gram_ids = next_ids
+      del next_ids
+    self.stats = {"files": len(lengths), "tokens": int(total - len(lengths)),
+                  "distinct_tokens": len(self._tokens), "contexts": contexts,
+                  "ngrams": ngrams, "kept": [len(x) for x in self._next],
+                  "read_seconds": read_seconds,
+                  "count_seconds": time.perf_counter() - start - read_seconds}
     return self
+
+  def _read(self, texts: Iterable[str]) -> Tuple[np.ndarray, np.ndarray]:
+    """Token ids of all texts, each file starting with "\\n" (as a line), and the files' lengths.
+
+    Only the distinct token strings are kept; ids number them in order of first occurrence.
+    """
+    vocab = collections.defaultdict()
+    vocab.default_factory = vocab.__len__  # a new token gets the next id
+    newline = vocab["\n"]
+    ids = array.array("i")
+    lengths = array.array("q")
+    for text in texts:
+      tokens = tokenize(text)
+      ids.append(newline)
+      ids.extend(map(vocab.__getitem__, tokens))
+      lengths.append(len(tokens) + 1)
+    vocab.default_factory = None
+    self._vocab = vocab
+    self._tokens = list(vocab)
+    return (np.frombuffer(ids, dtype=np.int32) if ids else np.zeros(0, np.int32),
+            np.frombuffer(lengths, dtype=np.int64) if lengths else np.zeros(0, np.int64))
+
+  def _rank(self, n, grams, counts, positions, total, vocab_size, context_count) -> None:
+    """Keeps the top continuations of each context of length n: count desc, first position asc."""
+    contexts = grams // vocab_size
+    # The distinct (n+1)-grams in order of first position (positions are distinct), then a stable
+    # sort by (context, count desc).
+    at = np.full(total, -1, dtype=np.int64 if len(grams) >= 2**31 else np.int32)
+    at[positions] = np.arange(len(grams))
+    by_position = at[at >= 0]
+    del at
+    most = int(counts.max()) if len(counts) else 0
+    if context_count * (most + 1) >= 2**63:
+      raise ValueError("too many n-grams for int64 ranking keys")
+    rank_key = contexts[by_position] * (most + 1) + (most - counts[by_position])
+    ranked = by_position[np.argsort(rank_key, kind="stable")]
+    del rank_key, by_position
+    ranked_contexts = contexts[ranked]
+    del contexts
+    group = np.ones(len(ranked), dtype=bool)
+    np.not_equal(ranked_contexts[1:], ranked_contexts[:-1], out=group[1:])
+    group_starts = np.flatnonzero(group)
+    del group
+    rank = np.arange(len(ranked)) - np.repeat(group_starts, np.diff(group_starts,
+                                                                    append=len(ranked)))
+    keep = rank < TOP_CONTINUATIONS
+    del rank, group_starts
+    offsets = np.zeros(context_count + 1, dtype=np.int64)
+    np.cumsum(np.bincount(ranked_contexts[keep], minlength=context_count), out=offsets[1:])
+    self._offsets.append(offsets)
+    self._next.append((grams[ranked[keep]] % vocab_size).astype(np.int32))
+
+  def _context_id(self, ids: Sequence[int]) -> Optional[int]:
+    """The id of the n-gram of token ids `ids` (n >= 1), None if training never saw it."""
+    gram = ids[0]
+    for j in range(1, len(ids)):
+      keys = self._gram_keys[j - 1]
+      key = gram * len(self._tokens) + ids[j]
+      gram = int(keys.searchsorted(key))
+      if gram == len(keys) or keys[gram] != key:
+        return None
+    return gram
+
+  def continuations(self, context: Sequence[str]) -> List[str]:
+    """The kept next tokens after exactly `context` (shorter than order), most frequent first."""
+    ids = [self._vocab.get(token) for token in context]
+    if not self._offsets or len(ids) >= self.order or None in ids:
+      return []
+    gram = self._context_id(ids) if ids else 0
+    if gram is None:
+      return []
+    offsets = self._offsets[len(ids)]
+    return [self._tokens[i] for i in self._next[len(ids)][offsets[gram]:offsets[gram + 1]]]
 
   def next_token(self, context: Sequence[str], prefix: str = "") -> Optional[str]:
     """The most frequent token after the longest known context that starts with `prefix`."""
     for n in range(min(self.order - 1, len(context)), -1, -1):
-      candidates = self._best.get(tuple(context[len(context) - n:]) if n else ())
-      for token, _ in candidates or ():
+      for token in self.continuations(context[len(context) - n:] if n else ()):
         if token.startswith(prefix):
           return token
     return None
@@ -98,6 +238,11 @@ class NgramModel:
     return postprocessors.first_line("".join(out))
 
 
+def _starts_of_files(starts: np.ndarray, lengths: np.ndarray, k: int) -> np.ndarray:
+  """The positions of the first k tokens of each file (files of `lengths` tokens at `starts`)."""
+  return np.concatenate([starts[lengths > j] + j for j in range(k)] or [np.zeros(0, np.int64)])
+
+
 def _score(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str, float]:
   line = postprocessors.to_json_line
   result = metrics.line_completion_metrics([line(t) for t in targets],
@@ -105,10 +250,11 @@ def _score(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str, floa
   return {k: round(v, 3) for k, v in result.items()}
 
 
-def _model_predictions(model_dir: pathlib.Path, split: str) -> Tuple[str, int, List[str],
-                                                                     List[str]]:
-  """(task, step, targets, predictions) of the newest line-completion eval in model_dir."""
-  eval_dir = model_dir / f"{split}_eval"
+def _model_predictions(model_dir: pathlib.Path, split: str, root_name: str
+                       ) -> Tuple[str, int, List[str], List[str]]:
+  """(task, step, targets, predictions) of the newest line-completion eval of the root named
+  `root_name` in model_dir (`code-t5 eval --line-completion`)."""
+  eval_dir = model_dir / f"{split}_eval_{line_completion.eval_dir_suffix(root_name)}"
   found = []
   for targets_file in sorted(eval_dir.glob("flcc_py_line_completion*_targets")):
     task = targets_file.name[:-len("_targets")]
@@ -118,7 +264,8 @@ def _model_predictions(model_dir: pathlib.Path, split: str) -> Tuple[str, int, L
         found.append((int(step), task, targets_file, predictions_file))
   if not found:
     raise BaselineError(f"--model-dir {model_dir}: no line-completion decodes in {eval_dir}; run "
-                        "its eval with --gin_file=runs/eval_line_completion.gin first")
+                        f"`code-t5 eval --line-completion --model-dir {model_dir}` with the same "
+                        "--root and --max-files first")
   step, task, targets_file, predictions_file = max(found)
 
   def read(path):
@@ -130,16 +277,29 @@ def _model_predictions(model_dir: pathlib.Path, split: str) -> Tuple[str, int, L
 
 def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path] = (),
              validation_fraction: float = 0.05, test_fraction: float = 0.05,
+             train_root=None, max_files: Optional[int] = None, examples: int = 10,
              echo=print) -> dict:
-  """Scores the baselines (and the models' eval decodes) at the split's completion points."""
-  if split not in ("validation", "test"):
-    raise BaselineError(f"--split must be validation or test, got {split!r}")
-  if not pathlib.Path(root).exists():
-    raise BaselineError(f"--root {root} does not exist: give the folder that holds v3/")
-  splits = flcc.Splits(validation=validation_fraction, test=test_fraction)
-  models = [_model_predictions(pathlib.Path(d), split) for d in model_dirs]  # fail early
+  """Scores the baselines (and the models' eval decodes) at the split's completion points.
 
-  files = list(flcc.read_files(root, splits=splits, only_split=split))
+  The n-gram counts the train split of `train_root` (default: `root`), so a model and an n-gram
+  trained on one root are judged on another's held-out repositories alike. `max_files` draws the
+  points from that many files of the split (line_completion.sample_files), as
+  `code-t5 eval --line-completion --max-files` does. `examples` random points are kept with every
+  system's prediction, for a reader to judge.
+  """
+  if split not in flcc.SPLITS:
+    raise BaselineError(f"--split must be one of {', '.join(flcc.SPLITS)}, got {split!r}")
+  train_root = root if train_root is None else train_root
+  for flag, path in (("--root", root), ("--train-root", train_root)):
+    if not pathlib.Path(path).exists():
+      raise BaselineError(f"{flag} {path} does not exist: give the folder that holds v3/")
+  if max_files is not None and max_files < 1:
+    raise BaselineError(f"--max-files must be at least 1, got {max_files}")
+  splits = flcc.Splits(validation=validation_fraction, test=test_fraction)
+  models = [_model_predictions(pathlib.Path(d), split, pathlib.Path(root).resolve().name)
+            for d in model_dirs]  # fail early
+  files = line_completion.sample_files(
+      list(flcc.read_files(root, splits=splits, only_split=split)), max_files)
   points = [(f.text, p) for f, p in line_completion.points_of_files(files)]
   if not points:
     raise BaselineError(f"--root {root}: its {split} split has no completion points")
@@ -151,7 +311,7 @@ def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path]
 
   def train_texts():
     nonlocal train_files
-    for source_file in flcc.read_files(root, splits=splits, only_split="train"):
+    for source_file in flcc.read_files(train_root, splits=splits, only_split="train"):
       train_files += 1
       yield source_file.text
 
@@ -174,9 +334,11 @@ def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path]
       "empty": {"description": "predicts nothing (the floor)",
                 "metrics": scored([""] * len(points))},
       "ngram": {"description": f"token {ORDER}-gram, stupid backoff, greedy to the newline, "
-                             f"trained on the train split ({train_files} files)",
+                             f"trained on the train split of {_shown(train_root)} "
+                             f"({train_files} files)",
                 "metrics": scored(ngram)},
   }
+  system_predictions = {"ngram": ngram}
   for model_dir, (task, step, model_targets, predictions) in zip(model_dirs, models):
     count = len(model_targets)
     if count > len(targets) or model_targets != targets[:count] or len(predictions) != count:
@@ -191,19 +353,41 @@ def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path]
                        + ("" if count == len(targets) else f" (first {count} points)"),
         "model_dir": str(model_dir), "task": task, "step": step, "points": count,
         "metrics": scored(predictions + [""] * (len(targets) - count), subset)}
-  root = pathlib.Path(root).resolve()
-  repository = default_root().parent
+    system_predictions[key] = predictions
   return {
-      "root": str(root.relative_to(repository) if root.is_relative_to(repository) else root),
+      "root": _shown(root),
+      "train_root": _shown(train_root),
       "split": split,
       "points": {"version": line_completion.POINTS_VERSION, "seed": line_completion.DEFAULT_SEED,
                  "start_points_per_file": line_completion.START_POINTS_PER_FILE,
                  "inside_points_per_file": line_completion.INSIDE_POINTS_PER_FILE,
-                 "min_line_chars": line_completion.MIN_LINE_CHARS, "files": len(files),
+                 "min_line_chars": line_completion.MIN_LINE_CHARS, "max_files": max_files,
+                 "files": len(files),
                  "count": len(points),
                  "by_kind": dict(collections.Counter(kinds))},
       "systems": systems,
+      "examples": _examples(points, system_predictions, examples),
   }
+
+
+def _examples(points, system_predictions: Dict[str, List[str]], count: int) -> List[dict]:
+  """`count` points drawn at random (fixed seed) with what each system predicted there, for a
+  reader to judge: the last lines of the context, the target and each prediction."""
+  chosen = sorted(random.Random(0).sample(range(len(points)), min(count, len(points))))
+  return [{"repo": points[i][1].repo, "path": points[i][1].path, "line": points[i][1].line,
+           "kind": points[i][1].kind,
+           "context_tail": "\n".join(points[i][1].context(points[i][0]).split("\n")[-4:]),
+           "target": points[i][1].target(points[i][0]),
+           **{name: predictions[i] for name, predictions in system_predictions.items()
+              if i < len(predictions)}}
+          for i in chosen]
+
+
+def _shown(root) -> str:
+  """A root as results show it: relative to the repository when inside it."""
+  root = pathlib.Path(root).resolve()
+  repository = default_root().parent
+  return str(root.relative_to(repository) if root.is_relative_to(repository) else root)
 
 
 def write_json(results: dict, out: pathlib.Path, force: bool) -> None:
@@ -231,7 +415,8 @@ def _cli(args) -> int:
     raise BaselineError(f"--out {args.out} exists: pass --force to replace it")
   try:
     results = evaluate(args.root or default_root(), args.split, args.model_dir,
-                       args.validation_fraction, args.test_fraction)
+                       args.validation_fraction, args.test_fraction, args.train_root,
+                       args.max_files)
   except flcc.FlccError as e:
     raise BaselineError(str(e)) from None
   write_json(results, args.out, args.force)
@@ -251,7 +436,14 @@ def register_cli(subparsers) -> None:
       "--model-dir, a model's line-completion eval, at the task's points; writes JSON")
   parser.add_argument("--root", type=pathlib.Path, default=None,
                       help="FLCC dataset root (holds v3/); default: dataset-dev/")
-  parser.add_argument("--split", default="validation", help="validation (default) or test")
+  parser.add_argument("--train-root", type=pathlib.Path, default=None,
+                      help="count the n-gram on this root's train split (default: --root), "
+                      "e.g. the root the model was trained on")
+  parser.add_argument("--max-files", type=int, default=None,
+                      help="draw the points from this many files of the split (spread over its "
+                      "repositories; the same as `code-t5 eval --line-completion --max-files`)")
+  parser.add_argument("--split", default="validation",
+                      help="validation (default), test, or train (what a model learnt by heart)")
   parser.add_argument("--out", type=pathlib.Path, required=True, help="JSON results file")
   parser.add_argument("--force", action="store_true", help="replace --out if it exists")
   parser.add_argument("--model-dir", type=pathlib.Path, action="append", default=[],

@@ -1,6 +1,7 @@
 """`code-t5`: the project's command line (thin: each subcommand calls one module)."""
 
 import argparse
+import collections
 import importlib
 import pathlib
 import sys
@@ -12,15 +13,17 @@ DEFAULT_STEPS = 300
 
 # Modules that add their own subcommands: each has `register_cli(subparsers)`, which adds a parser
 # whose `func(args)` returns an exit status and raises errors.UserError for bad input.
-SUBCOMMAND_MODULES = ("code_t5.complete", "code_t5.serve", "code_t5.cache", "code_t5.vocab",
-                      "code_t5.baseline", "code_t5.t5x")
+SUBCOMMAND_MODULES = ("code_t5.corpus", "code_t5.complete", "code_t5.serve", "code_t5.cache",
+                      "code_t5.vocab", "code_t5.baseline", "code_t5.t5x", "code_t5.pack")
 
 
 def _experiment(args) -> launcher.Experiment:
   vocab = "" if args.vocab == "byte" else f"-{args.vocab}"
   model_dir = args.model_dir or pathlib.Path("runs") / f"{args.model}-{args.size}{vocab}-{args.run}"
   return launcher.Experiment(model=args.model, size=args.size, run=args.run, vocab=args.vocab,
-                             model_dir=model_dir, root=args.root, gin_params=args.gin_param)
+                             model_dir=model_dir, root=args.root, gin_params=args.gin_param,
+                             validation_fraction=args.validation_fraction,
+                             test_fraction=args.test_fraction, prepared_dir=args.prepared_dir)
 
 
 def _add_experiment_flags(parser):
@@ -31,8 +34,7 @@ def _add_experiment_flags(parser):
                       " (spm_dev: code_t5/vocabs/flcc_dev_spm.model, via vocabs/spm_dev.gin)")
   parser.add_argument("--model-dir", type=pathlib.Path,
                       help="default: runs/<model>-<size>[-<vocab>]-<run>")
-  parser.add_argument("--root", type=pathlib.Path,
-                      help="FLCC dataset root (holds v3/); default: dataset-dev/")
+  launcher.add_dataset_flags(parser)
   parser.add_argument("--gin-param", action="append", default=[],
                       help="extra gin binding, e.g. \"utils.run.batch_size = ('sequences_per_batch', 16)\"")
 
@@ -43,19 +45,46 @@ def _train(args):
 
 def _eval(args):
   experiment = _experiment(args)
-  return launcher.run(experiment.eval_command(args.line_completion),
+  return launcher.run(experiment.eval_command(args.line_completion, args.max_files),
                       experiment.model_dir / "logs" / "eval.log")
 
 
 def _prepare(args):
+  from code_t5 import flcc  # pylint: disable=g-import-not-at-top
   from code_t5 import sources  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
-  prepared = sources.prepare(sources.flcc_dataset(
-      root=args.root, validation_fraction=args.validation_fraction,
-      test_fraction=args.test_fraction))
+  launcher.check_fractions(args.validation_fraction, args.test_fraction)
+  given = {"root": args.root, "validation_fraction": args.validation_fraction,
+           "test_fraction": args.test_fraction, "prepared_dir": args.prepared_dir}
+  spec = sources.flcc_dataset(**{k: v for k, v in given.items() if v is not None})
+  prepared = sources.prepare(spec)
+  stats = prepared.stats
+  seconds = stats["seconds"]
+  read_mb = (stats["reader"]["kept"]["bytes"] +
+             sum(v["bytes"] for v in stats["reader"]["dropped"].values())) / 1e6
   print(f"prepared: {prepared.path}")
-  print(f"files per split: {dict(prepared.num_files)}")
-  print(f"reader: {prepared.stats['reader']}")
+  print(f"  (written in {seconds:.1f} s, {read_mb / max(seconds, 1e-9):.1f} MB/s of code read)")
+  repos = collections.Counter(flcc.assign_splits(
+      (r.repo_id for r in flcc.list_repositories(spec.root)), spec.splits).values())
+  print(f"{'split':<12}{'repositories':>14}{'files':>10}{'MB':>10}")
+  for split in sources.SPLITS:
+    kept = stats["reader"]["splits"][split]["kept"]
+    print(f"{split:<12}{repos[split]:>14}{kept['files']:>10}{kept['bytes'] / 1e6:>10.2f}")
+    if not kept["files"]:
+      fix = ("add repositories to the root" if split == "train" else
+             f"pass --{split}-fraction > 0 (with 3+ repositories) or add repositories")
+      print(f"code-t5 prepare: warning: the {split} split of {spec.root} is empty; a run on it "
+            f"would have no examples: {fix}", file=sys.stderr)
+  print(_reader_summary(stats["reader"]))
   return 0
+
+
+def _reader_summary(reader: dict) -> str:
+  dropped = reader["dropped"]
+  if not dropped:
+    return "dropped: nothing"
+  return "dropped: " + ", ".join(
+      f"{reason} {v['files']} ({v['bytes'] / 1e6:.2f} MB)"
+      for reason, v in sorted(dropped.items(), key=lambda item: -item[1]["files"]))
 
 
 def _plot(args):
@@ -84,13 +113,14 @@ def build_parser():
   evaluate.add_argument("--line-completion", action="store_true",
                         help="decode every line-completion point instead (then compare with "
                         "`code-t5 baseline --model-dir`)")
+  evaluate.add_argument("--max-files", type=int, default=None,
+                        help="with --line-completion: the points of this many files of the split "
+                        "(spread over its repositories; give `code-t5 baseline` the same)")
   evaluate.set_defaults(func=_eval)
 
   prepare = sub.add_parser("prepare", help="read and filter an FLCC root into TFRecord shards "
                            "(done automatically at first use) and print what was kept and dropped")
-  prepare.add_argument("--root", type=pathlib.Path, help="default: dataset-dev/")
-  prepare.add_argument("--validation-fraction", type=float, default=0.05)
-  prepare.add_argument("--test-fraction", type=float, default=0.05)
+  launcher.add_dataset_flags(prepare)
   prepare.set_defaults(func=_prepare)
 
   plot = sub.add_parser("plot", help="training loss curve (PNG) from a model dir's events")

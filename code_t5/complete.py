@@ -24,9 +24,9 @@ counted in characters (code points); column len(line) + 1 is the end of the line
 
 import dataclasses
 import json
-import os
 import pathlib
 import re
+import reprlib
 import shutil
 import sys
 import time
@@ -36,6 +36,7 @@ from code_t5 import errors
 from code_t5 import launcher
 from code_t5 import operative_config
 from code_t5 import postprocessors
+from code_t5 import processes
 
 EXPORT_DIR = "export"
 EXPORT_METADATA = "code_t5_export.json"
@@ -131,7 +132,8 @@ def cursor_offset(text: str, line: int, col: int, name: str = "text") -> int:
 
 def check_offset(text: str, cursor, name: str = "text") -> int:
   if isinstance(cursor, bool) or not isinstance(cursor, int):
-    raise CompletionError(f"cursor {cursor!r} is not an integer character offset")
+    # reprlib: a request's value may be megabytes; the error stays one short line.
+    raise CompletionError(f"cursor {reprlib.repr(cursor)} is not an integer character offset")
   if not 0 <= cursor <= len(text):
     raise CompletionError(f"cursor {cursor} is outside the {name} ({len(text)} characters, "
                           f"offsets 0-{len(text)})")
@@ -344,10 +346,16 @@ def experiment_from_model_dir(model_dir: pathlib.Path, run: str = "cpu", model=N
   model = model or recorded["model"]
   size = size or recorded["size"]
   if model is None or size is None:
+    config = operative_config.OperativeConfig.of_model_dir(model_dir)
+    if not model and not size and config.exists:
+      # E.g. a model dir copied without commands/: operative_config.gin is the whole composition.
+      return _OperativeConfigExperiment(run=run, model_dir=model_dir,
+                                        gin_params=list(gin_params)), []
     raise CompletionError(
         f"cannot tell which model and size {model_dir} holds (no recorded training command "
-        f"naming models/*.gin and sizes/*.gin in {model_dir / 'commands'}): give --model and "
-        "--size")
+        f"naming models/*.gin and sizes/*.gin in {model_dir / 'commands'}, and no "
+        f"{operative_config.FILE_NAME}): give `code-t5 export` --model and --size, or copy the "
+        f"model dir's commands/ or {operative_config.FILE_NAME} along with its checkpoints")
   kept = [p for p in params if not p.replace(" ", "").startswith(
       tuple(r.replace(" ", "") + "=" for r in _RUN_ONLY_PARAMS))]
   try:
@@ -356,6 +364,15 @@ def experiment_from_model_dir(model_dir: pathlib.Path, run: str = "cpu", model=N
   except launcher.LaunchError as e:
     raise CompletionError(f"{model_dir}: {e}") from None
   return experiment, extra_files
+
+
+class _OperativeConfigExperiment(launcher.Experiment):
+  """The training composition as Mesh TF recorded it: `<model_dir>/operative_config.gin` (every
+  binding training used, --gin_param overrides included) instead of dataset/model/size files,
+  then the run file, whose device bindings replace the recorded ones."""
+
+  def gin_files(self) -> List[str]:
+    return [str((self.model_dir / operative_config.FILE_NAME).resolve()), f"runs/{self.run}.gin"]
 
 
 def decode_bindings(info: ModelInfo, settings: DecodeSettings, vocabulary) -> List[str]:
@@ -428,7 +445,8 @@ def export(model_dir: pathlib.Path, settings: DecodeSettings = DecodeSettings(),
                                                       gin_params)
   key = export_key(info, settings, run)
   exports = info.model_dir / EXPORT_DIR
-  tmp = exports / f"{key}.tmp-{os.getpid()}"
+  processes.remove_stale_temporaries(exports, echo)  # of exports that were killed
+  tmp = exports / processes.temporary_name(key)
   shutil.rmtree(tmp, ignore_errors=True)
   command = experiment.export_command(tmp, extra_gin_files=extra_files,
                                       extra_gin_params=decode_bindings(info, settings, vocabulary))

@@ -38,7 +38,7 @@ def read_loss(model_dir: pathlib.Path) -> List[Tuple[int, float]]:
     return read_scalars(model_dir)
   values = {}
   for line in table.read_text().splitlines():
-    step, loss = line.split("\t")
+    step, loss = line.split("\t")[:2]  # a third column is the loss per byte
     values[int(step)] = float(loss)
   return sorted(values.items())
 

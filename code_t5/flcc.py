@@ -11,7 +11,8 @@ several init-hash folders and is still one repository. Files are named
 `<old_name>_<unix_time_ns>.py` in the dataset; paths.json maps that name to the file's real path.
 
 `read_files` yields every file that passes the `Filters`, tagged with its repository's split. The
-split is a stable hash of the repository id, so no repository is in two splits. Files come in a
+split is a stable hash of the repository id, so no repository is in two splits (and a root of 3 or
+more repositories always gets one in validation and in test: `assign_splits`). Files come in a
 fixed order: train repositories, then validation, then test, sorted within each; exact duplicates
 are dropped after their first occurrence, so a file copied between splits stays in train only.
 
@@ -111,19 +112,54 @@ class Splits:
                       f"{self.validation} + {self.test}")
 
 
+def _position(repo_id: str) -> float:
+  """u in [0, 1) from the sha256 of the id: where the repository falls in the split."""
+  digest = hashlib.sha256(repo_id.encode("utf-8", "surrogateescape")).digest()
+  return int.from_bytes(digest[:8], "big") / 2**64
+
+
 def split_of(repo_id: str, splits: Splits = Splits()) -> str:
   """'train', 'validation' or 'test' for a repository, the same on every machine and Python.
 
   The sha256 of the id gives u in [0, 1): validation is u < validation, test is u >= 1 - test.
   Growing one fraction therefore only adds repositories to that split and leaves the other alone.
+  This is the whole split for roots where it leaves no held-out split empty; `assign_splits` is
+  the split of a root.
   """
-  digest = hashlib.sha256(repo_id.encode("utf-8", "surrogateescape")).digest()
-  u = int.from_bytes(digest[:8], "big") / 2**64
+  u = _position(repo_id)
   if u < splits.validation:
     return "validation"
   if u >= 1 - splits.test:
     return "test"
   return "train"
+
+
+# Roots with at least this many repositories always get one in each held-out split asked for.
+MIN_REPOS_FOR_HELD_OUT = 3
+
+
+def assign_splits(repo_ids, splits: Splits = Splits()) -> dict:
+  """{repository id: split} for all repositories of a root.
+
+  `split_of` for every repository, except that a root of at least MIN_REPOS_FOR_HELD_OUT
+  repositories whose hash split leaves validation or test empty (while its fraction is > 0) gets
+  one repository moved there: from the largest split (train on a tie), the one whose u lies
+  nearest the empty split (lowest u for validation, highest for test). A 10-repository root at 5 %
+  would otherwise evaluate on nothing. Roots where every split asked for already has a repository
+  keep the hash split exactly, so adding this changed no existing root's split.
+  """
+  ids = sorted(set(repo_ids))
+  assignment = {repo_id: split_of(repo_id, splits) for repo_id in ids}
+  if len(ids) < MIN_REPOS_FOR_HELD_OUT:
+    return assignment
+  for split, fraction, nearest in (("validation", splits.validation, min),
+                                   ("test", splits.test, max)):
+    members = collections.Counter(assignment.values())
+    if fraction <= 0 or members[split]:
+      continue
+    donor = max(SPLITS, key=lambda s: (members[s], s == "train"))  # >= 2 repositories here
+    assignment[nearest((r for r in ids if assignment[r] == donor), key=_position)] = split
+  return assignment
 
 
 @dataclasses.dataclass(frozen=True)
@@ -395,7 +431,7 @@ def _walk_files(tree: _Tree, top: pathlib.Path) -> tuple[list[_File], list[_Skip
 # Reading.
 
 
-def _read_bytes(path: str, max_bytes: Optional[int]) -> tuple[Optional[str], int, bytes]:
+def read_regular_file(path: str, max_bytes: Optional[int]) -> tuple[Optional[str], int, bytes]:
   """(drop reason or None, size, content); only regular files are opened."""
   try:
     info = os.stat(path)
@@ -497,7 +533,7 @@ class _Reader:
 
   def _examine(self, f: _File) -> tuple[Optional[str], int, str]:
     """(drop reason or None, size, text) of one file."""
-    reason, num_bytes, data = _read_bytes(f.open_path, self._filters.max_file_bytes)
+    reason, num_bytes, data = read_regular_file(f.open_path, self._filters.max_file_bytes)
     if reason is not None:
       return reason, num_bytes, ""
     reason, text = _content_problem(data, self._filters)
@@ -548,9 +584,10 @@ def read_files(root, filters: Filters = Filters(), splits: Splits = Splits(),
 def _read(tree: _Tree, filters: Filters, splits: Splits, only_split: Optional[str],
           stats: Stats) -> Iterator[SourceFile]:
   repos, skipped = _scan(tree)
+  assignment = assign_splits((repo.repo_id for repo in repos), splits)
   for entry in skipped:
     repo_id = _repo_id_of(tree, entry.path)
-    split = split_of(repo_id, splits) if repo_id is not None else None
+    split = (assignment.get(repo_id) or split_of(repo_id, splits)) if repo_id is not None else None
     if only_split in (None, split):
       logger.warning("FLCC: skipping %s (%s)", entry.path, entry.reason)
       stats.add(split, entry.reason)
@@ -559,7 +596,7 @@ def _read(tree: _Tree, filters: Filters, splits: Splits, only_split: Optional[st
   for split in SPLITS[:last + 1]:
     emit = only_split in (None, split)
     for repo in repos:
-      if split_of(repo.repo_id, splits) == split:
+      if assignment[repo.repo_id] == split:
         files = reader.read(repo, split, stats if emit else None)
         if emit:
           yield from files
@@ -590,6 +627,12 @@ def fingerprint(root, filters: Filters = Filters(), splits: Splits = Splits()) -
       add(path, e.strerror)
 
   repos, skipped = _scan(tree)
+  # Repositories that assign_splits moved off their hash split change what a read yields. Only
+  # those are hashed, so roots it leaves alone keep the fingerprint (and prepared shards) they had.
+  assignment = assign_splits((repo.repo_id for repo in repos), splits)
+  for repo_id, split in assignment.items():
+    if split != split_of(repo_id, splits):
+      digest.update(f"moved\0{repo_id}\0{split}\n".encode("utf-8", "surrogateescape"))
   for entry in skipped:
     add(entry.path, entry.reason)
   for repo in repos:

@@ -11,17 +11,20 @@ import os
 import pathlib
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import time
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from code_t5 import errors
+from code_t5 import line_completion as line_completion_lib
+from code_t5 import processes
 from code_t5 import sources
 
 GIN_CONFIGS = sources.REPO_ROOT / "gin_configs"
-MODELS = ("shared-prefix_lm", "prefix_lm", "span_corruption")
-SIZES = ("tiny", "small", "base")
+MODELS = ("shared-prefix_lm", "prefix_lm", "causal_lm", "span_corruption")
+SIZES = ("tiny", "mini", "small", "base")
 RUNS = ("cpu", "cpu_x2", "cpu_x4", "gpu", "gpu_x2", "gpu_x4", "gpu_x8", "tpu_v3_8", "tpu_v3_32")
 # Vocabularies (code_t5/vocab.py VOCABULARIES): "byte" is dataset.gin's default, the others switch
 # with gin_configs/vocabs/<name>.gin after the model file.
@@ -29,8 +32,11 @@ VOCABS = ("byte", "spm_dev")
 
 # Mesh TF's model_fn prints the loss of every step: "step, tf_loss[2.4367][1]".
 _LOSS_LINE = re.compile(r"tf_loss\[([^\]]+)\]\[(\d+)\]")
+# code_t5/losses.py prints the same step's loss per target byte: "loss_per_byte [Tensor[...]][1.2]".
+_BYTE_LOSS_LINE = re.compile(r"^loss_per_byte .*\]\[([-+.0-9eE]+|nan|inf)\]$")
 _PROGRESS_SECONDS = 5
-_RATE_LINE = re.compile(r"global_step/sec: ([0-9.]+)")
+# In the model dir while `code-t5 train` runs there; holds the trainer's pid (processes.py).
+TRAIN_LOCK = "train.lock"
 # absl's line prefix ("I1122 19:09:35.188298 140411681078144 saver.py:1413] "), dropped when shown.
 _ABSL_PREFIX = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ \S+:\d+\] ")
 # TensorFlow's logger repeats every absl line in this form; shown once is enough.
@@ -54,6 +60,10 @@ class Experiment:
   model_dir: pathlib.Path = pathlib.Path("runs/dev")
   root: Optional[pathlib.Path] = None
   gin_params: Sequence[str] = ()
+  # The dataset flags (add_dataset_flags); None keeps dataset.gin's value.
+  validation_fraction: Optional[float] = None
+  test_fraction: Optional[float] = None
+  prepared_dir: Optional[pathlib.Path] = None
 
   def __post_init__(self):
     for flag, value, choices in (("--model", self.model, MODELS), ("--size", self.size, SIZES),
@@ -62,6 +72,7 @@ class Experiment:
         raise LaunchError(f"{flag} {value!r} is not one of {', '.join(choices)}")
     if self.root is not None and not self.root.exists():
       raise LaunchError(f"--root {self.root} does not exist: give the folder that holds v3/")
+    check_fractions(self.validation_fraction, self.test_fraction)
 
   def gin_files(self) -> List[str]:
     vocab = [] if self.vocab == "byte" else [f"vocabs/{self.vocab}.gin"]
@@ -69,9 +80,9 @@ class Experiment:
             [f"sizes/{self.size}.gin", f"runs/{self.run}.gin"])
 
   def command(self, extra_gin_files=(), extra_gin_params=()) -> List[str]:
-    params = list(self.gin_params) + list(extra_gin_params)
-    if self.root is not None:
-      params.insert(0, f"code_t5.flcc_dataset.root = '{self.root.resolve()}'")
+    # The dataset bindings come first, so an explicit --gin-param still overrides them.
+    params = dataset_gin_params(self.root, self.validation_fraction, self.test_fraction,
+                                self.prepared_dir) + list(self.gin_params) + list(extra_gin_params)
     return ([sys.executable, "-m", "t5.models.mesh_transformer_main", "--module_import=code_t5",
              f"--gin_location_prefix={GIN_CONFIGS}/", f"--model_dir={self.model_dir}"] +
             [f"--gin_file={f}" for f in self.gin_files() + list(extra_gin_files)] +
@@ -80,17 +91,66 @@ class Experiment:
   def train_command(self, steps: int) -> List[str]:
     return self.command(extra_gin_params=[f"utils.run.train_steps = {steps}"])
 
-  def eval_command(self, line_completion: bool = False) -> List[str]:
+  def eval_command(self, line_completion: bool = False, max_files: Optional[int] = None,
+                   extra_gin_params=()) -> List[str]:
     """Decodes the validation repositories: the training task (runs/eval.gin) or, with
-    line_completion, every line-completion point (runs/eval_line_completion.gin)."""
-    return self.command(extra_gin_files=[
-        "runs/eval_line_completion.gin" if line_completion else "runs/eval.gin"])
+    line_completion, every line-completion point (runs/eval_line_completion.gin) of the root,
+    or of `max_files` of its files, into <model_dir>/validation_eval_line_completion-<root name>/
+    (so a model keeps its decodes of each root it is judged on)."""
+    if not line_completion:
+      return self.command(extra_gin_files=["runs/eval.gin"], extra_gin_params=extra_gin_params)
+    root_name = (self.root or sources.DEV_ROOT).resolve().name
+    params = [f"utils.run.eval_dir_suffix = '{line_completion_lib.eval_dir_suffix(root_name)}'"]
+    if max_files is not None:
+      params.append(f"code_t5.line_completion_points.max_files = {max_files}")
+    return self.command(extra_gin_files=["runs/eval_line_completion.gin"],
+                        extra_gin_params=params + list(extra_gin_params))
 
   def export_command(self, export_path, extra_gin_files=(), extra_gin_params=()) -> List[str]:
     """A SavedModel of the newest checkpoint in <export_path>/<timestamp>/ (runs/export.gin)."""
     return self.command(extra_gin_files=list(extra_gin_files) + ["runs/export.gin"],
                         extra_gin_params=[f"utils.run.export_path = '{export_path}'"] +
                         list(extra_gin_params))
+
+
+def add_dataset_flags(parser,
+                      root_help: str = "FLCC dataset root (holds v3/); default: dataset-dev/"):
+  """The one set of flags for every command that reads an FLCC root: which root, how it is split,
+  where its prepared shards go. A run must split as `prepare` did, or it trains on other data."""
+  parser.add_argument("--root", type=pathlib.Path, help=root_help)
+  parser.add_argument("--validation-fraction", type=float, default=None,
+                      help="share of repositories held out for validation (default 0.05; gin "
+                      "code_t5.flcc_dataset.validation_fraction)")
+  parser.add_argument("--test-fraction", type=float, default=None,
+                      help="share held out for test (default 0.05)")
+  parser.add_argument("--prepared-dir", type=pathlib.Path, default=None,
+                      help="where prepared TFRecord shards are cached (default "
+                      "$XDG_CACHE_HOME/code_t5/prepared, ~/.cache/code_t5/prepared; gin "
+                      "code_t5.flcc_dataset.prepared_dir)")
+
+
+def check_fractions(validation_fraction: Optional[float], test_fraction: Optional[float]) -> None:
+  for flag, value in (("--validation-fraction", validation_fraction),
+                      ("--test-fraction", test_fraction)):
+    if value is not None and not 0 <= value <= 1:
+      raise LaunchError(f"{flag} {value} is not a fraction: give a share between 0 and 1")
+  if (validation_fraction or 0) + (test_fraction or 0) > 1:
+    raise LaunchError(f"--validation-fraction {validation_fraction} + --test-fraction "
+                      f"{test_fraction} hold out more than every repository; make them sum to <= 1")
+
+
+def dataset_gin_params(root=None, validation_fraction=None, test_fraction=None,
+                       prepared_dir=None) -> List[str]:
+  """gin bindings of `code_t5.flcc_dataset` for the dataset flags that were given."""
+  params = []
+  for name, value in (("root", root), ("prepared_dir", prepared_dir)):
+    if value is not None:
+      params.append(f"code_t5.flcc_dataset.{name} = '{pathlib.Path(value).expanduser().resolve()}'")
+  for name, value in (("validation_fraction", validation_fraction),
+                      ("test_fraction", test_fraction)):
+    if value is not None:
+      params.append(f"code_t5.flcc_dataset.{name} = {float(value)!r}")
+  return params
 
 
 def latest_step(model_dir: pathlib.Path) -> Optional[int]:
@@ -100,45 +160,181 @@ def latest_step(model_dir: pathlib.Path) -> Optional[int]:
   return max(steps) if steps else None
 
 
+def _flag_value(command: Sequence[str], flag: str) -> Optional[str]:
+  """The value of the last `--flag=value` in a command (None if absent)."""
+  values = [c[len(flag) + 1:] for c in command if c.startswith(flag + "=")]
+  return values[-1] if values else None
+
+
+@dataclasses.dataclass(frozen=True)
+class RunShape:
+  """What a training run's operative_config.gin says about its size: batch and lengths."""
+  sequences: int  # per step, all replicas
+  lengths: Dict[str, int]  # per feature (inputs, targets), packed
+  train_steps: Optional[int]
+  batch_binding: tuple  # utils.run.batch_size as bound, e.g. ("tokens_per_batch", 65536)
+
+  @property
+  def token_slots(self) -> int:
+    """Token slots per step: sequences x (inputs + targets lengths), padding included.
+
+    A decoder-only (delimited_lm) model reads inputs and targets as one sequence of that length.
+    """
+    return self.sequences * sum(self.lengths.values())
+
+  def describe(self) -> str:
+    return (f"{self.sequences} sequences x ({'+'.join(str(v) for v in self.lengths.values())}) "
+            f"= {self.token_slots:,} token slots per step (utils.run.batch_size = "
+            f"{self.batch_binding!r})")
+
+
+def run_shape(model_dir: pathlib.Path, written_after: float = 0.0) -> Optional[RunShape]:
+  """The shape of the run that wrote model_dir/operative_config.gin at or after `written_after`.
+
+  Mesh TF writes that file once the training session exists, before the first step; None while
+  it is missing, older than the run, or not readable.
+  """
+  from code_t5 import operative_config  # pylint: disable=g-import-not-at-top
+  path = model_dir / operative_config.FILE_NAME
+  try:
+    if path.stat().st_mtime < written_after - 1:  # -1: coarse file system clocks
+      return None
+    config = operative_config.OperativeConfig(path)
+    lengths = config.value("run.sequence_length")
+    method, value = config.value("run.batch_size")
+    mesh_shape = config.value("run.mesh_shape", "") or ""
+    train_steps = config.value("run.train_steps")
+  except (OSError, ValueError, TypeError, errors.UserError):
+    return None
+  if isinstance(lengths, int):
+    lengths = {"inputs": lengths, "targets": lengths}
+  if not isinstance(lengths, dict) or not lengths:
+    return None
+  # Data-parallel replicas: the size of the mesh's "batch" dimension (Mesh TF's default layout).
+  replicas = int(m.group(1)) if (m := re.search(r"\bbatch:(\d+)", str(mesh_shape))) else 1
+  sequences = {"sequences_per_batch": value, "tokens_per_batch": value // max(lengths.values()),
+               "sequences_per_replica": value * replicas,
+               "tokens_per_replica": value // max(lengths.values()) * replicas}.get(method)
+  if not sequences:
+    return None
+  return RunShape(sequences=int(sequences), lengths=dict(lengths),
+                  train_steps=train_steps if isinstance(train_steps, int) else None,
+                  batch_binding=(method, value))
+
+
+def _duration(seconds: float) -> str:
+  seconds = int(seconds)
+  return (f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600
+          else f"{seconds // 60}:{seconds % 60:02d}")
+
+
+def _memory(num_bytes: Optional[int]) -> str:
+  return "unknown" if num_bytes is None else f"{num_bytes / 2**30:.1f} GiB"
+
+
+class _Progress:
+  """Progress lines: step, loss, steps/s and token slots/s since the last line, ETA."""
+
+  def __init__(self, model_dir: Optional[pathlib.Path], echo, clock=time.time):
+    self._model_dir, self._echo, self._clock = model_dir, echo, clock
+    self.start = clock()
+    self._last = None  # (time, step) of the previous line (or of the first loss)
+    self.shape: Optional[RunShape] = None
+
+  def step(self, step: int, loss: float, loss_per_byte: Optional[float] = None) -> None:
+    now = self._clock()
+    if self._last is None:
+      self._last = (now, step)
+      return
+    then, then_step = self._last
+    if now - then < _PROGRESS_SECONDS:
+      return
+    self._last = (now, step)
+    if self.shape is None and self._model_dir is not None:
+      self.shape = run_shape(self._model_dir, self.start)
+    rate = (step - then_step) / (now - then)
+    per_byte = "" if loss_per_byte is None else f" ({loss_per_byte:.3f}/byte)"
+    parts = [f"  step {step:>6}  loss {loss:.4f}{per_byte}", f"{rate:.2f} steps/s"]
+    if self.shape:
+      parts.append(f"{rate * self.shape.token_slots:,.0f} tokens/s")
+      if self.shape.train_steps and rate > 0:
+        remaining = max(0, self.shape.train_steps - step)
+        parts.append(f"ETA {_duration(remaining / rate)} to step {self.shape.train_steps}")
+    self._echo("  ".join(parts) + f"  [{now - self.start:.0f} s]")
+
+
+def _exit_reason(returncode: int, signals: Sequence[int], shape: Optional[RunShape]) -> str:
+  if signals:
+    return (f"stopped by {signal.Signals(signals[0]).name} (forwarded to the trainer); a rerun "
+            "resumes from the newest checkpoint")
+  if returncode == -signal.SIGKILL:
+    batch = (f"the batch is {shape.describe()}; lower it with --gin-param \"utils.run.batch_size"
+             f" = ('sequences_per_batch', {max(1, shape.sequences // 2)})\"" if shape else
+             "lower the batch with --gin-param \"utils.run.batch_size = ('sequences_per_batch', "
+             "N)\"")
+    return (f"killed (SIGKILL), probably out of memory (peak RSS "
+            f"{_memory(processes.child_peak_rss_bytes())}): {batch}")
+  if returncode < 0:
+    return f"killed by {signal.Signals(-returncode).name}"
+  return f"exit code {returncode}"
+
+
 def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
         loss_table: Optional[pathlib.Path] = None, first_step: Optional[int] = None) -> int:
   """Runs a Mesh TF command; full log to `log_path`, condensed progress to `echo`.
 
-  With `loss_table`, every step's printed loss is appended to it as "step<TAB>loss".
+  With `loss_table`, every step's printed loss is appended to it as "step<TAB>loss", written
+  through line by line (a killed run keeps its curve). Progress lines give the step, loss,
+  steps/s and token slots/s since the previous line, and the ETA to the run's train_steps (both
+  read from the model dir's fresh operative_config.gin).
+
+  The command runs in its own process group and dies with this process (processes.start_child);
+  SIGTERM/SIGINT are forwarded to it. Returns its exit status (negative: killed by that signal).
   """
   echo("$ " + " ".join(shlex.quote(c) for c in command))
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "3"))
   log_path.parent.mkdir(parents=True, exist_ok=True)
-  start = last_shown = time.time()
-  rate = None
+  model_dir = _flag_value(command, "--model_dir")
+  progress = _Progress(pathlib.Path(model_dir) if model_dir else None, echo)
   with contextlib.ExitStack() as stack:
-    log = stack.enter_context(open(log_path, "a", encoding="utf-8"))
-    losses = stack.enter_context(open(loss_table, "a", encoding="utf-8")) if loss_table else None
-    process = stack.enter_context(subprocess.Popen(
+    # Line-buffered: a killed launcher still leaves every line it read on disk.
+    log = stack.enter_context(open(log_path, "a", encoding="utf-8", buffering=1))
+    losses = (stack.enter_context(open(loss_table, "a", encoding="utf-8", buffering=1))
+              if loss_table else None)
+    forwarder = stack.enter_context(processes.forward_signals())
+    process = stack.enter_context(processes.start_child(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
         errors="replace"))
-    for line in process.stdout:
-      log.write(line)
-      if line.startswith(_TF_LOGGER_PREFIXES):
-        continue
-      if m := _RATE_LINE.search(line):
-        rate = float(m.group(1))
-      if m := _LOSS_LINE.search(line):
-        step, loss = int(m.group(2)), float(m.group(1))
-        if first_step is not None:
-          # Mesh TF reads the step it prints unordered with that step's increment, so the printed
-          # number is sometimes one less; one loss line per step, in order, is exact.
-          step, first_step = first_step, first_step + 1
-        if losses:
-          losses.write(f"{step}\t{loss}\n")
-        if time.time() - last_shown > _PROGRESS_SECONDS:
-          last_shown = time.time()
-          speed = f", {rate:.1f} steps/s" if rate else ""
-          echo(f"  step {step:>6}  loss {loss:.4f}{speed}  [{time.time() - start:.0f} s]")
-      elif _SHOWN.search(line):
-        echo("  " + _ABSL_PREFIX.sub("", line).rstrip()[-300:])
+    forwarder.attach(process)
+    loss_per_byte = None
+    try:
+      for line in process.stdout:
+        log.write(line)
+        if line.startswith(_TF_LOGGER_PREFIXES):
+          continue
+        if m := _BYTE_LOSS_LINE.match(line.rstrip()):
+          loss_per_byte = float(m.group(1))
+        elif m := _LOSS_LINE.search(line):
+          step, loss = int(m.group(2)), float(m.group(1))
+          if first_step is not None:
+            # Mesh TF reads the step it prints unordered with that step's increment, so the
+            # printed number is sometimes one less; one loss line per step, in order, is exact.
+            step, first_step = first_step, first_step + 1
+          if losses:
+            losses.write(f"{step}\t{loss}" +
+                         ("" if loss_per_byte is None else f"\t{loss_per_byte}") + "\n")
+          progress.step(step, loss, loss_per_byte)
+        elif _SHOWN.search(line):
+          echo("  " + _ABSL_PREFIX.sub("", line).rstrip()[-300:])
+      process.wait()  # with SIGTERM/SIGINT still forwarded
+    except BaseException:
+      processes.kill_group(process)  # an error here must not leave the trainer running
+      raise
   if process.returncode:
-    echo(f"exit code {process.returncode}; full log: {log_path}")
+    if progress.shape is None and model_dir:
+      progress.shape = run_shape(pathlib.Path(model_dir), progress.start)
+    echo(f"{_exit_reason(process.returncode, forwarder.received, progress.shape)}; full log: "
+         f"{log_path}")
   return process.returncode
 
 
@@ -147,11 +343,21 @@ def _mean(points):
 
 
 def train_and_eval(experiment: Experiment, steps: int, evaluate: bool = True, echo=print) -> int:
-  """Trains to `steps` (resuming from the newest checkpoint), plots the loss, then evaluates."""
+  """Trains to `steps` (resuming from the newest checkpoint), plots the loss, then evaluates.
+
+  Holds the model dir's train lock throughout: a second trainer there is refused (LockedError).
+  """
+  model_dir = experiment.model_dir
+  # Two trainers on one model dir would overwrite each other's checkpoints.
+  with processes.exclusive_lock(model_dir / TRAIN_LOCK, f"--model-dir {model_dir} is being "
+                                "trained"):
+    return _train_and_eval(experiment, steps, evaluate, echo)
+
+
+def _train_and_eval(experiment: Experiment, steps: int, evaluate: bool, echo) -> int:
   from code_t5 import curves  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
 
   model_dir = experiment.model_dir
-  model_dir.mkdir(parents=True, exist_ok=True)
   resumed = latest_step(model_dir)
   echo(f"model dir {model_dir}: " +
        (f"resuming from step {resumed}" if resumed is not None else "new run") +

@@ -29,7 +29,7 @@ its first token may be cut).
 import dataclasses
 import hashlib
 import random
-from typing import Iterable, Iterator, List, Sequence, Tuple
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 # Bumped whenever the points chosen for the same file and seed change.
 POINTS_VERSION = 1
@@ -109,6 +109,31 @@ def select_points(text: str, repo: str, path: str, seed: int = DEFAULT_SEED,
     cursor = rng.randint(line.code_start + 1, line.last_code)
     points.append(Point(repo, path, line.number, cursor, line.end, "inside"))
   return sorted(points, key=lambda p: (p.cursor, p.kind))
+
+
+def eval_dir_suffix(root_name: str) -> str:
+  """What a model's line-completion eval of the root named `root_name` appends to its
+  `<split>_eval` folder (Mesh TF's utils.run.eval_dir_suffix), so one model evaluated on several
+  roots keeps each root's decodes, and `code-t5 baseline --model-dir` finds the root's."""
+  return f"line_completion-{root_name}"
+
+
+def _file_key(repo: str, path: str) -> bytes:
+  return hashlib.sha256(f"{repo}\0{path}".encode("utf-8", "surrogateescape")).digest()
+
+
+def sample_files(files: Sequence, max_files: Optional[int] = None) -> list:
+  """The files (with .repo, .path) to draw points from, in their order: all of them, or the
+  `max_files` whose SHA-256 of (repository, path) is smallest — a subset spread over every
+  repository of a large split (the first N files would be one or two repositories), the same in
+  any file order, and growing N only adds files."""
+  if max_files is None or len(files) <= max_files:
+    return list(files)
+  if max_files < 1:
+    raise ValueError(f"max_files must be at least 1, got {max_files}")
+  keys = sorted(_file_key(f.repo, f.path) for f in files)
+  threshold = keys[max_files - 1]
+  return [f for f in files if _file_key(f.repo, f.path) <= threshold]
 
 
 def points_of_files(files: Iterable, seed: int = DEFAULT_SEED) -> Iterator[Tuple[object, Point]]:

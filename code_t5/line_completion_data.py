@@ -12,17 +12,21 @@ Examples: inputs = the context (cut from the left to the inputs length, see
 line_completion.context_window / model_input_ids), targets = the rest of the line.
 """
 
+import collections
 import json
 import pathlib
 from typing import List, Optional
 
+import gin
 import seqio
 import tensorflow.compat.v2 as tf
 
 from code_t5 import line_completion
 from code_t5 import sources
 
-SPLITS = ("validation", "test")
+# The held-out splits, and train: points of the training files show what a model has learnt by
+# heart (tests/learning_test.py) and how far held-out completions fall behind.
+SPLITS = sources.SPLITS
 POINT_FEATURES = {
     "text": tf.io.FixedLenFeature([], tf.string),
     "repo": tf.io.FixedLenFeature([], tf.string),
@@ -32,11 +36,24 @@ POINT_FEATURES = {
 }
 
 
-def _points_dir(prepared: sources.PreparedDataset) -> pathlib.Path:
+_File = collections.namedtuple("_File", "repo path text")
+
+
+@gin.configurable(module="code_t5")
+def line_completion_points(max_files: Optional[int] = None) -> Optional[int]:
+  """gin: `code_t5.line_completion_points.max_files = N` draws the points of a split from at most
+  N of its files (line_completion.sample_files: spread over the repositories, the same as
+  `code-t5 baseline --max-files N`); None, the default, every file."""
+  return max_files
+
+
+def _points_dir(prepared: sources.PreparedDataset, split: str, max_files: Optional[int]
+                ) -> pathlib.Path:
   return prepared.path / (f"line_completion-v{line_completion.POINTS_VERSION}"
                           f"-seed{line_completion.DEFAULT_SEED}"
                           f"-s{line_completion.START_POINTS_PER_FILE}"
-                          f"-i{line_completion.INSIDE_POINTS_PER_FILE}")
+                          f"-i{line_completion.INSIDE_POINTS_PER_FILE}-{split}" +
+                          ("" if max_files is None else f"-f{max_files}"))
 
 
 def _read_prepared_files(shards: List[str]):
@@ -44,7 +61,8 @@ def _read_prepared_files(shards: List[str]):
   for shard in shards:
     for record in tf.compat.v1.io.tf_record_iterator(shard):
       feature = tf.train.Example.FromString(record).features.feature
-      yield tuple(feature[k].bytes_list.value[0].decode("utf-8") for k in ("repo", "path", "text"))
+      yield _File(*(feature[k].bytes_list.value[0].decode("utf-8")
+                    for k in ("repo", "path", "text")))
 
 
 def _point_example(repo: str, path: str, text: str, points) -> bytes:
@@ -64,27 +82,28 @@ def _point_example(repo: str, path: str, text: str, points) -> bytes:
   })).SerializeToString()
 
 
-def prepare_points(prepared: sources.PreparedDataset) -> pathlib.Path:
-  """The folder with `<split>.tfrecord` point files and `points.json`, written if missing."""
-  out = _points_dir(prepared)
+def prepare_points(prepared: sources.PreparedDataset, split: str,
+                   max_files: Optional[int] = None) -> pathlib.Path:
+  """The folder with the split's `points.tfrecord` and `points.json`, written if missing (each
+  split on first use: the train split's points are only written when someone asks for them)."""
+  out = _points_dir(prepared, split, max_files)
   if (out / "points.json").exists():
     return out
   with sources.new_folder(out, "points.json") as tmp:
-    stats = {"version": line_completion.POINTS_VERSION, "seed": line_completion.DEFAULT_SEED,
-             "start_points_per_file": line_completion.START_POINTS_PER_FILE,
-             "inside_points_per_file": line_completion.INSIDE_POINTS_PER_FILE,
-             "files": {}, "points": {}}
-    for split in SPLITS:
-      files = points = 0
-      with tf.io.TFRecordWriter(str(tmp / f"{split}.tfrecord")) as writer:
-        for repo, path, text in _read_prepared_files(prepared.shards[split]):
-          chosen = line_completion.select_points(text, repo, path)
-          if chosen:
-            writer.write(_point_example(repo, path, text, chosen))
-            files += 1
-            points += len(chosen)
-      stats["files"][split], stats["points"][split] = files, points
-    (tmp / "points.json").write_text(json.dumps(stats, indent=1, sort_keys=True))
+    files = points = 0
+    with tf.io.TFRecordWriter(str(tmp / "points.tfrecord")) as writer:
+      for f in line_completion.sample_files(list(_read_prepared_files(prepared.shards[split])),
+                                            max_files):
+        chosen = line_completion.select_points(f.text, f.repo, f.path)
+        if chosen:
+          writer.write(_point_example(f.repo, f.path, f.text, chosen))
+          files += 1
+          points += len(chosen)
+    (tmp / "points.json").write_text(json.dumps(
+        {"version": line_completion.POINTS_VERSION, "seed": line_completion.DEFAULT_SEED,
+         "start_points_per_file": line_completion.START_POINTS_PER_FILE,
+         "inside_points_per_file": line_completion.INSIDE_POINTS_PER_FILE, "split": split,
+         "max_files": max_files, "files": files, "points": points}, indent=1, sort_keys=True))
   return out
 
 
@@ -102,14 +121,14 @@ class LineCompletionSource(seqio.FileDataSource):
                      split_to_filepattern={s: "<prepared at first use>" for s in SPLITS},
                      cycle_length=1)
 
-  def points_dir(self) -> pathlib.Path:
-    return prepare_points(sources.prepare(self._spec_fn()))
+  def points_dir(self, split: str) -> pathlib.Path:
+    return prepare_points(sources.prepare(self._spec_fn()), split, line_completion_points())
 
   def list_shards(self, split: str) -> List[str]:
-    return [str(self.points_dir() / f"{split}.tfrecord")]
+    return [str(self.points_dir(split) / "points.tfrecord")]
 
   def num_input_examples(self, split: str) -> Optional[int]:
-    return json.loads((self.points_dir() / "points.json").read_text())["files"][split]
+    return json.loads((self.points_dir(split) / "points.json").read_text())["files"]
 
   def __str__(self):
     return f"LineCompletionSource({self._spec_fn().root})"

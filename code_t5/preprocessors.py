@@ -3,6 +3,8 @@
 import seqio
 import tensorflow.compat.v2 as tf
 
+from code_t5 import line_completion
+
 
 def add_pretokenized(dataset: tf.data.Dataset, output_features) -> tf.data.Dataset:
   """Adds `<key>_pretokenized` (the decoded text) for every token feature of an example.
@@ -60,3 +62,98 @@ def completion_lm(dataset: tf.data.Dataset, sequence_length, output_features) ->
   # A cursor needs a token on each side.
   dataset = dataset.filter(lambda example: tf.size(example["targets"]) >= 2)
   return draw_cursors(dataset).flat_map(cut_at_cursors)
+
+
+# Files hold about this many bytes per token (README: 1 for bytes, 4.3 for spm_dev on held-out
+# code); it sets how many cursors a file gets, so each byte is read about once per epoch.
+_BYTES_PER_TOKEN = {"byte": 1, "subword": 4}
+_INDENT = (ord(" "), ord("\t"), ord("\f"))
+
+
+def _line_code_starts(codepoints: tf.Tensor) -> tf.Tensor:
+  """Character index of the first non-indentation character of each line that has one."""
+  n = tf.size(codepoints)
+  newline = tf.equal(codepoints, ord("\n"))
+  line = tf.cumsum(tf.cast(newline, tf.int32), exclusive=True)
+  indent = tf.reduce_any(tf.equal(codepoints[:, None], tf.constant(_INDENT)[None, :]), axis=1)
+  code = tf.logical_not(tf.logical_or(newline, indent))
+  positions = tf.where(code, tf.range(n), tf.fill([n], n))
+  starts = tf.math.unsorted_segment_min(positions, line, num_segments=line[-1] + 1)
+  return tf.boolean_mask(starts, starts < n)
+
+
+def cursor_lm(dataset: tf.data.Dataset, sequence_length, output_features,
+              line_start_rate: float = 0.5) -> tf.data.Dataset:
+  """Code before an editor's cursor -> the code after it, each side tokenized ON ITS OWN.
+
+  Runs on whole texts (`text`) and emits `inputs`/`targets` strings for seqio's tokenize.
+  Cursors are characters, as in an editor: with probability `line_start_rate` right after the
+  indentation of a random line (the user pressed Enter), else anywhere in the file (the user is
+  typing). The text before the cursor is encoded by itself — exactly what the line-completion
+  eval and `code-t5 complete` feed the model — so the model learns to continue a context whose
+  last piece is cut where the cursor is (a half-typed word, a lone indentation piece). Training
+  on cursors between the whole file's pieces (completion_lm) leaves every such context unseen:
+  the probe of shared/notes/LEARNING.md began 150 of 192 completions with spurious whitespace.
+  Per file of n bytes, ceil(n / (bytes per token x (L_in + L_t))) cursors (seeded per example).
+  """
+  inputs_length = sequence_length["inputs"] - int(output_features["inputs"].add_eos)
+  targets_length = sequence_length["targets"] - int(output_features["targets"].add_eos)
+  bytes_per_token = _BYTES_PER_TOKEN[
+      "byte" if isinstance(output_features["targets"].vocabulary, seqio.ByteVocabulary)
+      else "subword"]
+  window_bytes = bytes_per_token * (inputs_length + targets_length)
+  # Characters tokenized on each side before the tokens are cut to the lengths: as many as the
+  # longest tokens can hold, so the cut never runs short while the file has more.
+  left_chars = line_completion.MAX_CHARS_PER_TOKEN * inputs_length
+  right_chars = line_completion.MAX_CHARS_PER_TOKEN * targets_length
+
+  @seqio.map_over_dataset(num_seeds=3)
+  def draw_cursors(example, seeds):
+    text = example["text"]
+    codepoints = tf.strings.unicode_decode(text, "UTF-8")
+    n = tf.size(codepoints)
+    count = (tf.strings.length(text) + window_bytes - 1) // window_bytes
+    anywhere = tf.random.stateless_uniform([count], seed=seeds[0], minval=0, maxval=n,
+                                           dtype=tf.int32)
+    starts = _line_code_starts(codepoints)
+    pick = tf.random.stateless_uniform([count], seed=seeds[1], minval=0,
+                                       maxval=tf.maximum(tf.size(starts), 1), dtype=tf.int32)
+    at_line_start = tf.logical_and(
+        tf.random.stateless_uniform([count], seed=seeds[2]) < line_start_rate,
+        tf.size(starts) > 0)
+    line_starts = tf.gather(tf.concat([starts, [0]], 0), pick)
+    cursors = tf.where(at_line_start, line_starts, anywhere)
+    return {"text": text, "cursors": cursors}
+
+  def cut_at_cursors(record):
+    text = record["text"]
+
+    def cut(cursor):
+      start = tf.maximum(0, cursor - left_chars)
+      return {"inputs": tf.strings.substr(text, start, cursor - start, unit="UTF8_CHAR"),
+              "targets": tf.strings.substr(text, cursor, right_chars, unit="UTF8_CHAR")}
+
+    return tf.data.Dataset.from_tensor_slices(record["cursors"]).map(cut)
+
+  # A cursor needs a character after it (before it may be nothing: the start of a file).
+  dataset = dataset.filter(lambda example: tf.strings.length(example["text"], "UTF8_CHAR") >= 1)
+  return draw_cursors(dataset).flat_map(cut_at_cursors)
+
+
+def fit_to_lengths(dataset: tf.data.Dataset, output_features, sequence_length=None):
+  """Keeps the LAST inputs tokens (the code nearest the cursor) and the FIRST targets tokens,
+  leaving a slot for each EOS, and re-decodes both `*_pretokenized` texts to match."""
+  if not sequence_length:
+    return dataset
+  keep = {key: sequence_length[key] - int(output_features[key].add_eos)
+          for key in ("inputs", "targets")}
+
+  @seqio.map_over_dataset
+  def fit(example):
+    example = dict(example)
+    example["inputs"] = example["inputs"][tf.maximum(tf.size(example["inputs"]) -
+                                                     keep["inputs"], 0):]
+    example["targets"] = example["targets"][:keep["targets"]]
+    return example
+
+  return add_pretokenized(fit(dataset), output_features)

@@ -10,7 +10,10 @@ plus an optional "id", echoed back. The reply is the object `code-t5 complete --
 
     {"completion": "<rest of the line>", "context_chars": N, "truncated": false, "ms": 12.3}
 
-or {"error": "<one line>"} for a bad request (the server keeps running).
+or {"error": "<one line>"} for a bad request (the server keeps running): any bytes on stdin and
+any HTTP request get a JSON reply (4xx over HTTP), and the next good request is answered. An
+"id" must be a string, a finite number or null; "prefix" and "text" must be valid Unicode (no
+lone surrogates); a request is at most MAX_REQUEST_BYTES.
 
 - stdin/stdout (default): one request per line in, one reply per line out, in order.
 - HTTP (--port; 0 picks a free port): POST /complete with the request as the body, GET /health.
@@ -19,6 +22,7 @@ or {"error": "<one line>"} for a bad request (the server keeps running).
 
 import http.server
 import json
+import math
 import sys
 import threading
 
@@ -26,6 +30,18 @@ from code_t5 import complete as complete_lib
 from code_t5 import errors
 
 MAX_REQUEST_BYTES = 16 << 20
+INTERNAL_ERROR = "internal error"  # starts the reply to a request that failed inside the server
+
+
+def _check_unicode(value: str, name: str) -> str:
+  """JSON's \\ud800 escapes decode to lone surrogates, which no encoder (nor the model) takes."""
+  try:
+    value.encode("utf-8")
+  except UnicodeEncodeError as e:
+    raise complete_lib.CompletionError(
+        f'"{name}" is not valid Unicode: lone surrogate U+{ord(value[e.start]):04X} at character '
+        f"{e.start}") from None
+  return value
 
 
 def _text_cursor(request: dict):
@@ -34,12 +50,13 @@ def _text_cursor(request: dict):
     prefix = request["prefix"]
     if not isinstance(prefix, str):
       raise complete_lib.CompletionError('"prefix" must be a string')
-    return prefix, len(prefix)
+    return _check_unicode(prefix, "prefix"), len(prefix)
   if "text" not in request:
     raise complete_lib.CompletionError('a request needs "prefix" or "text"')
   text = request["text"]
   if not isinstance(text, str):
     raise complete_lib.CompletionError('"text" must be a string')
+  _check_unicode(text, "text")
   if "line" in request or "col" in request:
     line, col = request.get("line"), request.get("col")
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (line, col)):
@@ -48,12 +65,25 @@ def _text_cursor(request: dict):
   return text, complete_lib.check_offset(text, request.get("cursor", len(text)))
 
 
+def _request_id(request):
+  """The "id" to echo: a string, a finite number or None; CompletionError for anything else."""
+  request_id = request.get("id")
+  if request_id is None or isinstance(request_id, (bool, int)):
+    return request_id
+  if isinstance(request_id, float) and math.isfinite(request_id):
+    return request_id
+  if isinstance(request_id, str):
+    return request_id  # even with a lone surrogate: encode_reply escapes it
+  raise complete_lib.CompletionError('"id" must be a string, a finite number or null')
+
+
 def handle(completer: complete_lib.Completer, request) -> dict:
   """One request (a decoded JSON value) -> one reply object; never raises for bad input."""
-  request_id = request.get("id") if isinstance(request, dict) else None
+  request_id = None
   try:
     if not isinstance(request, dict):
       raise complete_lib.CompletionError("a request must be a JSON object")
+    request_id = _request_id(request)
     text, cursor = _text_cursor(request)
     reply = completer.complete(text[:cursor]).reply()
   except errors.UserError as e:
@@ -63,24 +93,74 @@ def handle(completer: complete_lib.Completer, request) -> dict:
   return reply
 
 
-def handle_line(completer, line: str) -> dict:
+def handle_line(completer, line) -> dict:
+  """One request as text or bytes (UTF-8) -> one reply object; never raises, whatever it gets."""
   try:
-    request = json.loads(line)
-  except ValueError as e:
-    return {"error": f"request is not JSON: {e}"}
-  return handle(completer, request)
+    if isinstance(line, bytes):
+      line = complete_lib.decode_utf8(line, "request")
+    try:
+      request = json.loads(line)
+    except ValueError as e:
+      return {"error": f"request is not JSON: {e}"}
+    except RecursionError:
+      return {"error": "request is not JSON that can be read: nested too deeply"}
+    return handle(completer, request)
+  except errors.UserError as e:
+    return {"error": str(e)}
+  except Exception as e:  # pylint: disable=broad-except  (the server outlives any one request)
+    print(f"serve: internal error on a request: {type(e).__name__}: {e}", file=sys.stderr)
+    return {"error": f"{INTERNAL_ERROR}: {type(e).__name__} (the server keeps running)"}
 
 
-def serve_stdio(completer, stdin=None, stdout=None) -> int:
-  stdin = stdin or sys.stdin
-  stdout = stdout or sys.stdout
+def encode_reply(reply: dict) -> bytes:
+  """A reply as one line of UTF-8 JSON (strict: no NaN); \\u escapes if it holds a surrogate."""
+  try:
+    return json.dumps(reply, ensure_ascii=False, allow_nan=False).encode("utf-8")
+  except UnicodeEncodeError:
+    return json.dumps(reply, allow_nan=False).encode("ascii")
+
+
+def _read_line(stdin, limit: int):
+  """The next line of a binary stream (None at the end); a line over `limit` bytes is skipped to
+  its newline and returned as its length (an int), so a huge request cannot fill the memory."""
+  line = stdin.readline(limit + 1)
+  if not line:
+    return None
+  if len(line) <= limit or line.endswith(b"\n"):
+    return line
+  size = len(line)
+  while line and not line.endswith(b"\n"):
+    line = stdin.readline(1 << 20)
+    size += len(line)
+  return size - line.endswith(b"\n")
+
+
+def serve_stdio(completer, stdin=None, stdout=None, max_request_bytes=None) -> int:
+  """One reply line per non-blank request line until the end of stdin (binary streams)."""
+  stdin = stdin or sys.stdin.buffer
+  stdout = stdout or sys.stdout.buffer
+  limit = max_request_bytes or MAX_REQUEST_BYTES
   print("ready: one JSON request per line on stdin", file=sys.stderr, flush=True)
-  for line in stdin:
-    if not line.strip():
+  while (line := _read_line(stdin, limit)) is not None:
+    if isinstance(line, int):
+      reply = {"error": f"request of {line:,} bytes is over {limit:,} bytes"}
+    elif not line.strip():
       continue
-    stdout.write(json.dumps(handle_line(completer, line), ensure_ascii=False) + "\n")
+    else:
+      reply = handle_line(completer, line)
+    stdout.write(encode_reply(reply) + b"\n")
     stdout.flush()
   return 0
+
+
+class _Server(http.server.ThreadingHTTPServer):
+  daemon_threads = True  # a stalled client must not keep the process alive at exit
+
+  def handle_error(self, request, client_address):
+    # A connection that broke mid-reply: one line, not the standard library's traceback.
+    error = sys.exc_info()[1]
+    print(f"serve: connection from {client_address[0]} dropped: {type(error).__name__}: {error}",
+          file=sys.stderr)
 
 
 def make_http_server(completer, port: int = 0) -> http.server.ThreadingHTTPServer:
@@ -88,46 +168,97 @@ def make_http_server(completer, port: int = 0) -> http.server.ThreadingHTTPServe
   lock = threading.Lock()
 
   class Handler(http.server.BaseHTTPRequestHandler):
-    """POST /complete, GET /health."""
+    """POST /complete, GET /health; any other request, however malformed, gets a JSON error."""
+    # Seconds a client may stall mid-request before its connection is closed (frees the thread).
+    timeout = 60
 
-    def _send(self, status: int, body: dict):
-      data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    def _send(self, status: int, body: dict, headers=()):
+      data = encode_reply(body)
+      if self.request_version == "HTTP/0.9":  # garbage request lines parse as 0.9: no status line
+        self.request_version = "HTTP/1.0"
       self.send_response(status)
       self.send_header("Content-Type", "application/json; charset=utf-8")
       self.send_header("Content-Length", str(len(data)))
+      for name, value in headers:
+        self.send_header(name, value)
       self.end_headers()
-      self.wfile.write(data)
+      if self.command != "HEAD":
+        self.wfile.write(data)
+
+    def send_error(self, code, message=None, explain=None):
+      """The standard library's own errors (bad request line or headers, a method without a
+      do_<METHOD>: 501) as JSON; an unknown method is 405."""
+      del explain
+      headers = ()
+      if code == 501:
+        code, headers = 405, (("Allow", "GET, POST"),)
+        message = f"method {self.command} is not allowed: POST /complete, GET /health"
+      self.close_connection = True
+      self._send(code, {"error": message or self.responses.get(code, ("HTTP error",))[0]},
+                 headers)
+
+    def _guarded(self, method):
+      try:
+        method()
+      except Exception as e:  # pylint: disable=broad-except  (the server outlives any request)
+        print(f"serve: internal error on {self.command} {self.path[:200]}: "
+              f"{type(e).__name__}: {e}", file=sys.stderr)
+        self.close_connection = True
+        try:
+          self._send(500, {"error": f"internal error: {type(e).__name__} (the server keeps "
+                                    "running)"})
+        except Exception:  # pylint: disable=broad-except  (the connection itself is gone)
+          pass
 
     def do_GET(self):  # pylint: disable=invalid-name
+      self._guarded(self._get)
+
+    def do_POST(self):  # pylint: disable=invalid-name
+      self._guarded(self._post)
+
+    def _get(self):
       if self.path.rstrip("/") != "/health":
         return self._send(404, {"error": f"no such path {self.path}: POST /complete, GET /health"})
       info = completer.info
       return self._send(200, {"ok": True, "model_dir": str(info.model_dir), "step": info.step,
                               "task": info.task, "export": str(completer.export_dir)})
 
-    def do_POST(self):  # pylint: disable=invalid-name
+    def _post(self):
+      # The body is not read on an error below: close, so its bytes are not taken for a request.
+      keep_alive, self.close_connection = not self.close_connection, True
       if self.path.rstrip("/") not in ("/complete", ""):
         return self._send(404, {"error": f"no such path {self.path}: POST /complete"})
+      value = self.headers.get("Content-Length")
+      if value is None:
+        return self._send(411, {"error": "Content-Length is required (chunked bodies are not "
+                                         "read)"})
       try:
-        length = int(self.headers.get("Content-Length", ""))
+        length = int(value)
       except ValueError:
-        return self._send(411, {"error": "Content-Length is required"})
+        length = -1
+      if length < 0:
+        return self._send(400, {"error": f"Content-Length {value[:100]!r} is not a number of "
+                                         "bytes"})
       if length > MAX_REQUEST_BYTES:
-        return self._send(413, {"error": f"request of {length} bytes is over "
-                                         f"{MAX_REQUEST_BYTES} bytes"})
-      body = self.rfile.read(length)
+        return self._send(413, {"error": f"request of {length:,} bytes is over "
+                                         f"{MAX_REQUEST_BYTES:,} bytes"})
       try:
-        line = complete_lib.decode_utf8(body, "request body")
-      except errors.UserError as e:
-        return self._send(400, {"error": str(e)})
+        body = self.rfile.read(length)
+      except OSError:  # the client stalled past `timeout` or went away
+        return self._send(408, {"error": f"the {length}-byte body did not arrive"})
+      if len(body) < length:
+        return self._send(400, {"error": f"the body ended after {len(body)} of {length} bytes"})
+      self.close_connection = not keep_alive
       with lock:
-        reply = handle_line(completer, line)
-      return self._send(400 if "error" in reply else 200, reply)
+        reply = handle_line(completer, body)
+      status = 200 if "error" not in reply else 500 if reply["error"].startswith(
+          INTERNAL_ERROR) else 400
+      return self._send(status, reply)
 
     def log_message(self, format, *args):  # pylint: disable=redefined-builtin
       pass  # quiet: stdout/stderr belong to the user
 
-  return http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+  return _Server(("127.0.0.1", port), Handler)
 
 
 def _serve(args) -> int:

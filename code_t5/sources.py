@@ -31,6 +31,7 @@ import seqio
 import tensorflow.compat.v2 as tf
 
 from code_t5 import flcc
+from code_t5 import processes
 
 SPLITS = ("train", "validation", "test")
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -173,10 +174,15 @@ def new_folder(path: pathlib.Path, marker: str) -> Iterator[pathlib.Path]:
 
   `path` counts as finished once it holds `marker`: nothing half-written is ever at `path`, an
   error (or an interrupt) leaves nothing, and when a concurrent process finished `path` first,
-  its folder is kept and this one is dropped.
+  its folder is kept and this one is dropped. The temporary is named processes.temporary_name
+  (+ a random suffix), so what a killed process left is removed by the next call here.
   """
   path.parent.mkdir(parents=True, exist_ok=True)
-  tmp = pathlib.Path(tempfile.mkdtemp(prefix=path.name + ".tmp-", dir=path.parent))
+  # Temporaries of killed writers (of any key) would stay forever: those whose owner is gone go.
+  for stale in processes.remove_stale_temporaries(path.parent):
+    logging.info("removed %s, left by a killed process", stale)
+  tmp = pathlib.Path(tempfile.mkdtemp(prefix=processes.temporary_name(path.name) + "-",
+                                      dir=path.parent))
   try:
     yield tmp
     try:
@@ -225,7 +231,16 @@ class FlccDataSource(seqio.FileDataSource):
     return prepare(self._spec_fn())
 
   def list_shards(self, split: str) -> List[str]:
-    return self.prepared().shards[split]
+    prepared = self.prepared()
+    if not prepared.num_files[split]:
+      # An empty split would evaluate (or train) on nothing and report 0.000 as if it were a score.
+      held_out = split != "train"
+      raise flcc.FlccError(
+          f"the {split} split of FLCC root {prepared.stats['root']} has no files; "
+          + (f"give it repositories: --{split}-fraction (gin code_t5.flcc_dataset.{split}_fraction)"
+             f" > 0 on a root of 3+ repositories" if held_out else
+             "add repositories to the root or lower --validation-fraction/--test-fraction"))
+    return prepared.shards[split]
 
   def num_input_examples(self, split: str) -> Optional[int]:
     return self.prepared().num_files[split]

@@ -50,6 +50,7 @@ import numpy as np
 
 from code_t5 import errors
 from code_t5 import operative_config
+from code_t5 import processes
 
 T5X_VERSION = 3
 ZARR_CHUNK_BYTES = 64 << 20  # t5x's chunk size limit
@@ -618,13 +619,25 @@ def _numpy_dtype(name):
 
 # ---------------------------------------------------------------- the T5X gin file
 
+# How T5X fine-tunes from a checkpoint without optimizer state: its `strict=False` only applies
+# to TensorFlow checkpoints, and a native one then fails on the missing 'param_states'.
+PARAMS_ONLY_RESTORE = (
+    "utils.RestoreCheckpointConfig.assignment_map = ((r'state/param_states.*', None),)",
+    "utils.RestoreCheckpointConfig.fallback_to_scratch = True")
+
+
 def gin_text(model: Model, prefix: str, step: int,
-             operative: operative_config.OperativeConfig) -> str:
+             operative: operative_config.OperativeConfig, params_only: bool = False) -> str:
   """A T5X gin config for the converted model: t5x's stock config, our sizes."""
   vocabulary = operative.value("task_name.vocabulary")
   lines = [f"# T5X model for {prefix} (step {step}), converted by code_t5.t5x.",
            f"# {model.describe()}", "from __gin__ import dynamic_registration",
            *(["import seqio"] if vocabulary == "byte" else []), ""]
+  if params_only:
+    lines += ["# No optimizer state (--params-only). To fine-tune from this checkpoint, restore",
+              "# the params and start the optimizer afresh (strict=False does not do it for",
+              "# T5X's native checkpoints: 'param_states' would be missing). In the train gin:",
+              *(f"#   {binding}" for binding in PARAMS_ONLY_RESTORE), ""]
   if model.kind == "encoder-decoder":
     lines += ["from t5x.examples.t5 import network", "",
               "include 't5x/examples/t5/t5_1_1/base.gin'", ""]
@@ -698,8 +711,9 @@ def convert(source: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
     raise ConvertError(f"{final} exists: pass --force to replace it")
   created_out = not out.exists()
   out.mkdir(parents=True, exist_ok=True)
+  processes.remove_stale_temporaries(out)  # left by a killed convert
   # Hidden and not "checkpoint_<n>": nothing that lists checkpoints takes it for one.
-  temporary = out / f".{final.name}.tmp-{os.getpid()}"
+  temporary = out / processes.temporary_name(f".{final.name}")
   try:
     temporary.mkdir()
     workers = os.cpu_count() or 1
@@ -709,7 +723,8 @@ def convert(source: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
         writer.param(tensor)
         writer.slots(tensor)
     writer.finish(report.step, params_only)
-    (temporary / "model.gin").write_text(gin_text(the_plan.model, prefix, report.step, operative))
+    (temporary / "model.gin").write_text(gin_text(the_plan.model, prefix, report.step, operative,
+                                                  params_only))
     _replace(temporary, final)
   except BaseException:
     shutil.rmtree(temporary, ignore_errors=True)
@@ -744,7 +759,8 @@ def summary(report: Report) -> str:
     rows.append(("prefix LM", "Mesh TF used bidirectional relative-position buckets; t5x's stock "
                               "decoder_only network uses unidirectional ones (see model.gin)"))
   if report.params_only:
-    rows.append(("optimizer", "none (--params-only): restore with strict=False"))
+    rows.append(("optimizer", "none (--params-only); to fine-tune, restore with "
+                              + " and ".join(PARAMS_ONLY_RESTORE) + " (see model.gin)"))
   mb = report.bytes_read / 1e6
   rows += [("tensors read", f"{report.tensors_read} ({mb:.1f} MB)"),
            ("leaves written", ", ".join(f"{n} {k}" for k, n in sorted(report.leaves.items()))

@@ -34,7 +34,7 @@ LINE_COMPLETION = "flcc_py_line_completion_v1"
 COMPLETION_LM = "flcc_py_completion_lm_v1"
 PREFIX_LM_AND_SPAN_CORRUPTION = "prefix_lm_span_corruption"
 OBJECTIVES = ("prefix_lm", "span_corruption", PREFIX_LM_AND_SPAN_CORRUPTION, "completion_lm",
-              "line_completion")
+              "cursor_lm", "line_completion")
 
 
 def name_of(objective: str, vocabulary: str = "byte") -> str:
@@ -77,12 +77,30 @@ def _text_to_tokens():
 
 
 def register(name, objective, features):
+  """A task whose objective cuts token sequences (files are tokenized once, before the cache)."""
   seqio.TaskRegistry.add(
       name,
       source=sources.FlccDataSource(),
       preprocessors=_text_to_tokens() + [
           objective,
           preprocessors.add_pretokenized,
+          seqio.preprocessors.append_eos_after_trim,
+      ],
+      output_features=features,
+      postprocess_fn=postprocessors.to_json_line,
+      metric_fns=[metrics.completion_metrics])
+
+
+def register_on_text(name, objective, features):
+  """A task whose objective cuts texts, then tokenizes each side on its own (cursor_lm)."""
+  seqio.TaskRegistry.add(
+      name,
+      source=sources.FlccDataSource(),
+      preprocessors=[
+          seqio.CacheDatasetPlaceholder(),
+          objective,
+          seqio.preprocessors.tokenize,
+          preprocessors.fit_to_lengths,
           seqio.preprocessors.append_eos_after_trim,
       ],
       output_features=features,
@@ -113,6 +131,9 @@ for _vocabulary_name, _vocabulary_fn in vocab.VOCABULARIES.items():
   register(name_of("prefix_lm", _vocabulary_name), t5_preprocessors.prefix_lm, _features)
   # Prefix LM at random cursors, both sides full length: preprocessors.completion_lm.
   register(name_of("completion_lm", _vocabulary_name), preprocessors.completion_lm, _features)
+  # The same at an editor's cursors (characters, half of them at line starts), each side
+  # tokenized on its own as the line-completion eval and `complete` do: preprocessors.cursor_lm.
+  register_on_text(name_of("cursor_lm", _vocabulary_name), preprocessors.cursor_lm, _features)
   # Span corruption: 15% of tokens in spans of mean length 3 replaced by sentinels (T5's).
   register(name_of("span_corruption", _vocabulary_name), t5_preprocessors.span_corruption,
            _features)

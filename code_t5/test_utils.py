@@ -73,3 +73,12 @@ def tree_listing(root) -> dict:
   root = pathlib.Path(root)
   return {p.relative_to(root).as_posix(): p.read_bytes()
           for p in sorted(root.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+
+def wait_for(predicate, what: str, seconds: float = 900) -> None:
+  """Polls until predicate() is true; fails naming `what` after `seconds` (a hang, not a timing)."""
+  import time  # pylint: disable=g-import-not-at-top
+  deadline = time.monotonic() + seconds
+  while not predicate():
+    assert time.monotonic() < deadline, f"gave up waiting for {what}"
+    time.sleep(0.1)

@@ -21,7 +21,9 @@ flattened name to the file's path relative to the stdlib folder (e.g. "json/deco
 METADATA in the format of `git log --pretty=%ct --name-status --diff-filter=ACDMR` (one commit that
 adds every file). Like FLCC's "normalized" variant, comments are stripped with `tokenize` (lines
 holding only a comment are dropped, docstrings and all other bytes are kept); files that do not
-tokenize, or are not UTF-8, are copied unchanged, as FLCC logged such files but kept them.
+tokenize, or are not UTF-8, are copied unchanged, as FLCC logged such files but kept them. The
+normalisation and the layout's writer are code_t5/corpus.py's, which `code-t5 import` uses for
+your own code, so run this with the project's venv (.venv/bin/python).
 
 The output depends only on the stdlib's files: no wall-clock time, sorted iteration, so two runs
 give byte-identical trees. It is written to a temporary folder beside --out and renamed into place
@@ -32,16 +34,21 @@ exist for tests.
 import argparse
 import dataclasses
 import hashlib
-import io
-import json
 import os
 import pathlib
 import shutil
 import sys
 import sysconfig
 import tempfile
-import tokenize
 import uuid
+import warnings
+
+# `import code_t5` imports TensorFlow; its start-up messages say nothing about this script.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+from code_t5 import corpus  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+normalize = corpus.normalize  # the one copy of FLCC's normalisation
 
 EXCLUDED_PACKAGES = frozenset({
     "test",  # the regression test suite
@@ -56,8 +63,7 @@ MODULES_PER_REPO = 3
 DEV_NULL_EVERY = 10
 TWO_INIT_HASHES = frozenset({"xml"})
 OWNER = "python"
-COMMIT_TIME = 1_600_000_000  # 2020-09-13: every repository's single (fake) commit
-PYTHON_DIR = ("languages", "Python", ".py")
+COMMIT_TIME = corpus.COMMIT_TIME  # 2020-09-13: every repository's single (fake) commit
 
 
 class DatasetError(Exception):
@@ -98,24 +104,6 @@ def plan_repositories(stdlib: pathlib.Path) -> list:
   return plans
 
 
-def normalize(source: bytes) -> bytes:
-  """The source without comments (comment-only lines dropped); unchanged if it does not tokenize."""
-  try:
-    text = source.decode("utf-8")
-    # Split as the tokenizer's readline would (on "\n" only), so token rows index these lines.
-    lines = io.StringIO(text, newline="").readlines()
-    comments = [token for token in tokenize.generate_tokens(iter(lines).__next__)
-                if token.type == tokenize.COMMENT]
-  except (UnicodeDecodeError, tokenize.TokenError, SyntaxError):
-    return source
-  for token in reversed(comments):  # a comment runs to the end of its line, one per line at most
-    row, col = token.start
-    line = lines[row - 1]
-    code, ending = line[:col].rstrip(" \t\f"), line[token.end[1]:]
-    lines[row - 1] = code + ending if code else ""
-  return "".join(lines).encode("utf-8")
-
-
 def _init_hash(repo_id: str, branch: int) -> str:
   return hashlib.sha1(f"{repo_id}#{branch}".encode()).hexdigest()
 
@@ -123,27 +111,11 @@ def _init_hash(repo_id: str, branch: int) -> str:
 def write_repository(v3: pathlib.Path, stdlib: pathlib.Path, plan: RepoPlan) -> tuple:
   """Writes one repository's init-hash folders; returns (files, bytes written)."""
   num_files = num_bytes = 0
-  parts = plan.repo_id.split("/")
   for branch, paths in enumerate(plan.branches):
-    init_hash = _init_hash(plan.repo_id, branch)
-    files_dir = v3.joinpath(*PYTHON_DIR, *parts, init_hash)
-    meta_dir = v3.joinpath("repositories", *parts, init_hash)
-    files_dir.mkdir(parents=True)
-    meta_dir.mkdir(parents=True)
-    # Flattening time: the commit time in ns plus the file's index, unique within the folder.
-    time_ns = COMMIT_TIME * 10**9 + int(init_hash[:6], 16) * 1000
-    names = {}
-    for index, path in enumerate(paths):
-      name = f"{pathlib.PurePosixPath(path).stem}_{time_ns + index}.py"
-      data = normalize((stdlib / path).read_bytes())
-      (files_dir / name).write_bytes(data)
-      names[name] = path
-      num_bytes += len(data)
-    num_files += len(names)
-    (meta_dir / "paths.json").write_text(json.dumps(names, indent=2, sort_keys=True) + "\n")
-    (meta_dir / "files.json").write_text(json.dumps({"Python/.py": len(names)}) + "\n")
-    (meta_dir / "METADATA").write_text(
-        f"{COMMIT_TIME}\n\n" + "".join(f"A\t{path}\n" for path in paths))
+    files = [(path, normalize((stdlib / path).read_bytes())) for path in paths]
+    num_bytes += corpus.write_init_hash(v3, plan.repo_id, _init_hash(plan.repo_id, branch), files,
+                                        corpus.added_metadata(paths, COMMIT_TIME), COMMIT_TIME)
+    num_files += len(files)
   return num_files, num_bytes
 
 
@@ -170,21 +142,11 @@ def build(stdlib: pathlib.Path, out: pathlib.Path, force: bool = False, only=Non
       print(f"[{index}/{len(plans)}] {plan.repo_id}: {num_files} files, {num_bytes / 1e3:.0f} KB",
             file=sys.stderr)
     os.chmod(tmp, 0o755)  # mkdtemp makes it private
-    _replace(tmp, out)
+    corpus.replace_folder(tmp, out)
   finally:
     shutil.rmtree(tmp, ignore_errors=True)
   print(f"wrote {out}: {len(plans)} repositories, {total_files} files, {total_bytes / 1e6:.2f} MB",
         file=sys.stderr)
-
-
-def _replace(new: pathlib.Path, out: pathlib.Path) -> None:
-  if not out.exists():
-    new.rename(out)
-    return
-  old = new.with_name(new.name + "-old")
-  out.rename(old)
-  new.rename(out)
-  shutil.rmtree(old)
 
 
 def main(argv=None) -> int:

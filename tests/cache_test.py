@@ -46,7 +46,8 @@ def bindings(root, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cached(tmp_path_factory, bindings):
-  """Runs `python -m code_t5.cache` once; returns (output dir, stdout, default prepared dir)."""
+  """Runs `python -m code_t5.cache` once; returns (output dir, stdout, default prepared dir,
+  stderr)."""
   out = tmp_path_factory.mktemp("cache")
   xdg = tmp_path_factory.mktemp("xdg")  # where a worker without the gin bindings would prepare
   result = subprocess.run(
@@ -55,7 +56,7 @@ def cached(tmp_path_factory, bindings):
       capture_output=True, text=True, env=dict(os.environ, XDG_CACHE_HOME=str(xdg),
                                                TF_CPP_MIN_LOG_LEVEL="3"))
   assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
-  return out, result.stdout, xdg
+  return out, result.stdout, xdg, result.stderr
 
 
 @pytest.fixture
@@ -71,7 +72,7 @@ def _files(root, split):
 
 
 def test_writes_seqio_cache_layout_and_reports_examples_and_tokens(cached, root):
-  out, stdout, _ = cached
+  out, stdout, _, _ = cached
   task_dir = out / TASK
   assert (task_dir / "COMPLETED").exists()
   for split in ("train", "validation", "test"):
@@ -87,15 +88,24 @@ def test_writes_seqio_cache_layout_and_reports_examples_and_tokens(cached, root)
   assert source["root"] == str(root)
 
 
+def test_the_log_keeps_to_counts_and_rates(cached):
+  _, stdout, _, stderr = cached
+  # seqio logged whole examples (entire source files): ~520 KB for these 10 repositories.
+  assert "def f1(x)" not in stderr and "Example [" not in stderr
+  assert len(stderr) < 60_000, stderr[-3000:]
+  assert re.search(r"cached in [\d.]+ s under .* \([\d,.]+ examples/s, [\d,]+ target tokens/s\)",
+                   stdout), stdout
+
+
 def test_beam_workers_read_the_gin_bound_root(cached):
-  _, _, xdg = cached
+  _, _, xdg, _ = cached
   # A worker that had not received the bindings would have prepared dataset-dev in the default
   # prepared dir ($XDG_CACHE_HOME/code_t5/prepared).
   assert not (xdg / "code_t5").exists()
 
 
 def test_cached_examples_equal_the_uncached_ones(cached, gin_bound):
-  out, _, _ = cached
+  out, _, _, _ = cached
   for split in ("train", "validation", "test"):
     result = cache.compare(TASK, str(out / TASK), split)
     assert result["equal"], result
@@ -104,7 +114,7 @@ def test_cached_examples_equal_the_uncached_ones(cached, gin_bound):
 
 def test_training_examples_from_the_cache_equal_the_uncached_ones(cached, gin_bound):
   """Same examples in the same order -> the random objective makes identical training examples."""
-  out, _, _ = cached
+  out, _, _, _ = cached
   task = seqio.get_mixture_or_task(TASK)
   lengths = {"inputs": 64, "targets": 64}
 
@@ -125,7 +135,7 @@ def test_training_examples_from_the_cache_equal_the_uncached_ones(cached, gin_bo
 
 
 def test_mesh_transformer_main_trains_from_the_cache(cached, bindings, tmp_path):
-  out, _, _ = cached
+  out, _, _, _ = cached
   experiment = launcher.Experiment(model_dir=tmp_path / "model", gin_params=[
       *bindings, "mesh_train_dataset_fn.use_cached = True"])
   command = experiment.train_command(2) + [f"--additional_task_cache_dirs={out}"]

@@ -392,6 +392,64 @@ def test_split_fractions_hold_and_growing_one_split_only_adds_to_it():
              (flcc.split_of(r, only_test_grows) == "validation") for r in ids)
 
 
+def test_a_small_root_still_gets_a_validation_and_a_test_repository(tmp_path):
+  # 10 repositories at the default 5 %/5 % that the hash alone puts all in train.
+  ids = [test_utils.repo_in_split("train", skip=i) for i in range(10)]
+  assert {flcc.split_of(r) for r in ids} == {"train"}
+  root = test_utils.make_flcc_tree(tmp_path / "flcc", {r: {"m.py": f"v = {i}\n"}
+                                                       for i, r in enumerate(ids)})
+  files, stats = _read(root)
+  per_split = collections.Counter(f.split for f in files)
+  assert per_split == {"train": 8, "validation": 1, "test": 1}
+  assert {s: stats.count(split=s) for s in flcc.SPLITS} == per_split
+  # The same repositories, whatever order they are listed in.
+  assert flcc.assign_splits(reversed(ids)) == flcc.assign_splits(ids)
+  assert {r for r, s in flcc.assign_splits(ids).items() if s == "validation"} == {
+      f.repo for f in files if f.split == "validation"}
+
+
+@pytest.mark.parametrize("splits", [flcc.Splits(), flcc.Splits(0.3, 0.01), flcc.Splits(0.01, 0.6),
+                                    flcc.Splits(0.5, 0.5)])
+def test_every_root_of_three_or_more_repositories_has_both_held_out_splits(splits):
+  for n in range(3, 40):
+    for start in range(0, 200, 40):
+      ids = [f"o{start + i}/r{start + i}" for i in range(n)]
+      hashed = {r: flcc.split_of(r, splits) for r in ids}
+      assigned = flcc.assign_splits(ids, splits)
+      assert {"validation", "test"} <= set(assigned.values()), (n, start)
+      moved = {r for r in ids if assigned[r] != hashed[r]}
+      assert len(moved) <= 2
+      if {"validation", "test"} <= set(hashed.values()):
+        assert not moved  # a root whose hash split is complete keeps it exactly
+
+
+def test_the_fingerprint_changes_only_where_the_split_guarantee_moved_a_repository(
+    tmp_path, monkeypatch):
+  ids = [test_utils.repo_in_split("train", skip=i) for i in range(10)]
+  small = test_utils.make_flcc_tree(tmp_path / "flcc", {r: {"m.py": "v = 1\n"} for r in ids})
+  with_guarantee = {root: flcc.fingerprint(root) for root in (small, DEV_ROOT)}
+  # The hash split alone, as before the guarantee: prepared shards are keyed by the fingerprint,
+  # so the small root must prepare anew and dataset-dev (like every complete root) must not.
+  monkeypatch.setattr(flcc, "assign_splits",
+                      lambda repo_ids, splits: {r: flcc.split_of(r, splits) for r in repo_ids})
+  assert flcc.fingerprint(small) != with_guarantee[small]
+  assert flcc.fingerprint(DEV_ROOT) == with_guarantee[DEV_ROOT]
+
+
+def test_the_split_guarantee_leaves_large_roots_and_dataset_dev_alone():
+  ids = [f"owner{i}/repo{i}" for i in range(2000)]
+  assert flcc.assign_splits(ids) == {r: flcc.split_of(r) for r in ids}
+  dev = [r.repo_id for r in flcc.list_repositories(DEV_ROOT)]
+  assert flcc.assign_splits(dev) == {r: flcc.split_of(r) for r in dev}
+
+
+def test_a_held_out_split_of_fraction_zero_or_a_tiny_root_stays_as_hashed():
+  ids = [test_utils.repo_in_split("train", skip=i) for i in range(10)]
+  assert set(flcc.assign_splits(ids, ALL_TRAIN).values()) == {"train"}
+  assert set(flcc.assign_splits(ids, flcc.Splits(0.05, 0)).values()) == {"train", "validation"}
+  assert set(flcc.assign_splits(ids[:2]).values()) == {"train"}
+
+
 SPLITS = flcc.Splits(validation=0.2, test=0.2)
 
 

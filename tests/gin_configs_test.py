@@ -99,6 +99,20 @@ def test_prefix_lm_is_a_decoder_only_delimited_lm_with_full_attention_on_the_pre
   assert gin.query_parameter("Unitransformer.input_full_attention") is True
 
 
+@pytest.mark.parametrize("model", ["prefix_lm", "causal_lm"])
+def test_decoder_only_models_never_take_the_loss_where_attention_sees_the_label(model):
+  # With full attention over the inputs, an input position attends to the very token it would
+  # predict: a loss there teaches copying (the prefix LM then predicts </s> after any context).
+  _parse(*_experiment_files(model))
+  assert gin.query_parameter("utils.run.model_type") == "delimited_lm"
+  try:
+    full_attention = gin.query_parameter("Unitransformer.input_full_attention")
+  except ValueError:  # unbound: Mesh TF's default, causal attention everywhere
+    full_attention = False
+  assert gin.query_parameter("Unitransformer.loss_on_targets_only") is bool(full_attention)
+  assert full_attention is (model == "prefix_lm")
+
+
 def test_span_corruption_is_t5_1_1_with_gated_gelu():
   _parse(*_experiment_files("span_corruption"))
   assert gin.query_parameter("DenseReluDense.activation") == ["gelu", "linear"]
@@ -176,3 +190,21 @@ def test_tpu_meshes(run, topology, model_parallelism):
   _parse(*_experiment_files(run=run))
   assert gin.query_parameter("utils.tpu_mesh_shape.tpu_topology") == topology
   assert gin.query_parameter("utils.tpu_mesh_shape.model_parallelism") == model_parallelism
+
+
+@pytest.mark.parametrize("size,sequences", [("tiny", 8), ("small", 8), ("base", 4)])
+def test_cpu_runs_get_a_batch_that_fits_unless_overridden(size, sequences):
+  # sizes/small.gin on CPU used to inherit dataset.gin's 65,536 tokens and be OOM-killed at 24 GB.
+  _parse(*_experiment_files(size=size, run="cpu"))
+  assert _evaluated("utils.run.batch_size") == ("sequences_per_batch", sequences)
+  _parse(*_experiment_files(size=size, run="cpu_x2"))
+  assert _evaluated("utils.run.batch_size") == ("sequences_per_batch", sequences)
+  # Accelerators keep the size's own batch.
+  _parse(*_experiment_files(size=size, run="gpu"))
+  assert _evaluated("utils.run.batch_size") == (
+      ("sequences_per_batch", 8) if size == "tiny" else ("tokens_per_batch", 65536))
+  # A --gin_param (after every file) still wins, either way.
+  for binding, expected in [("utils.run.batch_size = ('sequences_per_batch', 2)", 2),
+                            ("CPU_BATCH_SIZE = ('sequences_per_batch', 3)", 3)]:
+    _parse(*_experiment_files(size=size, run="cpu"), bindings=[binding])
+    assert _evaluated("utils.run.batch_size") == ("sequences_per_batch", expected)

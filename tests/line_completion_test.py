@@ -97,7 +97,7 @@ pytestmark = pytest.mark.usefixtures("tasks_use_prepared_dir")
 def test_task_examples_are_the_points_left_truncated_with_eos(task_name):
   lengths = {"inputs": 48, "targets": 24}
   task = seqio.get_mixture_or_task(task_name)
-  assert set(task.splits) == {"validation", "test"}
+  assert set(task.splits) == {"train", "validation", "test"}
   vocabulary = task.output_features["inputs"].vocabulary
   examples = list(task.get_dataset(lengths, split="validation", shuffle=False).as_numpy_iterator())
   files = list(flcc.read_files(sources.DEV_ROOT, only_split="validation"))
@@ -114,6 +114,17 @@ def test_task_examples_are_the_points_left_truncated_with_eos(task_name):
     assert ex["inputs_pretokenized"] == vocabulary.decode_tf(tf.constant(inputs[:-1])).numpy()
 
 
+def test_sampled_files_are_spread_and_independent_of_order(held_out_files):
+  repos = {f.repo for f in held_out_files}
+  sample = line_completion.sample_files(held_out_files, 8)
+  assert len(sample) == 8 and len({f.repo for f in sample}) >= min(3, len(repos))
+  assert [f for f in held_out_files if f in sample] == sample  # in the files' order
+  assert {f.path for f in line_completion.sample_files(held_out_files[::-1], 8)} == {
+      f.path for f in sample}
+  assert set(map(id, sample)) <= set(map(id, line_completion.sample_files(held_out_files, 12)))
+  assert line_completion.sample_files(held_out_files, None) == held_out_files
+
+
 def test_line_postprocessor_cuts_decodes_at_the_first_newline():
   line = postprocessors.line_to_json_line
   assert postprocessors.from_json_line(line(b"x = 1\n    y = 2")) == "x = 1"
@@ -128,11 +139,10 @@ def _eval(experiment, model_dir, extra_params=()):
   log = model_dir / "eval_line_completion.log"
   with open(log, "w") as out:
     result = subprocess.run(
-        experiment.command(extra_gin_files=["runs/eval_line_completion.gin"],
-                           extra_gin_params=["mesh_eval_dataset_fn.num_eval_examples = 16",
-                                             "Bitransformer.decode.max_decode_length = 8",
-                                             "Unitransformer.sample_autoregressive.max_steps = 8",
-                                             *extra_params]),
+        experiment.eval_command(line_completion=True, extra_gin_params=[
+            "mesh_eval_dataset_fn.num_eval_examples = 16",
+            "Bitransformer.decode.max_decode_length = 8",
+            "Unitransformer.sample_autoregressive.max_steps = 8", *extra_params]),
         stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
   text = log.read_text()
   assert result.returncode == 0, text[-3000:]
@@ -145,7 +155,7 @@ def test_eval_reports_the_line_completion_metrics(tiny_run, model, tmp_path):
   log = _eval(experiment, model_dir)
   for metric in ("exact_match", "edit_similarity", "prefix_match_chars", "prefix_match_ratio"):
     assert f"eval/{tasks.LINE_COMPLETION}/{metric} at step" in log
-  eval_dir = model_dir / "validation_eval"
+  eval_dir = model_dir / f"validation_eval_{line_completion.eval_dir_suffix('dataset-dev')}"
   targets = (eval_dir / f"{tasks.LINE_COMPLETION}_targets").read_text().splitlines()
   predictions = sorted(eval_dir.glob(f"{tasks.LINE_COMPLETION}_*_predictions"))[-1]
   predictions = predictions.read_text().splitlines()

@@ -1,5 +1,10 @@
 """Prepared shards: made once per dataset state, equal to the reader's output, never half-written."""
 
+import signal
+import subprocess
+import sys
+import textwrap
+
 import pytest
 
 from code_t5 import flcc
@@ -66,3 +71,31 @@ def test_data_source_reads_the_gin_bound_root(root, tmp_path):
   source = sources.FlccDataSource(lambda: _spec(root, tmp_path / "prepared"))
   dataset = source.get_dataset("train", shuffle=False)
   assert sum(1 for _ in dataset) == source.num_input_examples("train") > 0
+
+
+def test_a_killed_prepare_is_cleaned_up_by_the_next_one(root, tmp_path):
+  prepared_dir = tmp_path / "prepared"
+  code = textwrap.dedent(f"""
+      import os, signal
+      from code_t5 import flcc, sources
+      real_reader = flcc.read_files
+      def dying_reader(*args, **kwargs):
+        yield from list(real_reader(*args, **kwargs))[:3]
+        os.kill(os.getpid(), signal.SIGKILL)
+      flcc.read_files = dying_reader
+      sources.prepare(sources.flcc_dataset(root={str(root)!r}, prepared_dir={str(prepared_dir)!r}))
+  """)
+  killed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+  assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+  leftovers = [p.name for p in prepared_dir.iterdir()]
+  assert len(leftovers) == 1 and ".tmp-" in leftovers[0]
+  prepared = sources.prepare(_spec(root, prepared_dir))
+  assert [p.name for p in prepared_dir.iterdir()] == [prepared.path.name]
+
+
+def test_an_empty_split_asked_for_is_a_one_line_error_not_zero_examples(root, tmp_path):
+  source = sources.FlccDataSource(
+      lambda: _spec(root, tmp_path / "prepared", validation_fraction=0.0))
+  with pytest.raises(flcc.FlccError, match="validation split .* no files; .*--validation-fraction"):
+    source.list_shards("validation")
+  assert source.num_input_examples("train") > 0 and source.list_shards("train")

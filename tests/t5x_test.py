@@ -302,6 +302,14 @@ def test_bfloat16_params_only(tiny_run, tmp_path):
   leaf = target["decoder/layers_1/mlp/wi_1/kernel"]
   assert leaf.dtype.name == "bfloat16"
   assert leaf.tobytes() == value.tobytes()
+  # How to fine-tune from it: T5X's strict=False does not apply to its native checkpoints.
+  report = t5x.convert(model_dir, tmp_path / "again", params_only=True)
+  restore = ("utils.RestoreCheckpointConfig.assignment_map = ((r'state/param_states.*', None),)",
+             "utils.RestoreCheckpointConfig.fallback_to_scratch = True")
+  summary = t5x.summary(report)
+  gin = (tmp_path / "again" / "checkpoint_4" / "model.gin").read_text()
+  assert "strict=False" not in summary
+  assert all(line in summary and f"#   {line}\n" in gin for line in restore)
 
 
 def test_step_and_force(tiny_run, tmp_path, capsys):
@@ -389,6 +397,9 @@ def test_interrupted_run_leaves_nothing_that_looks_like_a_checkpoint(tiny_run, t
   leftovers = list(out.iterdir())
   assert leftovers and all(p.name.startswith(".") for p in leftovers)
   assert not list(out.rglob("checkpoint"))
+  # The next convert removes what the killed one left (its process is gone).
+  t5x.convert(model_dir, out)
+  assert [p.name for p in out.iterdir()] == ["checkpoint_4"]
 
 
 def test_cli_convert_prints_summary(tiny_run, tmp_path):

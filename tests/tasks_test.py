@@ -6,6 +6,7 @@ from t5.models import mesh_transformer
 
 import code_t5  # pylint: disable=unused-import  (registers the tasks)
 from code_t5 import flcc
+from code_t5 import line_completion
 from code_t5 import mixtures
 from code_t5 import sources
 from code_t5 import tasks
@@ -68,6 +69,34 @@ def test_completion_lm_cuts_files_at_cursors_into_full_length_context_and_contin
     assert len(targets) == LENGTHS["targets"] - 1 or text.endswith(inputs + targets)
     full += len(inputs) == LENGTHS["inputs"] - 1 and len(targets) == LENGTHS["targets"] - 1
   assert full >= 0.8 * len(examples)
+
+
+def test_cursor_lm_tokenizes_each_side_of_an_editor_cursor_on_its_own():
+  spm = vocab.VOCABULARIES["spm_dev"]()
+  texts = [f.text for f in flcc.read_files(sources.DEV_ROOT, only_split="validation")]
+  task = seqio.get_mixture_or_task(tasks.name_of("cursor_lm", "spm_dev"))
+  examples = list(task.get_dataset(LENGTHS, split="validation", shuffle=False, seed=7)
+                  .take(200).as_numpy_iterator())
+  line_starts = cut_words = 0
+  for ex in examples:
+    inputs = ex["inputs_pretokenized"].decode("utf-8")
+    targets = ex["targets_pretokenized"].decode("utf-8")
+    assert ex["inputs"][-1] == spm.eos_id and ex["targets"][-1] == spm.eos_id
+    text = next(t for t in texts if inputs + targets in t)
+    cursor = text.index(inputs + targets) + len(inputs)
+    # Each side is the encoding of its own text (not a slice of the whole file's pieces), cut
+    # to its length: the context keeps its last tokens, the continuation its first.
+    keep = LENGTHS["inputs"] - 1
+    window = line_completion.MAX_CHARS_PER_TOKEN * keep
+    assert list(ex["inputs"][:-1]) == spm.encode(text[max(0, cursor - window):cursor])[-keep:]
+    assert list(ex["targets"][:-1]) == spm.encode(text[cursor:cursor + window])[:keep]
+    before = inputs.rsplit("\n", 1)[-1]
+    line_starts += before.strip(" \t\f") == "" and targets[:1] not in " \t\f\n"
+    cut_words += inputs[-1:].isalnum() and targets[:1].isalnum()
+  # Half of the cursors are drawn after a line's indentation, the rest anywhere, so contexts
+  # also end inside words, as a user's do while typing.
+  assert 0.35 * len(examples) <= line_starts <= 0.75 * len(examples)
+  assert cut_words >= 0.05 * len(examples)
 
 
 def _packed_share(task_name, batches=200):

@@ -1,0 +1,592 @@
+"""`code-t5 import`: your own Python code as an FLCC-layout root that every command reads.
+
+    code-t5 import SRC... --out ROOT [--force] [--report FILE]
+
+Each SRC is one of
+
+  a git checkout (has .git): one repository. <owner>/<repo> from the `origin` remote's URL (its last
+      two path parts), else the names of the checkout's parent folder and the checkout; the
+      init-hash is the root commit (the oldest, if there are several), as in FLCC. The files are
+      the *.py files git tracks (`git ls-files`), read from the working tree; METADATA is
+      `git log --pretty=%ct --name-status --diff-filter=ACDMR HEAD`.
+  an installed environment's site-packages (holds *.dist-info folders): each distribution is one
+      repository pypi/<normalised name>, its files the *.py files its dist-info/RECORD lists, its
+      init-hash the sha1 of "<name>==<version>". Editable installs (dist-info/direct_url.json says
+      "editable", e.g. this project's own) are skipped: their code is not in site-packages.
+  a plain folder of repositories: each sub-folder is one repository <SRC name>/<sub-folder name>
+      (or, if it has .git, a git checkout as above), its files every *.py file below it except in
+      hidden folders and __pycache__; the init-hash is the sha1 of "<owner>/<repo>".
+
+The root is exactly the layout code_t5/flcc.py reads and dataset-dev/ uses:
+
+  ROOT/v3/languages/Python/.py/<owner>/<repo>/<init-hash>/<stem>_<unix_time_ns>.py
+  ROOT/v3/repositories/<owner>/<repo>/<init-hash>/{files.json, paths.json, METADATA}
+
+normalised as FLCC's "normalized" variant, with the same code as scripts/make_dev_dataset.py:
+comments stripped with `tokenize`, comment-only lines dropped, docstrings and every other byte
+kept.
+
+Bad input never stops an import: a file is dropped and counted under one reason
+
+  outside_source  a symlink that resolves outside its source (or a RECORD path that leads out)
+  unreadable      not a regular file, or an OS error on reading
+  too_large       over MAX_FILE_BYTES (the reader's own filters apply later, at `prepare`)
+  not_utf8        content or file name not UTF-8
+  binary          contains NUL bytes
+  untokenizable   Python's tokenizer rejects it, so its comments cannot be stripped
+  empty           nothing but whitespace once comments are stripped
+  not_in_a_record a *.py file in site-packages that no dist-info/RECORD lists
+
+and a folder that yields no repository (not_a_repository, no_python_files, editable_install,
+git_failed, no_commits, duplicate_repository) is counted as a skipped repository. Nothing outside
+the sources is read: symlinks are resolved and checked before they are opened.
+
+The output depends only on the sources' contents, never on the clock or on directory order
+(sorted everywhere; plain folders and site-packages use a fixed fake commit time), so importing the
+same sources twice gives byte-identical roots. It is written to a temporary folder beside ROOT and
+renamed into place at the end; an existing ROOT is replaced only with --force.
+"""
+
+import argparse
+import collections
+import csv
+import dataclasses
+import email.parser
+import hashlib
+import io
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tokenize
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from code_t5 import errors
+from code_t5 import flcc
+
+# Commit time of repositories that have no git history (plain folders, distributions): fixed, so
+# flattened names and METADATA do not depend on when or where the import ran.
+COMMIT_TIME = 1_600_000_000  # 2020-09-13
+# Read no bigger file: a 10 MB+ .py is generated data, and tokenizing it costs minutes.
+MAX_FILE_BYTES = 10_000_000
+SITE_PACKAGES_OWNER = "pypi"
+# FLCC names a flattened file `<unix_time><ext>` when `<old_name>_<unix_time_ns><ext>` is too long.
+_MAX_STEM_BYTES = 200
+_PROGRESS_SECONDS = 5.0
+# Never run a checkout's own programs: fsmonitor hooks are configured per repository.
+_GIT = ("git", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false")
+
+
+class CorpusError(errors.UserError):
+  """A problem with the command line or the output folder; the message is one line."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Normalisation (shared with scripts/make_dev_dataset.py).
+
+
+def strip_comments(text: str) -> str:
+  """The code without comments (comment-only lines dropped, all other characters kept).
+
+  Raises tokenize.TokenError or SyntaxError if Python's tokenizer rejects the text.
+  """
+  # Split as the tokenizer's readline would (on "\n" only), so token rows index these lines.
+  lines = io.StringIO(text, newline="").readlines()
+  comments = [token for token in tokenize.generate_tokens(iter(lines).__next__)
+              if token.type == tokenize.COMMENT]
+  for token in reversed(comments):  # a comment runs to the end of its line, one per line at most
+    row, col = token.start
+    line = lines[row - 1]
+    code, ending = line[:col].rstrip(" \t\f"), line[token.end[1]:]
+    lines[row - 1] = code + ending if code else ""
+  return "".join(lines)
+
+
+def normalize(source: bytes) -> bytes:
+  """The source without comments; unchanged if it is not UTF-8 or does not tokenize (FLCC kept
+  such files as they were)."""
+  try:
+    return strip_comments(source.decode("utf-8")).encode("utf-8")
+  except (UnicodeDecodeError, tokenize.TokenError, SyntaxError):
+    return source
+
+
+# --------------------------------------------------------------------------------------------------
+# Writing the layout (shared with scripts/make_dev_dataset.py).
+
+
+def flat_name(path: str, time_ns: int) -> str:
+  """FLCC's flattened name of a file: `<stem>_<time_ns>.py`, or `<time_ns>.py` for long stems."""
+  stem = pathlib.PurePosixPath(path).stem
+  if len(stem.encode("utf-8", "surrogateescape")) > _MAX_STEM_BYTES:
+    return f"{time_ns}.py"
+  return f"{stem}_{time_ns}.py"
+
+
+def write_init_hash(v3: pathlib.Path, repo_id: str, init_hash: str,
+                    files: Sequence[Tuple[str, bytes]], metadata: str, commit_time: int) -> int:
+  """Writes one <repo>/<init-hash> folder pair: the files (path in the repository, normalised
+  content) flattened, and files.json, paths.json, METADATA. Returns the bytes of files written."""
+  parts = repo_id.split("/")
+  files_dir = v3.joinpath(*flcc.PYTHON_DIR, *parts, init_hash)
+  meta_dir = v3.joinpath("repositories", *parts, init_hash)
+  files_dir.mkdir(parents=True)
+  meta_dir.mkdir(parents=True)
+  # Flattening time: the commit time in ns plus the file's index, unique within the folder.
+  time_ns = commit_time * 10**9 + int(init_hash[:6], 16) * 1000  # init-hashes are hex digests
+  names = {}
+  num_bytes = 0
+  for index, (path, data) in enumerate(files):
+    name = flat_name(path, time_ns + index)
+    (files_dir / name).write_bytes(data)
+    names[name] = path
+    num_bytes += len(data)
+  (meta_dir / "paths.json").write_text(json.dumps(names, indent=2, sort_keys=True) + "\n",
+                                       encoding="utf-8")
+  (meta_dir / "files.json").write_text(json.dumps({"Python/.py": len(names)}) + "\n",
+                                       encoding="utf-8")
+  # git log names files as bytes: a non-UTF-8 name (surrogate-escaped) is written back unchanged.
+  (meta_dir / "METADATA").write_bytes(metadata.encode("utf-8", "surrogateescape"))
+  return num_bytes
+
+
+def added_metadata(paths: Sequence[str], commit_time: int = COMMIT_TIME) -> str:
+  """METADATA of a repository without history: one commit at commit_time that adds every path."""
+  return f"{commit_time}\n\n" + "".join(f"A\t{path}\n" for path in paths)
+
+
+def replace_folder(new: pathlib.Path, out: pathlib.Path) -> None:
+  """Moves the finished folder `new` to `out`, replacing an existing `out` (two renames)."""
+  if not out.exists():
+    new.rename(out)
+    return
+  old = new.with_name(new.name + "-old")
+  out.rename(old)
+  new.rename(out)
+  shutil.rmtree(old)
+
+
+# --------------------------------------------------------------------------------------------------
+# Finding repositories in the sources.
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+  rel: str  # path inside the repository (posix)
+  path: str  # absolute path of the file as listed
+
+
+@dataclasses.dataclass(frozen=True)
+class RepoSource:
+  """One repository to import: where its files are and what to call it."""
+  owner: str
+  name: str
+  init_hash: str
+  top: str  # resolved folder that no file may resolve outside of
+  files: Tuple[Candidate, ...]
+  # METADATA text from the paths of the files kept; computed only if the repository is written.
+  metadata: Callable[[Sequence[str]], str]
+  commit_time: int
+  where: str  # the source folder, for messages
+
+  @property
+  def repo_id(self) -> str:
+    return f"{self.owner}/{self.name}"
+
+
+class Report:
+  """Counts of kept and dropped files (and bytes read) by reason, and skipped repositories."""
+
+  def __init__(self):
+    self.files = collections.Counter()  # outcome -> files
+    self.bytes = collections.Counter()  # outcome -> bytes read from the sources
+    self.written_bytes = 0  # bytes of kept files after normalisation
+    self.repositories = 0
+    self.skipped_repositories = collections.Counter()
+
+  def add(self, outcome: str, num_bytes: int = 0):
+    self.files[outcome] += 1
+    self.bytes[outcome] += num_bytes
+
+  def skip_repository(self, reason: str, where, detail: str = ""):
+    self.skipped_repositories[reason] += 1
+    print(f"import: skipping {where} ({reason}{': ' + detail if detail else ''})", file=sys.stderr)
+
+  def to_dict(self) -> dict:
+    return {
+        "repositories": self.repositories,
+        "files": self.files["kept"],
+        "mb_kept": round(self.written_bytes / 1e6, 3),
+        "mb_read_kept": round(self.bytes["kept"] / 1e6, 3),
+        "dropped": {reason: {"files": n, "mb": round(self.bytes[reason] / 1e6, 3)}
+                    for reason, n in sorted(self.files.items()) if reason != "kept"},
+        "skipped_repositories": dict(sorted(self.skipped_repositories.items())),
+    }
+
+
+_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _safe_name(name: str) -> str:
+  """A name usable as one path component of the layout (owner, repo)."""
+  name = _NAME_UNSAFE.sub("-", name).strip("-")
+  return name if name and name not in (".", "..") else "unnamed"
+
+
+def _sha1(text: str) -> str:
+  return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _git(folder: str, *args: str) -> bytes:
+  return subprocess.run([*_GIT, "-C", folder, *args], check=True, capture_output=True).stdout
+
+
+def _owner_and_name_from_url(url: str) -> Optional[Tuple[str, str]]:
+  """("owner", "repo") from https://host/owner/repo(.git), git@host:owner/repo.git or a path."""
+  parts = [p for p in re.split(r"[/:\\]", url.strip().rstrip("/")) if p]
+  if len(parts) < 2:
+    return None
+  name = parts[-1].removesuffix(".git")
+  return (_safe_name(parts[-2]), _safe_name(name)) if name else None
+
+
+def _git_repository(folder: pathlib.Path, report: Report) -> Optional[RepoSource]:
+  top = os.path.realpath(folder)
+  try:
+    roots = _git(top, "rev-list", "--max-parents=0", "--reverse", "HEAD").split()
+    commit_time = int(_git(top, "log", "-1", "--pretty=%ct", "HEAD").strip())
+    listed = _git(top, "ls-files", "-z", "--cached").split(b"\0")
+  except (subprocess.CalledProcessError, ValueError) as e:
+    lines = (getattr(e, "stderr", None) or b"").decode("utf-8", "replace").strip().splitlines()
+    detail = lines[-1] if lines else str(e)
+    no_commits = "unknown revision" in detail or "does not have any commits" in detail
+    report.skip_repository("no_commits" if no_commits else "git_failed", folder, detail)
+    return None
+  except OSError as e:
+    report.skip_repository("git_failed", folder, f"cannot run git: {e.strerror}")
+    return None
+  try:
+    url = _git(top, "config", "--get", "remote.origin.url").decode("utf-8", "replace")
+  except subprocess.CalledProcessError:
+    url = ""
+  owner_name = _owner_and_name_from_url(url) or (_safe_name(folder.resolve().parent.name),
+                                                  _safe_name(folder.resolve().name))
+  files = []
+  for raw in listed:
+    if raw.endswith(b".py"):
+      rel = os.fsdecode(raw)
+      files.append(Candidate(rel=rel, path=os.path.join(top, rel)))
+
+  def metadata(unused_kept):  # git's own history lists every file, as FLCC's METADATA does
+    return _git(top, "log", "--pretty=%ct", "--name-status", "--diff-filter=ACDMR",
+                "HEAD").decode("utf-8", "surrogateescape")
+
+  return RepoSource(owner=owner_name[0], name=owner_name[1], init_hash=roots[0].decode(), top=top,
+                    files=tuple(sorted(files, key=lambda c: c.rel)), metadata=metadata,
+                    commit_time=commit_time, where=str(folder))
+
+
+def _walk_python_files(top: str, report: Report) -> List[Candidate]:
+  """Every *.py below `top` outside hidden folders and __pycache__; symlinked folders that lead
+  outside `top` are counted, the others are not followed (their target is walked anyway)."""
+  files = []
+  for folder, dirs, names in os.walk(top):
+    kept_dirs = []
+    for d in sorted(dirs):
+      path = os.path.join(folder, d)
+      if d.startswith(".") or d == "__pycache__":
+        continue
+      if os.path.islink(path):
+        if not _inside(os.path.realpath(path), top):
+          report.add("outside_source")
+        continue
+      kept_dirs.append(d)
+    dirs[:] = kept_dirs
+    for name in sorted(names):
+      if name.endswith(".py"):
+        path = os.path.join(folder, name)
+        files.append(Candidate(rel=pathlib.Path(os.path.relpath(path, top)).as_posix(), path=path))
+  return sorted(files, key=lambda c: c.rel)
+
+
+def _plain_repository(folder: pathlib.Path, owner: str, report: Report) -> RepoSource:
+  top = os.path.realpath(folder)
+  name = _safe_name(folder.name)
+  files = tuple(_walk_python_files(top, report))
+  return RepoSource(owner=owner, name=name, init_hash=_sha1(f"{owner}/{name}"), top=top,
+                    files=files, metadata=added_metadata,
+                    commit_time=COMMIT_TIME, where=str(folder))
+
+
+def _is_editable(dist_info: pathlib.Path) -> bool:
+  try:
+    direct_url = json.loads((dist_info / "direct_url.json").read_text(encoding="utf-8"))
+  except (OSError, ValueError):
+    return False
+  return bool(isinstance(direct_url, dict) and direct_url.get("dir_info", {}).get("editable"))
+
+
+def _distribution(dist_info: pathlib.Path, top: str,
+                  report: Report) -> Tuple[Optional[RepoSource], set]:
+  """The repository of one *.dist-info folder and the resolved paths its RECORD lists."""
+  try:
+    meta = email.parser.BytesHeaderParser().parsebytes((dist_info / "METADATA").read_bytes())
+    record = (dist_info / "RECORD").read_text(encoding="utf-8")
+  except (OSError, UnicodeDecodeError) as e:
+    report.skip_repository("not_a_repository", dist_info, f"no readable METADATA and RECORD ({e})")
+    return None, set()
+  stem = dist_info.name.removesuffix(".dist-info")
+  name = meta.get("Name") or stem.split("-")[0]
+  version = meta.get("Version") or stem.partition("-")[2]
+  listed, files = set(), []
+  for row in csv.reader(io.StringIO(record)):
+    if not row or not row[0]:
+      continue
+    path = os.path.normpath(os.path.join(top, row[0]))
+    listed.add(path)
+    if not row[0].endswith(".py"):
+      continue
+    if not _inside(path, top):  # e.g. ../../../bin/tool: installed outside site-packages
+      report.add("outside_source")
+      continue
+    files.append(Candidate(rel=pathlib.Path(os.path.relpath(path, top)).as_posix(), path=path))
+  if _is_editable(dist_info):
+    report.skip_repository("editable_install", dist_info)
+    return None, listed
+  repo = _safe_name(re.sub(r"[-_.]+", "-", name).lower())  # PEP 503 normalised
+  files = tuple(sorted(set(files), key=lambda c: c.rel))
+  return RepoSource(owner=SITE_PACKAGES_OWNER, name=repo, init_hash=_sha1(f"{name}=={version}"),
+                    top=top, files=files, metadata=added_metadata,
+                    commit_time=COMMIT_TIME, where=str(dist_info)), listed
+
+
+def _site_packages(src: pathlib.Path, report: Report) -> List[RepoSource]:
+  top = os.path.realpath(src)
+  repos, listed = [], set()
+  for dist_info in sorted(src.glob("*.dist-info")):
+    repo, paths = _distribution(dist_info, top, report)
+    listed |= paths
+    if repo is not None:
+      repos.append(repo)
+  # Code no RECORD claims (a bare module, an egg-info install) has no distribution to name it.
+  for candidate in _walk_python_files(top, report):
+    if os.path.normpath(candidate.path) not in listed:
+      report.add("not_in_a_record", _size(candidate.path))
+  return repos
+
+
+def _is_git_checkout(folder: pathlib.Path) -> bool:
+  return (folder / ".git").exists()
+
+
+def discover(src: pathlib.Path, report: Report) -> List[RepoSource]:
+  """The repositories of one SRC argument (see the module doc)."""
+  if _is_git_checkout(src):
+    repo = _git_repository(src, report)
+    return [repo] if repo else []
+  if any(src.glob("*.dist-info")):
+    return _site_packages(src, report)
+  repos = []
+  owner = _safe_name(src.resolve().name)
+  for entry in sorted(os.scandir(src), key=lambda e: e.name):
+    path = pathlib.Path(entry.path)
+    if entry.is_symlink() or not entry.is_dir() or entry.name.startswith("."):
+      report.skip_repository("not_a_repository", path, "not a folder in a folder of repositories")
+    elif _is_git_checkout(path):
+      repo = _git_repository(path, report)
+      repos.extend([repo] if repo else [])
+    else:
+      repos.append(_plain_repository(path, owner, report))
+  return repos
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading and importing.
+
+
+def _inside(real: str, top: str) -> bool:
+  return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _size(path: str) -> int:
+  try:
+    return os.lstat(path).st_size
+  except OSError:
+    return 0
+
+
+def examine(candidate: Candidate, top: str) -> Tuple[str, int, bytes]:
+  """(outcome, bytes read, normalised content): "kept" or the reason the file is dropped."""
+  try:
+    candidate.rel.encode("utf-8")
+  except UnicodeEncodeError:
+    return "not_utf8", 0, b""
+  real = os.path.realpath(candidate.path)
+  if not _inside(real, top):
+    return "outside_source", 0, b""
+  reason, num_bytes, data = flcc.read_regular_file(real, MAX_FILE_BYTES)
+  if reason is not None:
+    return reason, num_bytes, b""
+  if b"\0" in data:
+    return "binary", num_bytes, b""
+  try:
+    text = data.decode("utf-8")
+  except UnicodeDecodeError:
+    return "not_utf8", num_bytes, b""
+  try:
+    text = strip_comments(text)
+  except (tokenize.TokenError, SyntaxError):
+    return "untokenizable", num_bytes, b""
+  if not text.strip():
+    return "empty", num_bytes, b""
+  return "kept", num_bytes, text.encode("utf-8")
+
+
+class _Progress:
+  """A throttled progress line on stderr, for sources that take more than a few seconds."""
+
+  def __init__(self, total_repos: int):
+    self._total = total_repos
+    self._start = self._last = time.monotonic()
+
+  def update(self, index: int, report: Report):
+    now = time.monotonic()
+    if now - self._last < _PROGRESS_SECONDS:
+      return
+    self._last = now
+    files = sum(report.files.values())
+    mb = sum(report.bytes.values()) / 1e6
+    elapsed = now - self._start
+    print(f"import: repository {index}/{self._total}, {files} files, {mb:.1f} MB read, "
+          f"{files / elapsed:.0f} files/s, {mb / elapsed:.1f} MB/s", file=sys.stderr)
+
+
+def _write_all(repos: List[RepoSource], v3: pathlib.Path, report: Report) -> None:
+  seen = set()
+  progress = _Progress(len(repos))
+  for index, repo in enumerate(repos, 1):
+    key = (repo.repo_id, repo.init_hash)
+    if key in seen:
+      report.skip_repository("duplicate_repository", repo.where,
+                             f"{repo.repo_id} at {repo.init_hash} is imported from another source")
+      continue
+    kept = []
+    for candidate in repo.files:
+      outcome, num_bytes, data = examine(candidate, repo.top)
+      report.add(outcome, num_bytes)
+      if outcome == "kept":
+        kept.append((candidate.rel, data))
+      progress.update(index, report)
+    if not kept:
+      report.skip_repository("no_python_files", repo.where)
+      continue
+    seen.add(key)
+    report.written_bytes += write_init_hash(v3, repo.repo_id, repo.init_hash, kept,
+                                            repo.metadata([rel for rel, _ in kept]),
+                                            repo.commit_time)
+    report.repositories += 1
+
+
+def _check_output(out: pathlib.Path, sources: Sequence[pathlib.Path], force: bool) -> None:
+  real_out = os.path.realpath(out)
+  for src in sources:
+    if _inside(real_out, os.path.realpath(src)):
+      raise CorpusError(f"--out {out} is inside the source {src}; write the root elsewhere")
+  if out.exists() or out.is_symlink():
+    if not force:
+      raise CorpusError(f"--out {out} exists; pass --force to replace it")
+    # --force replaces an earlier root, never an unrelated folder given by mistake.
+    if not out.is_dir() or (any(out.iterdir()) and not (out / "v3").is_dir()):
+      raise CorpusError(f"--out {out} is not an FLCC root (no v3/); refusing to replace it, "
+                        f"choose another --out")
+
+
+def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
+                   force: bool = False) -> Report:
+  """Imports every SRC into the FLCC root `out` (atomically) and returns what was kept/dropped."""
+  if not sources:
+    raise CorpusError("give at least one SRC: a git checkout, a folder of repositories or a "
+                      "site-packages folder")
+  for src in sources:
+    if not src.is_dir():
+      raise CorpusError(f"SRC {src} is not a folder; give a git checkout, a folder of "
+                        f"repositories or a site-packages folder")
+  _check_output(out, sources, force)
+  report = Report()
+  repos = []
+  for src in sources:
+    repos.extend(discover(src, report))
+  # The layout's order, not the sources' order, decides which duplicate wins and every name.
+  repos.sort(key=lambda r: (r.repo_id, r.init_hash, r.where))
+  out.parent.mkdir(parents=True, exist_ok=True)
+  tmp = pathlib.Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+  try:
+    (tmp / "v3" / pathlib.Path(*flcc.PYTHON_DIR)).mkdir(parents=True)
+    (tmp / "v3" / "repositories").mkdir()
+    _write_all(repos, tmp / "v3", report)
+    os.chmod(tmp, 0o755)  # mkdtemp makes it private
+    replace_folder(tmp, out)
+  finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+  return report
+
+
+def write_json_atomically(path: pathlib.Path, value) -> None:
+  path.parent.mkdir(parents=True, exist_ok=True)
+  fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+  try:
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+      f.write(json.dumps(value, indent=1, sort_keys=True) + "\n")
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+  except BaseException:
+    os.unlink(tmp)
+    raise
+
+
+def summary(report: Report, out: pathlib.Path, seconds: float) -> str:
+  result = report.to_dict()
+  read_mb = sum(report.bytes.values()) / 1e6
+  lines = [f"wrote {out}: {result['repositories']} repositories, {result['files']} files, "
+           f"{result['mb_kept']:.2f} MB ({read_mb:.1f} MB read in {seconds:.1f} s, "
+           f"{read_mb / max(seconds, 1e-9):.1f} MB/s)"]
+  if result["dropped"]:
+    lines.append("dropped files: " + ", ".join(
+        f"{reason} {v['files']} ({v['mb']:.2f} MB)" for reason, v in
+        sorted(result["dropped"].items(), key=lambda item: -item[1]["files"])))
+  if result["skipped_repositories"]:
+    lines.append("skipped repositories: " + ", ".join(
+        f"{reason} {n}" for reason, n in result["skipped_repositories"].items()))
+  return "\n".join(lines)
+
+
+def _cli(args) -> int:
+  start = time.monotonic()
+  report = import_sources(args.sources, args.out, force=args.force)
+  seconds = time.monotonic() - start
+  print(summary(report, args.out, seconds), file=sys.stderr)
+  if args.report:
+    write_json_atomically(args.report, dict(report.to_dict(), out=str(args.out.resolve()),
+                                            sources=[str(s.resolve()) for s in args.sources],
+                                            seconds=round(seconds, 1)))
+  return 0
+
+
+def register_cli(subparsers) -> None:
+  parser = subparsers.add_parser(
+      "import", help="turn git checkouts, folders of repositories or a site-packages folder into "
+      "an FLCC root (comments stripped as FLCC's normalized variant)",
+      description=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("sources", nargs="+", type=pathlib.Path, metavar="SRC",
+                      help="git checkout, folder of repositories, or site-packages folder")
+  parser.add_argument("--out", type=pathlib.Path, required=True,
+                      help="the root to write (the folder that will hold v3/)")
+  parser.add_argument("--force", action="store_true", help="replace --out if it is an FLCC root")
+  parser.add_argument("--report", type=pathlib.Path,
+                      help="also write the counts (kept, dropped by reason, seconds) as JSON here")
+  parser.set_defaults(func=_cli)

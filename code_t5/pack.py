@@ -1,0 +1,91 @@
+"""`code-t5 pack`: a model dir's weights alone, as a small model dir that `complete` loads.
+
+A Mesh TF checkpoint holds the weights (bfloat16) and Adafactor's slots (float32); completing
+code needs only the weights. `pack` writes `OUT/model.ckpt-<step>` with every variable of the
+checkpoint except the optimizer's slots, Mesh TF's `checkpoint` state file and the model dir's
+`operative_config.gin` (the whole training composition, which `complete`/`export` rebuild the
+model from), plus `pack.json` saying where it came from. Written to a temporary folder and
+renamed; an existing OUT is replaced only with --force.
+"""
+
+import json
+import pathlib
+import re
+import shutil
+from typing import Optional
+
+from code_t5 import errors
+from code_t5 import launcher
+from code_t5 import operative_config
+from code_t5 import processes
+
+# Adafactor's (and Mesh TF's other optimizers') slot variables: "<variable>_slot_<name>".
+_SLOT = re.compile(r"_slot_[a-z]+$")
+PACK_FILE = "pack.json"
+
+
+class PackError(errors.UserError):
+  """A bad `code-t5 pack` argument; the message is one line."""
+
+
+def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
+         force: bool = False) -> dict:
+  """Writes the weights of `model_dir`'s checkpoint `step` (default: the newest) to `out`."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top  (slow; after argument checks)
+
+  model_dir, out = pathlib.Path(model_dir), pathlib.Path(out)
+  config = model_dir / operative_config.FILE_NAME
+  if not config.is_file():
+    raise PackError(f"{model_dir} has no {operative_config.FILE_NAME}: give a model dir that "
+                    "mesh_transformer_main trained")
+  step = launcher.latest_step(model_dir) if step is None else step
+  prefix = model_dir / f"model.ckpt-{step}"
+  if step is None or not pathlib.Path(f"{prefix}.index").exists():
+    raise PackError(f"{model_dir} has no checkpoint{'' if step is None else f' {step}'}: "
+                    "train it first, or give --step of a checkpoint it has")
+  if out.exists() and not force:
+    raise PackError(f"--out {out} exists: pass --force to replace it")
+  reader = tf.train.load_checkpoint(str(prefix))
+  names = sorted(n for n in reader.get_variable_to_shape_map() if not _SLOT.search(n))
+  tensors = [reader.get_tensor(n) for n in names]
+  out.parent.mkdir(parents=True, exist_ok=True)
+  processes.remove_stale_temporaries(out.parent)
+  tmp = out.parent / processes.temporary_name(out.name)
+  try:
+    tmp.mkdir()
+    tf.raw_ops.SaveV2(prefix=str(tmp / prefix.name), tensor_names=names,
+                      shape_and_slices=[""] * len(names), tensors=tensors)
+    (tmp / "checkpoint").write_text(f'model_checkpoint_path: "{prefix.name}"\n'
+                                    f'all_model_checkpoint_paths: "{prefix.name}"\n')
+    shutil.copyfile(config, tmp / operative_config.FILE_NAME)
+    summary = {
+        "source": str(model_dir.resolve()), "step": step, "variables": len(names),
+        "parameters": int(sum(t.size for t in tensors if t.ndim)),
+        "bytes": sum(p.stat().st_size for p in tmp.iterdir() if p.name.startswith("model.ckpt")),
+    }
+    (tmp / PACK_FILE).write_text(json.dumps(summary, indent=1) + "\n")
+    if out.exists():
+      shutil.rmtree(out)
+    tmp.rename(out)
+  finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+  return summary
+
+
+def _cli(args) -> int:
+  summary = pack(args.model_dir, args.out, args.step, args.force)
+  print(f"{args.out}: step {summary['step']}, {summary['variables']} variables, "
+        f"{summary['parameters']:,} parameters, {summary['bytes'] / 1e6:.1f} MB "
+        "(weights only; no optimizer state)")
+  return 0
+
+
+def register_cli(subparsers) -> None:
+  parser = subparsers.add_parser(
+      "pack", help="copy a model dir's weights (no optimizer state) and operative config into a "
+      "small model dir that `code-t5 complete --checkpoint` loads")
+  parser.add_argument("model_dir", type=pathlib.Path)
+  parser.add_argument("--out", type=pathlib.Path, required=True)
+  parser.add_argument("--step", type=int, help="checkpoint step (default: the newest)")
+  parser.add_argument("--force", action="store_true", help="replace --out if it exists")
+  parser.set_defaults(func=_cli)

@@ -1,0 +1,211 @@
+"""Child processes that die with their parent, one trainer per model dir, and leftovers of killed
+writers (stdlib only; Linux for the parent-death signal).
+
+- `start_child`: a child in its own process group that the kernel kills when its parent dies
+  (prctl(PR_SET_PDEATHSIG)), so `kill -9` of `code-t5 train` cannot leave a trainer running;
+  `forward_signals` passes SIGTERM/SIGINT on to the child's group while the parent waits.
+- `exclusive_lock`: a lock file (flock) holding the owner's pid. The kernel drops the lock when
+  its owner dies, however it dies, so a lock left behind by a killed process is stale by
+  construction and the next caller takes it over.
+- `temporary_name` / `remove_stale_temporaries`: folders written under a temporary name and
+  renamed when complete carry their writer's host and pid, so a later run can tell those of a dead
+  writer (removed) from those of a live one (kept).
+"""
+
+import contextlib
+import ctypes
+import ctypes.util
+import errno
+import fcntl
+import os
+import pathlib
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+from typing import Iterator, List, Optional, Sequence
+
+from code_t5 import errors
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+class LockedError(errors.UserError):
+  """Another live process holds the lock; the message names it."""
+
+
+def _prctl():
+  """libc's prctl, loaded in the parent: a child between fork and exec must not load libraries."""
+  try:
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    return libc.prctl
+  except (OSError, AttributeError):  # not Linux/glibc: no parent-death signal, process group only
+    return None
+
+
+_PRCTL = _prctl()
+
+
+def _die_with(parent_pid: int):
+  """preexec_fn: ask the kernel for SIGKILL when the parent dies; if it already has, die now."""
+  def preexec():
+    if _PRCTL is not None:
+      _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    # The parent may have died between fork() and prctl(): then the signal will never come.
+    if os.getppid() != parent_pid:
+      os.kill(os.getpid(), signal.SIGKILL)
+  return preexec
+
+
+def start_child(command: Sequence[str], **popen_kwargs) -> subprocess.Popen:
+  """Popen(command) in its own process group, killed by the kernel when this process dies.
+
+  Its own group so that signals for the child's whole tree go to one group (killpg), and a
+  terminal's Ctrl-C reaches the parent first, which forwards it (forward_signals).
+  """
+  return subprocess.Popen(list(command), preexec_fn=_die_with(os.getpid()), process_group=0,
+                          **popen_kwargs)
+
+
+def kill_group(process: subprocess.Popen, signum=signal.SIGKILL) -> None:
+  """Sends signum to the child's process group (the child and whatever it started)."""
+  try:
+    os.killpg(process.pid, signum)
+  except (ProcessLookupError, PermissionError):
+    pass
+
+
+class Forwarder:
+  """SIGTERM/SIGINT received by this process, passed on to a child's process group."""
+
+  def __init__(self):
+    self.received: List[int] = []
+    self._process: Optional[subprocess.Popen] = None
+
+  def attach(self, process: subprocess.Popen) -> None:
+    """From now on signals go to `process`; one received before it existed is sent now."""
+    self._process = process
+    for signum in self.received:
+      kill_group(process, signum)
+
+  def __call__(self, signum, frame):  # pylint: disable=unused-argument
+    self.received.append(signum)
+    if self._process is not None:
+      kill_group(self._process, signum)
+
+
+@contextlib.contextmanager
+def forward_signals() -> Iterator[Forwarder]:
+  """While the block runs, SIGTERM and SIGINT sent to this process go to the attached child's
+  group instead of stopping this process (which then reports how its child ended).
+
+  Enter it before starting the child, so no signal falls between the two. Outside the main
+  thread (where Python cannot install handlers) nothing is forwarded.
+  """
+  forwarder = Forwarder()
+  if threading.current_thread() is not threading.main_thread():
+    yield forwarder
+    return
+  previous = {s: signal.signal(s, forwarder) for s in FORWARDED_SIGNALS}
+  try:
+    yield forwarder
+  finally:
+    for s, handler in previous.items():
+      signal.signal(s, handler)
+
+
+def pid_alive(pid: int) -> bool:
+  """Whether a process with this pid exists and is not a zombie (exited, not yet reaped)."""
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  except PermissionError:
+    return True  # another user's process
+  try:
+    with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+      return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
+  except (OSError, IndexError):
+    return True
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: pathlib.Path, what: str) -> Iterator[None]:
+  """Holds an exclusive lock on `path` (created if needed; it keeps the holder's pid).
+
+  A live holder makes this raise LockedError at once, naming its pid and `what` it is doing. The
+  lock is an flock, which the kernel releases when the holder dies (kill -9 included), so a file
+  left by a dead holder is taken over; the file is kept (unlinking a lock file races with
+  processes that have it open).
+  """
+  path.parent.mkdir(parents=True, exist_ok=True)
+  fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+  try:
+    try:
+      fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+      if e.errno not in (errno.EWOULDBLOCK, errno.EACCES):
+        raise
+      holder = os.pread(fd, 64, 0).decode("ascii", errors="replace").strip() or "?"
+      raise LockedError(f"{what} already (process {holder}, lock {path}): stop it first, or "
+                        "wait for it to finish") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    try:
+      yield
+    finally:
+      os.ftruncate(fd, 0)
+  finally:
+    os.close(fd)  # releases the flock
+
+
+# <name>.tmp-<host>-<pid>[-<random>]: _host() has no "-", nor has mkdtemp's random suffix.
+_TEMPORARY = re.compile(r"\.tmp-(?P<host>[^-]+)-(?P<pid>\d+)(?:-[a-z0-9_]+)?$")
+
+
+def _host() -> str:
+  # A file system may be shared between machines (Beam workers): a pid means nothing elsewhere.
+  return re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname()) or "localhost"
+
+
+def temporary_name(name: str) -> str:
+  """The name a writer of `name` gives its unfinished folder: `<name>.tmp-<host>-<pid>`."""
+  return f"{name}.tmp-{_host()}-{os.getpid()}"
+
+
+def owner_gone(name: str) -> bool:
+  """Whether `name` is a temporary_name whose writer (on this host) no longer runs."""
+  m = _TEMPORARY.search(name)
+  return bool(m) and m.group("host") == _host() and not pid_alive(int(m.group("pid")))
+
+
+def remove_stale_temporaries(parent: pathlib.Path, echo=None) -> List[pathlib.Path]:
+  """Removes the temporaries in `parent` whose writer is gone (killed mid-write); returns them.
+
+  Those of live writers, of other hosts, and anything not named by temporary_name are kept.
+  """
+  removed = []
+  try:
+    entries = list(parent.iterdir())
+  except OSError:
+    return removed
+  for entry in entries:
+    if owner_gone(entry.name):
+      shutil.rmtree(entry, ignore_errors=True)
+      if not entry.exists():
+        removed.append(entry)
+        if echo:
+          echo(f"removed {entry}, left by a killed process")
+  return removed
+
+
+def child_peak_rss_bytes() -> Optional[int]:
+  """Peak resident memory of the largest child this process has waited for (Linux: KiB units)."""
+  try:
+    import resource  # pylint: disable=g-import-not-at-top  (POSIX only)
+  except ImportError:
+    return None
+  return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024

@@ -1,0 +1,259 @@
+"""code_t5/corpus.py (`code-t5 import`): git checkouts, folders of repositories and site-packages
+into FLCC roots that the reader reads back; bad input counted; deterministic and atomic output."""
+
+import hashlib
+import json
+import os
+import pathlib
+import re
+import subprocess
+
+import pytest
+
+from code_t5 import cli
+from code_t5 import corpus
+from code_t5 import flcc
+from code_t5 import test_utils
+
+COMMENTED = 'import os  # why\n# a comment line\ndef f():\n    """Doc # kept."""\n    return 1\n'
+STRIPPED = 'import os\ndef f():\n    """Doc # kept."""\n    return 1\n'
+ALL = flcc.Splits(validation=0, test=0)  # every repository in train, to read all files back
+
+
+def _git(cwd, *args):
+  env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@e", GIT_COMMITTER_NAME="t",
+             GIT_COMMITTER_EMAIL="t@e", GIT_AUTHOR_DATE="1700000000 +0000",
+             GIT_COMMITTER_DATE="1700000000 +0000", GIT_CONFIG_GLOBAL=os.devnull,
+             GIT_CONFIG_NOSYSTEM="1")
+  return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
+                        text=True).stdout.strip()
+
+
+def _write(path: pathlib.Path, content):
+  path.parent.mkdir(parents=True, exist_ok=True)
+  if isinstance(content, bytes):
+    path.write_bytes(content)
+  else:
+    path.write_text(content)
+
+
+@pytest.fixture
+def checkout(tmp_path):
+  """A git checkout of github.com/acme/widgets with two commits and an untracked file."""
+  repo = tmp_path / "src" / "local-name"
+  _write(repo / "widgets" / "core.py", COMMENTED)
+  _write(repo / "README.md", "not python\n")
+  _git(tmp_path, "init", "-q", str(repo))
+  _git(repo, "add", ".")
+  _git(repo, "commit", "-q", "-m", "first")
+  _write(repo / "widgets" / "util.py", "X = 1\n")
+  _git(repo, "add", ".")
+  _git(repo, "commit", "-q", "-m", "second")
+  _write(repo / "scratch.py", "untracked = True\n")  # git does not track it: not imported
+  _git(repo, "remote", "add", "origin", "git@github.com:acme/widgets.git")
+  return repo
+
+
+@pytest.fixture
+def plain(tmp_path):
+  """A folder of two repositories with every kind of bad file, and a folder that is no repo."""
+  top = tmp_path / "src" / "mycode"
+  _write(top / "good" / "pkg" / "__init__.py", "")
+  _write(top / "good" / "pkg" / "mod.py", COMMENTED)
+  _write(top / "good" / "pkg" / "__pycache__" / "mod.py", "cached = 1\n")  # skipped folder
+  _write(top / "good" / ".hidden" / "h.py", "hidden = 1\n")  # skipped folder
+  _write(top / "bad" / "ok.py", "ok = 1\n")
+  _write(top / "bad" / "latin1.py", b"name = '\xe9'\n")
+  _write(top / "bad" / "binary.py", b"x = 1\0\n")
+  _write(top / "bad" / "broken.py", "def f(:\n    '''never closed\n")
+  _write(tmp_path / "secret.py", "SECRET = 1\n")
+  (top / "bad" / "leak.py").symlink_to(tmp_path / "secret.py")
+  (top / "bad" / "inside.py").symlink_to(top / "bad" / "ok.py")  # inside: read (a duplicate)
+  (top / "bad" / "leakdir").symlink_to(tmp_path, target_is_directory=True)
+  _write(top / "docs" / "index.md", "no python here\n")
+  _write(top / "notes.txt", "a file, not a repository\n")
+  return top
+
+
+@pytest.fixture
+def site_packages(tmp_path):
+  """A fake site-packages: two distributions, an editable install, a RECORD escaping the folder,
+  a module no RECORD lists."""
+  top = tmp_path / "env" / "lib" / "python3.11" / "site-packages"
+  _write(top / "alpha" / "__init__.py", COMMENTED)
+  _write(top / "alpha" / "data.json", "{}")
+  _write(top / "alpha" / "broken.py", "x = (\n")
+  _write(top / "Beta_Pkg" / "b.py", "B = 2\n")
+  _write(top / "stray.py", "stray = 1\n")
+  _write(top / "__editable___mine_finder.py", "finder = 1\n")
+  _write(tmp_path / "env" / "bin" / "tool.py", "tool = 1\n")
+
+  def dist(name, version, record, editable=False):
+    info = top / f"{name.replace('-', '_')}-{version}.dist-info"
+    _write(info / "METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    _write(info / "RECORD", "".join(f"{path},sha256=x,1\n" for path in record) +
+           f"{info.name}/RECORD,,\n")
+    if editable:
+      _write(info / "direct_url.json", json.dumps({"url": "file:///x",
+                                                   "dir_info": {"editable": True}}))
+
+  dist("alpha", "1.0", ["alpha/__init__.py", "alpha/data.json", "alpha/broken.py",
+                        "../../../bin/tool.py"])
+  dist("Beta.Pkg", "2.3", ["Beta_Pkg/b.py", "Beta_Pkg/__pycache__/b.cpython-311.pyc"])
+  dist("mine", "0.1", ["__editable___mine_finder.py"], editable=True)
+  return top
+
+
+def _import(capsys, *args):
+  code = cli.main(["import", *map(str, args)])
+  return code, capsys.readouterr().err
+
+
+def _all_text(root):
+  return "".join(p.read_text() for p in root.rglob("*") if p.is_file())
+
+
+def _read(root):
+  return {(f.repo, f.path): f for f in flcc.read_files(root, splits=ALL)}
+
+
+def test_a_git_checkout_is_one_repository_named_by_origin_at_its_root_commit(checkout, tmp_path,
+                                                                            capsys):
+  out = tmp_path / "root"
+  code, err = _import(capsys, checkout, "--out", out)
+  assert code == 0 and "1 repositories, 2 files" in err
+  files = _read(out)
+  assert set(files) == {("acme/widgets", "widgets/core.py"), ("acme/widgets", "widgets/util.py")}
+  assert files["acme/widgets", "widgets/core.py"].text == STRIPPED
+  (repo,) = flcc.list_repositories(out)
+  assert repo.init_hash == _git(checkout, "rev-list", "--max-parents=0", "HEAD")
+  names = json.loads((repo.meta_dir / "paths.json").read_text())
+  assert sorted(names.values()) == ["widgets/core.py", "widgets/util.py"]
+  # FLCC's flattened names: <stem>_<unix time in ns>.py, seconds after the last commit's time.
+  times = [int(re.fullmatch(r"(?:core|util)_(\d{19})\.py", n).group(1)) for n in names]
+  assert all(0 <= t // 10**9 - 1_700_000_000 < 20 for t in times)
+  assert json.loads((repo.meta_dir / "files.json").read_text()) == {"Python/.py": 2}
+  metadata = (repo.meta_dir / "METADATA").read_text()
+  assert metadata == _git(checkout, "log", "--pretty=%ct", "--name-status",
+                          "--diff-filter=ACDMR", "HEAD") + "\n"
+  assert "A\twidgets/util.py" in metadata
+
+
+def test_a_checkout_with_a_non_utf8_file_name_drops_that_file_only(checkout, tmp_path, capsys):
+  with open(os.path.join(os.fsencode(checkout), b"caf\xe9.py"), "wb") as f:
+    f.write(b"latin = 1\n")
+  (checkout / "scratch.py").unlink()  # stays untracked
+  _git(checkout, "add", ".")
+  _git(checkout, "commit", "-q", "-m", "third")
+  report = tmp_path / "report.json"
+  assert _import(capsys, checkout, "--out", tmp_path / "root", "--report", report)[0] == 0
+  counts = json.loads(report.read_text())
+  assert counts["files"] == 2 and counts["dropped"] == {"not_utf8": {"files": 1, "mb": 0.0}}
+  (repo,) = flcc.list_repositories(tmp_path / "root")
+  assert b"A\tcaf\xe9.py\n" in (repo.meta_dir / "METADATA").read_bytes()  # git's own bytes
+
+
+def test_a_checkout_without_origin_is_named_by_its_folders(checkout, tmp_path, capsys):
+  _git(checkout, "remote", "remove", "origin")
+  assert _import(capsys, checkout, "--out", tmp_path / "root")[0] == 0
+  assert [r.repo_id for r in flcc.list_repositories(tmp_path / "root")] == ["src/local-name"]
+
+
+def test_a_folder_of_repositories_keeps_good_files_and_counts_the_bad(plain, tmp_path, capsys):
+  out = tmp_path / "root"
+  report = tmp_path / "report.json"
+  code, err = _import(capsys, plain, "--out", out, "--report", report)
+  assert code == 0
+  # ok.py is imported twice (itself and the symlink inside.py); the reader keeps the first by name.
+  assert set(_read(out)) == {("mycode/good", "pkg/mod.py"), ("mycode/bad", "inside.py")}
+  assert _read(out)["mycode/good", "pkg/mod.py"].text == STRIPPED
+  counts = json.loads(report.read_text())
+  assert counts["repositories"] == 2 and counts["files"] == 3  # ok.py twice: through the symlink
+  assert {reason: v["files"] for reason, v in counts["dropped"].items()} == {
+      "binary": 1, "empty": 1, "not_utf8": 1, "outside_source": 2, "untokenizable": 1}
+  assert counts["skipped_repositories"] == {"no_python_files": 1, "not_a_repository": 1}
+  assert "SECRET" not in _all_text(out)
+  assert "docs (no_python_files)" in err and "notes.txt (not_a_repository" in err
+  # METADATA lists the files written, not the dropped ones.
+  (bad,) = [r for r in flcc.list_repositories(out) if r.name == "bad"]
+  assert (bad.meta_dir / "METADATA").read_text() == "1600000000\n\nA\tinside.py\nA\tok.py\n"
+
+
+def test_site_packages_gives_one_repository_per_distribution(site_packages, tmp_path, capsys):
+  out = tmp_path / "root"
+  report = tmp_path / "report.json"
+  code, err = _import(capsys, site_packages, "--out", out, "--report", report)
+  assert code == 0 and "editable_install" in err
+  assert set(_read(out)) == {("pypi/alpha", "alpha/__init__.py"),
+                             ("pypi/beta-pkg", "Beta_Pkg/b.py")}
+  repos = {r.repo_id: r for r in flcc.list_repositories(out)}
+  beta = repos["pypi/beta-pkg"]
+  assert beta.init_hash == hashlib.sha1(b"Beta.Pkg==2.3").hexdigest()  # name==version
+  counts = json.loads(report.read_text())
+  assert {reason: v["files"] for reason, v in counts["dropped"].items()} == {
+      "not_in_a_record": 1, "outside_source": 1, "untokenizable": 1}
+  assert counts["skipped_repositories"] == {"editable_install": 1}
+  assert "tool = 1" not in _all_text(out)
+
+
+def test_two_imports_are_byte_identical(checkout, plain, site_packages, tmp_path, capsys):
+  sources = [checkout, plain, site_packages]
+  assert _import(capsys, *sources, "--out", tmp_path / "one")[0] == 0
+  assert _import(capsys, *reversed(sources), "--out", tmp_path / "two")[0] == 0
+  one = test_utils.tree_listing(tmp_path / "one")
+  assert len(one) == 5 * 3 + 7 and one == test_utils.tree_listing(tmp_path / "two")
+
+
+def test_an_existing_root_is_replaced_only_with_force(plain, tmp_path, capsys):
+  out = tmp_path / "root"
+  assert _import(capsys, plain, "--out", out)[0] == 0
+  before = test_utils.tree_listing(out)
+  (plain / "good" / "pkg" / "new.py").write_text("new = 1\n")
+  code, err = _import(capsys, plain, "--out", out)
+  assert code == 2 and err.count("\n") == 1 and "--force" in err and str(out) in err
+  assert test_utils.tree_listing(out) == before
+  assert _import(capsys, plain, "--out", out, "--force")[0] == 0
+  assert ("mycode/good", "pkg/new.py") in _read(out)
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["root", "secret.py", "src"]  # no temp
+
+
+def test_force_never_replaces_a_folder_that_is_not_a_root(plain, tmp_path, capsys):
+  out = tmp_path / "mine"
+  _write(out / "thesis.tex", "precious")
+  code, err = _import(capsys, plain, "--out", out, "--force")
+  assert code == 2 and err.count("\n") == 1 and "not an FLCC root" in err
+  assert (out / "thesis.tex").read_text() == "precious"
+
+
+def test_a_failed_import_leaves_no_output(plain, tmp_path, monkeypatch, capsys):
+  out = tmp_path / "root"
+  assert _import(capsys, plain, "--out", out)[0] == 0
+  before = test_utils.tree_listing(out)
+
+  def fail(*args, **kwargs):
+    raise KeyboardInterrupt
+
+  monkeypatch.setattr(corpus, "write_init_hash", fail)
+  with pytest.raises(KeyboardInterrupt):
+    cli.main(["import", str(plain), "--out", str(out), "--force"])
+  assert test_utils.tree_listing(out) == before
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["root", "secret.py", "src"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["missing", "--out", "root"], "SRC"),
+    (["src", "--out", "src/mycode/root"], "inside the source"),
+])
+def test_bad_arguments_are_one_line_errors(plain, tmp_path, monkeypatch, capsys, args, message):
+  monkeypatch.chdir(tmp_path)
+  code, err = _import(capsys, *args)
+  assert code == 2 and err.count("\n") == 1 and message in err
+
+
+def test_the_imported_root_splits_and_prepares_like_any_root(plain, tmp_path, capsys):
+  out = tmp_path / "root"
+  assert _import(capsys, plain, "--out", out)[0] == 0
+  assert flcc.fingerprint(out)  # the reader accepts the layout
+  stats = flcc.Stats()
+  assert len(list(flcc.read_files(out, splits=ALL, stats=stats))) == 2
+  assert stats.count("duplicate") == 1  # ok.py read through the symlink

@@ -1,0 +1,178 @@
+"""launcher.run and train_and_eval: children that die with the launcher, signals forwarded, the loss
+table on disk line by line, one trainer per model dir, what a killed run reports, progress lines.
+
+Most tests run launcher.run on a small Python child that prints Mesh TF's loss lines (what the
+launcher reads) and sleeps; the last one kills a real `code-t5 train`.
+"""
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from code_t5 import curves
+from code_t5 import launcher
+from code_t5 import processes
+from code_t5 import test_utils
+
+# Prints three of Mesh TF's per-step loss lines, records its pid, then waits to be killed.
+TRAINER = textwrap.dedent("""
+    import os, pathlib, signal, sys, time
+    for step in range(1, 4):
+      print(f"I1122 19:09:35.188298 1 basic_session_run_hooks.py:1] step, tf_loss[{3 - step / 10}][{step}]", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: (print("trainer got SIGTERM", flush=True), sys.exit(3)))
+    pathlib.Path(sys.argv[1]).write_text(str(os.getpid()))
+    time.sleep(3600)  # longer than any wait below: it ends by a signal or not at all
+""")
+
+
+def _launch(tmp_path) -> subprocess.Popen:
+  """A process running launcher.run(TRAINER) with a loss table, as `code-t5 train` does."""
+  script = textwrap.dedent(f"""
+      import pathlib, sys
+      from code_t5 import launcher
+      tmp = pathlib.Path({str(tmp_path)!r})
+      code = launcher.run([sys.executable, "-c", {TRAINER!r}, str(tmp / "trainer.pid")],
+                          tmp / "train.log", loss_table=tmp / "train_loss.tsv", first_step=1)
+      sys.exit(code)
+  """)
+  return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+
+
+def _trainer_pid(tmp_path, launcher_process) -> int:
+  pid_file = tmp_path / "trainer.pid"
+  test_utils.wait_for(
+      lambda: pid_file.exists() and pid_file.read_text() or launcher_process.poll(),
+      "the trainer to start")
+  assert launcher_process.poll() is None, launcher_process.stdout.read()
+  return int(pid_file.read_text())
+
+
+def test_kill_9_of_the_launcher_kills_the_trainer_and_keeps_the_loss_curve(tmp_path):
+  launched = _launch(tmp_path)
+  trainer = _trainer_pid(tmp_path, launched)
+  table = tmp_path / "train_loss.tsv"
+  # The launcher has read the three loss lines once they are in the table; before, a killed
+  # launcher's table was empty (buffered).
+  test_utils.wait_for(lambda: table.exists() and table.read_text().count("\n") == 3,
+                      "3 lines in the table")
+  assert launched.poll() is None  # on disk while the launcher runs, not when it exits
+  launched.kill()
+  launched.wait()
+  test_utils.wait_for(lambda: not processes.pid_alive(trainer),
+                      "the trainer to die with its launcher")
+  assert table.read_text() == "1\t2.9\n2\t2.8\n3\t2.7\n"
+
+
+def test_sigterm_is_forwarded_and_reported(tmp_path):
+  launched = _launch(tmp_path)
+  trainer = _trainer_pid(tmp_path, launched)
+  launched.send_signal(signal.SIGTERM)
+  out, _ = launched.communicate()
+  assert launched.returncode == 3, out  # the trainer's own exit status, after its handler ran
+  assert not processes.pid_alive(trainer)
+  assert "trainer got SIGTERM" in (tmp_path / "train.log").read_text()
+  assert "stopped by SIGTERM (forwarded to the trainer); a rerun resumes from the newest " \
+         "checkpoint; full log: " in out
+
+
+def test_a_trainer_killed_by_sigkill_is_reported_as_out_of_memory_with_the_batch(tmp_path):
+  # What the kernel's OOM killer does to a trainer whose batch does not fit, once it has written
+  # its operative config (Mesh TF does before the first step).
+  hog = textwrap.dedent(f"""
+      import os, pathlib, signal
+      pathlib.Path({str(tmp_path / "operative_config.gin")!r}).write_text(
+          "run.batch_size = ('tokens_per_batch', 65536)\\n"
+          "run.mesh_shape = 'model:1,batch:1'\\n"
+          "run.sequence_length = {{'inputs': 512, 'targets': 512}}\\n"
+          "run.train_steps = 100\\n")
+      b = bytearray(64 << 20)
+      os.kill(os.getpid(), signal.SIGKILL)
+  """)
+  lines = []
+  code = launcher.run([sys.executable, "-c", hog, f"--model_dir={tmp_path}"],
+                      tmp_path / "train.log", echo=lines.append)
+  assert code == -signal.SIGKILL
+  message = lines[-1]
+  assert message.startswith("killed (SIGKILL), probably out of memory (peak RSS ")
+  assert ("the batch is 128 sequences x (512+512) = 131,072 token slots per step "
+          "(utils.run.batch_size = ('tokens_per_batch', 65536)); lower it with --gin-param "
+          "\"utils.run.batch_size = ('sequences_per_batch', 64)\"; full log: ") in message
+
+
+def test_progress_lines_give_steps_tokens_per_second_and_eta(tiny_run):
+  _, model_dir = tiny_run("shared-prefix_lm")  # a real operative_config.gin: 8 x (256+256)
+  shape = launcher.run_shape(model_dir)
+  assert (shape.sequences, shape.token_slots, shape.train_steps) == (8, 4096, 4)
+  now = [1000.0]
+  lines = []
+  progress = launcher._Progress(model_dir, lines.append, clock=lambda: now[0])  # pylint: disable=protected-access
+  for step in range(1, 8):
+    now[0] += 1.0  # 1 step per second, a line after 5 s
+    progress.step(step, 2.5)
+  assert lines == ["  step      6  loss 2.5000  1.00 steps/s  4,096 tokens/s  ETA 0:00 to step 4"
+                   "  [6 s]"]
+  shape = launcher.RunShape(sequences=8, lengths={"inputs": 256, "targets": 256},
+                            train_steps=10_000, batch_binding=("sequences_per_batch", 8))
+  progress.shape = shape
+  for step in range(8, 16):
+    now[0] += 0.5  # faster: steps 7-15 in 5 s since the last line, 1.8 steps/s
+    progress.step(step, 2.25)
+  assert len(lines) == 2
+  assert lines[-1] == ("  step     15  loss 2.2500  1.80 steps/s  7,373 tokens/s  "
+                       "ETA 1:32:27 to step 10000  [11 s]")
+
+
+def test_a_second_trainer_on_a_model_dir_is_refused_while_the_first_runs(tmp_path):
+  lock = tmp_path / launcher.TRAIN_LOCK
+  holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+      import pathlib, time
+      from code_t5 import processes
+      with processes.exclusive_lock(pathlib.Path({str(lock)!r}), "x"):
+        print("locked", flush=True)
+        time.sleep(600)
+  """)], stdout=subprocess.PIPE, text=True)
+  try:
+    assert holder.stdout.readline() == "locked\n"
+    result = subprocess.run([sys.executable, "-m", "code_t5.cli", "train", "--model-dir",
+                             str(tmp_path), "--steps", "1"], capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"code-t5 train: --model-dir {tmp_path} is being trained already (process {holder.pid}, "
+        f"lock {lock}): stop it first, or wait for it to finish")
+  finally:
+    holder.kill()
+    holder.wait()
+  # The holder was killed: its lock is stale and the next trainer takes it over.
+  with processes.exclusive_lock(lock, "x"):
+    assert lock.read_text() == f"{os.getpid()}\n"
+
+
+def test_killing_code_t5_train_leaves_no_trainer_and_keeps_the_curve(prepared_dir, tmp_path):
+  model_dir = tmp_path / "model"
+  train = subprocess.Popen(
+      [sys.executable, "-m", "code_t5.cli", "train", "--model-dir", str(model_dir), "--steps",
+       "100000", "--no-eval", "--gin-param",
+       f"code_t5.flcc_dataset.prepared_dir = '{prepared_dir}'"],
+      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  table = model_dir / curves.LOSS_TABLE
+  try:
+    test_utils.wait_for(lambda: (table.exists() and table.read_text().count("\n") >= 3) or
+                        train.poll() is not None, "3 training steps")
+    assert train.poll() is None, (model_dir / "logs" / "train.log").read_text()[-3000:]
+    children = pathlib.Path(f"/proc/{train.pid}/task/{train.pid}/children").read_text().split()
+    assert len(children) == 1  # mesh_transformer_main
+    lines = table.read_text().count("\n")
+  finally:
+    train.kill()
+    train.wait()
+  test_utils.wait_for(lambda: not processes.pid_alive(int(children[0])),
+                      "mesh_transformer_main to die")
+  assert table.read_text().count("\n") >= lines  # every step the launcher saw is on disk
+  with processes.exclusive_lock(model_dir / launcher.TRAIN_LOCK, "x"):
+    pass  # free again

@@ -1,0 +1,40 @@
+"""The model shipped in code_t5/pretrained/ gives, through `complete`, the completions behind the
+README's numbers.
+
+results/line_completion_dev_sitepackages.json holds, for random held-out points of dataset-dev,
+what the Mesh TF eval of that model decoded there (the decodes the table scores); the shipped
+weights, exported and run by the Completer that `code-t5 complete` and `serve` use, must give
+the same lines.
+"""
+
+import json
+
+import pytest
+
+from code_t5 import complete
+from code_t5 import flcc
+from code_t5 import line_completion
+from code_t5 import sources
+
+PRETRAINED = sources.REPO_ROOT / "code_t5" / "pretrained" / "causal_lm-mini-spm_dev-sitepackages"
+RESULTS = sources.REPO_ROOT / "results" / "line_completion_dev_sitepackages.json"
+
+
+@pytest.fixture(scope="module")
+def completer():
+  return complete.Completer(PRETRAINED)
+
+
+def test_shipped_model_completes_the_results_points_as_its_eval_did(completer):
+  results = json.loads(RESULTS.read_text())
+  [model_key] = [k for k in results["systems"] if k.startswith("model:")]
+  texts = {(f.repo, f.path): f.text
+           for f in flcc.read_files(sources.DEV_ROOT, only_split=results["split"])}
+  examples = results["examples"]
+  assert len(examples) == 10
+  for example in examples:
+    text = texts[example["repo"], example["path"]]
+    [point] = [p for p in line_completion.select_points(text, example["repo"], example["path"])
+               if (p.line, p.kind) == (example["line"], example["kind"])]
+    assert point.target(text) == example["target"]
+    assert completer.complete_at(text, point.cursor).completion == example[model_key], example

@@ -1,0 +1,66 @@
+"""processes: the lock, temporaries of dead writers, children that die with their parent."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from code_t5 import processes
+from code_t5 import test_utils
+
+
+def _dead_pid() -> int:
+  child = subprocess.Popen([sys.executable, "-c", "pass"])
+  child.wait()
+  return child.pid
+
+
+def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path):
+  lock = tmp_path / "train.lock"
+  lock.write_text(f"{_dead_pid()}\n")  # what a kill -9 of the holder leaves
+  with processes.exclusive_lock(lock, "training"):
+    assert lock.read_text() == f"{os.getpid()}\n"
+    with pytest.raises(processes.LockedError, match=(
+        rf"^training already \(process {os.getpid()}, lock {lock}\): stop it first, or wait "
+        "for it to finish$")):
+      with processes.exclusive_lock(lock, "training"):
+        pass
+  with processes.exclusive_lock(lock, "training"):  # released at the end of the block
+    pass
+
+
+def test_only_temporaries_of_dead_writers_on_this_host_are_removed(tmp_path):
+  name = processes.temporary_name("checkpoint_4")
+  assert name == f"checkpoint_4.tmp-{processes._host()}-{os.getpid()}"  # pylint: disable=protected-access
+  mine = tmp_path / name  # a live writer: this process
+  dead_pid = _dead_pid()
+  dead = tmp_path / name.replace(f"-{os.getpid()}", f"-{dead_pid}")
+  dead_random = tmp_path / (dead.name + "-x8_a9b")  # sources.new_folder adds mkdtemp's suffix
+  other_host = tmp_path / f"checkpoint_4.tmp-otherhost-{dead_pid}"
+  unrelated = tmp_path / f"notes.tmp-{dead_pid}"
+  finished = tmp_path / "checkpoint_4"
+  for path in (mine, dead, dead_random, other_host, unrelated, finished):
+    path.mkdir()
+    (path / "file").write_text("x")
+  removed = processes.remove_stale_temporaries(tmp_path)
+  assert sorted(removed) == sorted([dead, dead_random])
+  assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+      p.name for p in (mine, other_host, unrelated, finished))
+
+
+def test_a_child_dies_when_its_parent_is_killed(tmp_path):
+  parent = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+      import sys, time
+      from code_t5 import processes
+      child = processes.start_child([sys.executable, "-c", "import time; time.sleep(3600)"])
+      print(child.pid, flush=True)
+      time.sleep(600)
+  """)], stdout=subprocess.PIPE, text=True)
+  child = int(parent.stdout.readline())
+  assert processes.pid_alive(child)
+  assert os.getpgid(child) == child  # its own process group
+  parent.kill()
+  parent.wait()
+  test_utils.wait_for(lambda: not processes.pid_alive(child), "the child to die with its parent")

@@ -1,0 +1,222 @@
+"""`code-t5 serve` keeps answering whatever it is sent: fuzzed stdin lines and HTTP requests through
+the real transports and a real tiny model (one export for the module), then `code-t5 serve`
+processes fed the inputs that used to kill them, and a model dir copied without commands/.
+
+Other protocol behaviour (identical replies to `complete`, one-line errors) is in complete_test.
+"""
+
+import io
+import json
+import pathlib
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from code_t5 import complete
+from code_t5 import serve
+
+SETTINGS = complete.DecodeSettings(max_length=8)  # short decodes: many requests reach the model
+GOOD = {"prefix": "def add(a, b):\n    return ", "id": "good"}
+# The inputs of the issue: a lone surrogate, a raw non-UTF-8 byte, 100k nested arrays.
+NASTY_LINES = [b'{"prefix": "\\ud800abc", "id": 1}', b'{"prefix": "\xff"}', b"[" * 100_000,
+               b'{"prefix": "x", "id": "\\udfff"}']
+
+
+@pytest.fixture(scope="module")
+def model_dir(tiny_run, tmp_path_factory) -> pathlib.Path:
+  _, trained = tiny_run("shared-prefix_lm")
+  dest = tmp_path_factory.mktemp("serve") / "model"
+  shutil.copytree(trained, dest, ignore=shutil.ignore_patterns("export", "logs"))
+  return dest
+
+
+@pytest.fixture(scope="module")
+def completer(model_dir) -> complete.Completer:
+  return complete.Completer(model_dir, SETTINGS)
+
+
+def _random_string(rng: random.Random, max_length=40) -> str:
+  alphabet = ["a", " ", "\n", "\t", "é", "😀", "\ud800", "\udfff", "\x00", '"', "\\", "▁"]
+  return "".join(rng.choice(alphabet) for _ in range(rng.randrange(max_length)))
+
+
+def _random_json(rng: random.Random, depth=0):
+  kinds = [lambda: None, lambda: True, lambda: rng.randrange(-10**30, 10**30),
+           lambda: rng.random() * 1e300, lambda: _random_string(rng),
+           lambda: float(rng.choice(["nan", "inf", "-inf"])),
+           lambda: [_random_json(rng, depth + 1) for _ in range(rng.randrange(4))],
+           lambda: {_random_string(rng, 8): _random_json(rng, depth + 1)
+                    for _ in range(rng.randrange(4))},
+           lambda: _random_request(rng, depth + 1)]
+  return kinds[rng.randrange(len(kinds) if depth < 4 else 6)]()
+
+
+def _random_request(rng: random.Random, depth=0) -> dict:
+  """Mostly request-shaped objects with wrong or extreme values; some reach the model."""
+  text = _random_string(rng)
+  request = rng.choice([{"prefix": text}, {"text": text}, {"text": text, "cursor": None},
+                        {"text": text, "line": None, "col": None}])
+  for key in [k for k in ("cursor", "line", "col") if k in request]:
+    request[key] = rng.choice([0, 1, 2, -1, 10**40, "1", 1.5, True, None])
+  if rng.random() < 0.5:
+    request["id"] = _random_json(rng, depth + 4)
+  return request
+
+
+def _random_line(rng: random.Random) -> bytes:
+  choice = rng.randrange(4)
+  if choice == 0:  # random bytes (may hold newlines: then several requests)
+    return bytes(rng.randrange(256) for _ in range(rng.randrange(60)))
+  value = _random_json(rng) if choice == 1 else _random_request(rng)
+  return json.dumps(value, ensure_ascii=rng.random() < 0.5).encode("utf-8", "surrogatepass")
+
+
+def _check_reply(data: bytes) -> dict:
+  """A reply: valid UTF-8, strict JSON (no NaN), an object with a completion or a one-line error."""
+  def no_constants(name):
+    raise AssertionError(f"reply holds {name}: {data[:200]!r}")
+  reply = json.loads(data.decode("utf-8"), parse_constant=no_constants)
+  assert isinstance(reply, dict) and (
+      isinstance(reply.get("completion"), str) or reply.get("ok") is True or (
+          isinstance(reply.get("error"), str) and "\n" not in reply["error"])), reply
+  return reply
+
+
+def test_stdio_fuzz_every_line_gets_a_reply_and_serving_goes_on(completer):
+  rng = random.Random(1234)
+  lines = [_random_line(rng) for _ in range(3000)] + NASTY_LINES + [b"x" * (2 << 20)]
+  stream = b"\n".join(lines) + b"\n" + json.dumps(GOOD).encode() + b"\n"
+  requests = [l for l in stream.split(b"\n") if l.strip()]
+  out = io.BytesIO()
+  assert serve.serve_stdio(completer, io.BytesIO(stream), out, max_request_bytes=1 << 20) == 0
+  replies = out.getvalue().split(b"\n")
+  assert replies[-1] == b"" and len(replies) - 1 == len(requests)
+  replies = [_check_reply(r) for r in replies[:-1]]
+  completed = sum("completion" in r for r in replies)
+  assert 10 < completed < len(replies) / 2, completed  # the model ran, and most were bad
+  assert replies[-1]["id"] == "good" and "completion" in replies[-1]
+  by_request = dict(zip(requests, replies))
+  assert by_request[NASTY_LINES[0]] == {
+      "error": '"prefix" is not valid Unicode: lone surrogate U+D800 at character 0', "id": 1}
+  assert by_request[NASTY_LINES[1]] == {
+      "error": "request is not UTF-8 text (byte 0xff at offset 12)"}
+  assert by_request[NASTY_LINES[2]]["error"].startswith("request is not JSON")
+  assert by_request[NASTY_LINES[3]]["id"] == "\udfff"  # escaped as \udfff: still valid UTF-8
+  assert by_request[b"x" * (2 << 20)] == {
+      "error": "request of 2,097,152 bytes is over 1,048,576 bytes"}
+
+
+def _http(port: int, request: bytes) -> bytes:
+  """One raw request on its own connection; everything the server sends until it closes."""
+  with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:
+    sock.sendall(request)
+    sock.shutdown(socket.SHUT_WR)  # a body shorter than its Content-Length ends here
+    chunks = []
+    while chunk := sock.recv(65536):
+      chunks.append(chunk)
+  return b"".join(chunks)
+
+
+def _parse_http(response: bytes, head=False):
+  """(status, reply) of the first response (bytes a client sent after a request's end, such
+  as a body a GET does not read, may get responses of their own)."""
+  status_line, _, rest = response.partition(b"\r\n")
+  headers, _, body = rest.partition(b"\r\n\r\n")
+  version, status = status_line.split(b" ")[:2]
+  assert version.startswith(b"HTTP/1."), response[:300]
+  fields = dict(line.lower().split(b": ", 1) for line in headers.split(b"\r\n"))
+  assert fields[b"content-type"] == b"application/json; charset=utf-8", response[:300]
+  return int(status), (None if head else _check_reply(body[:int(fields[b"content-length"])]))
+
+
+def _random_http(rng: random.Random) -> bytes:
+  method = rng.choice([b"POST"] * 6 + [b"GET", b"PUT", b"DELETE", b"PATCH", b"HEAD", b"OPTIONS",
+                                       b"BREW", b"\xff\xfe", b""])
+  path = rng.choice([b"/complete", b"/", b"/health", b"/nope", b"/complete?x=\xff", b"*"])
+  version = rng.choice([b" HTTP/1.1", b" HTTP/1.0", b"", b" HTTP/9.9", b" FOO"])
+  body = _random_line(rng) if rng.random() < 0.8 else json.dumps(_random_request(rng)).encode()
+  length = rng.choice([str(len(body)).encode()] * 6 + [b"-5", b"abc", b"", b"99999999999",
+                                                       str(len(body) + 10).encode(), None])
+  headers = [b"Host: x"] + ([b"Content-Length: " + length] if length is not None else [])
+  if rng.random() < 0.1:
+    headers.append(bytes(rng.randrange(32, 256) for _ in range(rng.randrange(40))))
+  if rng.random() < 0.05:
+    return bytes(rng.randrange(256) for _ in range(rng.randrange(200)))  # not HTTP at all
+  return method + b" " + path + version + b"\r\n" + b"\r\n".join(headers) + b"\r\n\r\n" + body
+
+
+def test_http_fuzz_every_request_gets_a_json_reply_and_serving_goes_on(completer):
+  server = serve.make_http_server(completer, 0)
+  thread = threading.Thread(target=server.serve_forever, daemon=True)
+  thread.start()
+  port = server.server_address[1]
+  try:
+    rng = random.Random(99)
+    statuses = []
+    for _ in range(1500):
+      request = _random_http(rng)
+      response = _http(port, request)
+      if not response:
+        # Only for a blank first line (the standard library's reading of "no request").
+        assert not str(request.split(b"\n", 1)[0], "iso-8859-1").split(), request[:200]
+        continue
+      status, _ = _parse_http(response, head=request.startswith(b"HEAD "))
+      assert status < 500 or status == 505, response[:500]  # 505: HTTP version not supported
+      statuses.append(status)
+    assert {200, 400, 404, 405, 411, 413}.issubset(statuses), sorted(set(statuses))
+    # The issue's requests, one by one, then a good one.
+    for request, expected in [
+        (b"POST /complete HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 400),
+        (b"PUT /complete HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", 405),
+        (b"DELETE /complete HTTP/1.1\r\n\r\n", 405),
+        (b"POST /complete HTTP/1.1\r\nContent-Length: 100000\r\n\r\n" + b"[" * 100_000, 400),
+        (b"POST /complete HTTP/1.1\r\nContent-Length: 21\r\n\r\n" + b'{"prefix": "\\ud800x"}',
+         400),
+        (b"POST /complete HTTP/1.1\r\nContent-Length: 15\r\n\r\n" + b'{"prefix": "\xff"}', 400)]:
+      status, reply = _parse_http(_http(port, request))
+      assert status == expected and "error" in reply, (request[:80], status, reply)
+    body = json.dumps(GOOD).encode()
+    status, reply = _parse_http(_http(port, b"POST /complete HTTP/1.1\r\nContent-Length: "
+                                      + str(len(body)).encode() + b"\r\n\r\n" + body))
+    assert status == 200 and reply["id"] == "good" and "completion" in reply
+  finally:
+    server.shutdown()
+    server.server_close()
+
+
+def _serve_command(model_dir, *args):
+  return [sys.executable, "-m", "code_t5.cli", "serve", "--checkpoint", str(model_dir),
+          "--max-length", str(SETTINGS.max_length), *args]
+
+
+def test_serve_process_answers_the_inputs_that_used_to_kill_it(model_dir, completer):
+  del completer  # its export is reused
+  stdin = b"\n".join(NASTY_LINES) + b"\n" + json.dumps(GOOD).encode() + b"\n"
+  result = subprocess.run(_serve_command(model_dir), input=stdin, capture_output=True)
+  assert result.returncode == 0, result.stderr[-3000:]
+  replies = [_check_reply(line) for line in result.stdout.splitlines()]
+  assert len(replies) == len(NASTY_LINES) + 1
+  assert all("error" in r for r in replies[:3])
+  assert replies[3]["id"] == "\udfff" and "completion" in replies[3]
+  assert replies[-1]["id"] == "good" and "completion" in replies[-1]
+  assert b"Traceback" not in result.stderr
+
+
+def test_a_model_dir_copied_without_commands_is_served_from_its_operative_config(model_dir,
+                                                                                tmp_path):
+  copy = tmp_path / "copied"
+  copy.mkdir()
+  for path in model_dir.iterdir():  # checkpoints and operative_config.gin, as a user copies them
+    if path.name.startswith(("model.ckpt-", "checkpoint", "operative_config")):
+      shutil.copy(path, copy)
+  assert not (copy / "commands").exists()
+  result = subprocess.run(_serve_command(copy), input=json.dumps(GOOD).encode() + b"\n",
+                          capture_output=True)
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert "completion" in _check_reply(result.stdout)
+  assert b"--gin_file=" + str(copy / "operative_config.gin").encode() in result.stderr
