@@ -40,7 +40,7 @@ setuptools.setup(
     python_requires=">=3.10,<3.12",
     packages=["code_t5", "code_t5.gin_configs"],
     package_dir={"code_t5.gin_configs": "gin_configs"},
-    package_data={"code_t5.gin_configs": ["*.gin", "*/*.gin"], "code_t5": ["vocabs/*.model", "pretrained/*/*"]},
+    package_data={"code_t5.gin_configs": ["*.gin", "*/*.gin"], "code_t5": ["vocabs/*.model", "pretrained/*/*", "pretrained/*/runtime/*/*"]},
     py_modules=["code_t5_compat"],
     cmdclass={"build_py": _BuildPyWithPth, "editable_wheel": _EditableWheelWithPth},
     # The exact, tested versions live in requirements/stack.txt (installed by scripts/bootstrap.sh).

@@ -1,26 +1,36 @@
-"""Latency of one line completion: loaded model, cold start, and Mesh TF's own infer path.
+"""Latency and memory of line completion on this CPU: the NumPy engine, where its time goes, and
+what it replaced.
 
-    python benchmarks/latency_benchmark.py [--work DIR] [--sizes tiny small] [--requests 40]
+    python benchmarks/latency_benchmark.py [--requests 60] [--no-small] [--no-savedmodel]
 
-For each size it trains a shared prefix-LM on dataset-dev on CPU (tiny: --tiny-steps, enough to
-emit newlines so decoding stops at the end of the line; small: --small-steps, quality does not
-matter for latency, an untrained model decodes the full --max-length), exports it once, then
-measures, on CPU:
+Models: the shipped one (code_t5/pretrained, decoder-only d256 x 4, 5.2M parameters, 8k pieces)
+and a "small" decoder-only (d512 x 6, ~25M parameters; trained one step here, once, into --work:
+latency does not depend on what it learnt, but an untrained model rarely ends a line, so its
+per-request figures are given for the shipped model's mean line length from its per-step cost).
+Requests are real cursors: dataset-dev's validation line-completion points (code_t5.line_completion).
 
-- loaded: p50/p95 of `Completer.complete` (the SavedModel loaded once; what `serve` pays per
-  request), over --requests cursor positions drawn from dataset-dev files;
-- cold start: a whole `code-t5 complete --checkpoint DIR FILE:LINE:COL` process, start to printed
-  completion (export already there);
-- infer path: a whole `python -m t5.models.mesh_transformer_main ... --gin_file=infer.gin` run
-  (t5's decode_from_file) on a one-line input file, same checkpoint and decoding settings.
+Per model it prints:
+- in process (what `serve` pays per request once loaded), p50/p95 over the points: greedy best
+  line (beam 1, no healing, no filters), the engine's default best line (beam 5, healing,
+  filters, --top 1) and its top 5 (--top 5);
+- where the default's time goes: encoding the context (SentencePiece + left truncation),
+  reading it (`Network.start`: one pass over ~255 tokens), the decode steps (per step, and how
+  many), and the Python around them (search bookkeeping, filters);
+- the `code-t5 serve` process over stdin: request round-trip p50/p95 and its peak RSS (VmHWM);
+- cold: a whole `code-t5 complete FILE:LINE:COL` process, start to printed line (median of 3);
+- what the cache gives: greedy with the whole sequence recomputed per token instead of one cached
+  step (same points, ratio);
+- what it replaced (--no-savedmodel skips): Mesh TF's exported SavedModel (`code-t5 export`,
+  greedy, TF session, the previous `complete`/`serve` path) at the same points, and the RSS of a
+  process holding it.
 
-Prints figures and ratios; asserts nothing. Models are kept in --work and reused (re-runs only
-measure). Run it on an idle machine: the load average is printed before and after.
+Prints figures and ratios; asserts nothing. Run it on an idle machine (load printed).
 """
 
 import argparse
+import json
 import pathlib
-import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -32,150 +42,269 @@ if str(REPO) not in sys.path:
   sys.path.insert(0, str(REPO))
 
 from code_t5 import complete  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5 import decoding  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5 import flcc  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5 import launcher  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5 import line_completion  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5 import sources  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 import bench_utils  # pylint: disable=g-import-not-at-top,wrong-import-position  (benchmarks/)
 
-DEV_ROOT = REPO / "dataset-dev"
+SHIPPED = REPO / "code_t5" / "pretrained" / "causal_lm-mini-spm_dev-sitepackages"
+CODE_T5 = pathlib.Path(sys.executable).parent / "code-t5"
+GREEDY = complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False)
+DEFAULT = complete.EngineOptions(top=1)
+TOP5 = complete.EngineOptions(top=5)
 
 
-def _percentile(values, q):
+def _percentiles(values):
   ordered = sorted(values)
-  return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+  pick = lambda q: ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+  return pick(50), pick(95)
 
 
-def _train(size: str, steps: int, model_dir: pathlib.Path) -> None:
-  if (launcher.latest_step(model_dir) or 0) >= steps:
-    return
-  params = ["utils.run.save_checkpoints_steps = 100"]
-  if size != "tiny":  # CPU: a small batch; sizes/small.gin keeps dataset.gin's 512 + 512 lengths
-    params.append("utils.run.batch_size = ('sequences_per_batch', 2)")
-  experiment = launcher.Experiment(size=size, model_dir=model_dir, gin_params=params)
-  start = time.time()
-  if launcher.run(experiment.train_command(steps), model_dir / "logs" / "train.log",
-                  echo=lambda line: None):
-    sys.exit(f"training {size} failed: see {model_dir / 'logs' / 'train.log'}")
-  print(f"  trained {size} to step {steps} in {time.time() - start:.0f} s")
+def _points(count):
+  """(text, cursor) at dataset-dev's validation line-completion points (the first `count`)."""
+  files = flcc.read_files(sources.DEV_ROOT, only_split="validation")
+  points = [(f.text, p.cursor) for f, p in line_completion.points_of_files(files)]
+  return points[:count]
 
 
-def _cursors(n: int, seed: int = 0):
-  """(file, line, col, text) at random positions of random dev files."""
-  rng = random.Random(seed)
-  files = sorted(DEV_ROOT.rglob("*.py"))
-  picks = []
-  while len(picks) < n:
-    path = rng.choice(files)
-    text = path.read_text(encoding="utf-8")
-    lines = text.split("\n")
-    line = rng.randrange(len(lines))
-    if not lines[line].strip():
-      continue
-    col = rng.randrange(len(lines[line]) + 1)
-    picks.append((path, line + 1, col + 1, text))
-  return picks
+def _small_model(work: pathlib.Path) -> pathlib.Path:
+  """A ~25M-parameter causal LM (sizes/small.gin, 8k pieces) after one training step."""
+  model_dir = work / "causal_lm-small-spm_dev"
+  if launcher.latest_step(model_dir) is None:
+    experiment = launcher.Experiment(
+        model="causal_lm", size="small", vocab="spm_dev", model_dir=model_dir,
+        gin_params=["utils.run.batch_size = ('sequences_per_batch', 1)"])
+    start = time.time()
+    if launcher.run(experiment.train_command(1), model_dir / "logs" / "train.log",
+                    echo=lambda line: None):
+      sys.exit(f"training the small model failed: see {model_dir / 'logs' / 'train.log'}")
+    print(f"  trained the small model one step in {time.time() - start:.0f} s")
+  return model_dir
 
 
-def _timed_run(command, **kwargs) -> float:
-  start = time.perf_counter()
-  result = subprocess.run(command, capture_output=True, text=True, **kwargs)
-  seconds = time.perf_counter() - start
-  if result.returncode:
-    sys.exit(f"failed ({result.returncode}): {' '.join(command)}\n{result.stderr[-2000:]}")
-  return seconds
-
-
-def _infer_command(model_dir: pathlib.Path, size: str, settings, work: pathlib.Path, line: str):
-  """t5's infer.gin (decode_from_file) on a one-line file, decoding as the export does."""
-  info = complete.model_info(model_dir)
-  vocabulary = complete.task_vocabulary(info)
-  inputs = work / "infer_input.txt"
-  inputs.write_text(line + "\n", encoding="utf-8")
-  experiment = launcher.Experiment(size=size, model_dir=model_dir)
-  bindings = [b for b in complete.decode_bindings(info, settings, vocabulary)
-              if not b.startswith("utils.run.export")]
-  return experiment.command(extra_gin_files=["infer.gin"], extra_gin_params=[
-      f"input_filename = '{inputs}'", f"output_filename = '{work / 'infer_output.txt'}'",
-      f"infer_checkpoint_step = {info.step}",
-      "utils.run.batch_size = ('sequences_per_batch', 1)"] + bindings)
-
-
-def measure(size: str, steps: int, args, work: pathlib.Path) -> dict:
-  model_dir = work / f"shared-prefix_lm-{size}"
-  print(f"{size}: model dir {model_dir}")
-  _train(size, steps, model_dir)
-  settings = complete.DecodeSettings(max_length=args.max_length)
-  info = complete.model_info(model_dir)
-  figures = {"size": size, "step": info.step, "context": info.max_context_tokens}
-
-  start = time.perf_counter()
-  had_export = complete.find_export(info, settings) is not None
-  complete.export(model_dir, settings, echo=lambda line: None)
-  figures["export_s"] = None if had_export else time.perf_counter() - start
-
-  start = time.perf_counter()
-  completer = complete.Completer(model_dir, settings)
-  figures["load_s"] = time.perf_counter() - start
-  picks = _cursors(args.requests + 2)
-  for path, line, col, text in picks[:2]:  # warm-up: the first call traces the graph
-    completer.complete(text[:complete.cursor_offset(text, line, col)])
+def _in_process(model_dir, options, points):
+  completer = complete.Completer(model_dir, options, echo=lambda line: None)
+  for text, cursor in points[:2]:  # warm-up (BLAS threads, first allocations)
+    completer.complete_at(text, cursor)
   times, lengths = [], []
-  for path, line, col, text in picks[2:]:
-    start = time.perf_counter()
-    result = completer.complete(text[:complete.cursor_offset(text, line, col)])
-    times.append((time.perf_counter() - start) * 1000)
-    lengths.append(len(result.completion.encode("utf-8")))
-  figures.update(p50_ms=_percentile(times, 50), p95_ms=_percentile(times, 95),
-                 stopped=sum(n < args.max_length for n in lengths) / len(lengths),
-                 mean_len=statistics.mean(lengths))
+  for text, cursor in points:
+    result = completer.complete_at(text, cursor)
+    times.append(result.ms)
+    lengths.append(len(result.completion))
+  return times, lengths
 
-  path, line, col, _ = picks[0]
-  cli = [sys.executable, "-m", "code_t5.cli", "complete", "--checkpoint", str(model_dir),
-         "--max-length", str(args.max_length), f"{path}:{line}:{col}"]
-  colds = [_timed_run(cli) for _ in range(args.cold_runs)]
-  figures["cold_s"] = statistics.median(colds)
 
-  with tempfile.TemporaryDirectory() as tmp:
-    text = picks[0][3]
-    one_line = text.split("\n")[line - 1][:col - 1] or "import os"
-    command = _infer_command(model_dir, size, settings, pathlib.Path(tmp), one_line)
-    infers = [_timed_run(command) for _ in range(args.infer_runs)]
-  figures["infer_s"] = statistics.median(infers)
+class _CountingNetwork:
+  """Wraps a Network to time `start` and `step` separately and count the steps."""
+
+  def __init__(self, network):
+    self._network = network
+    self.start_s = self.step_s = 0.0
+    self.steps = 0
+
+  def __getattr__(self, name):
+    return getattr(self._network, name)
+
+  def start(self, ids):
+    t = time.perf_counter()
+    result = self._network.start(ids)
+    self.start_s += time.perf_counter() - t
+    return result
+
+  def step(self, beams, tokens):
+    t = time.perf_counter()
+    result = self._network.step(beams, tokens)
+    self.step_s += time.perf_counter() - t
+    self.steps += 1
+    return result
+
+
+def _breakdown(model_dir, points) -> dict:
+  """Where the default engine's time goes, summed over the points, in ms per request."""
+  completer = complete.Completer(model_dir, DEFAULT, echo=lambda line: None)
+  counting = _CountingNetwork(completer.network)
+  completer._search = decoding.LineSearch(counting)  # pylint: disable=protected-access
+  context_s = total_s = 0.0
+  for text, cursor in points:
+    t = time.perf_counter()
+    completer.tokenizer.encode(completer.context(text[:cursor]))
+    context_s += time.perf_counter() - t
+    t = time.perf_counter()
+    completer.complete_at(text, cursor)
+    total_s += time.perf_counter() - t
+  n = len(points)
+  per = lambda seconds: 1000 * seconds / n
+  return {"context_ms": per(context_s), "start_ms": per(counting.start_s),
+          "steps": counting.steps / n, "step_ms": 1000 * counting.step_s / max(counting.steps, 1),
+          "decode_ms": per(counting.step_s), "total_ms": per(total_s),
+          "other_ms": per(total_s - context_s - counting.start_s - counting.step_s)}
+
+
+def _uncached_greedy(model_dir, points) -> list:
+  """Greedy lines with no key/value cache: every token costs a full pass over the context and
+  the tokens generated so far. Same lines as the cached greedy (its token counts), same work per
+  token as an uncached decoder (one `Network.start` over a sequence of that length)."""
+  completer = complete.Completer(model_dir, GREEDY, echo=lambda line: None)
+  network = completer.network
+  times = []
+  for text, cursor in points:
+    _, ranked = completer.ranked(text[:cursor])
+    tokens = ranked[0][0].tokens if ranked else completer.max_tokens
+    t = time.perf_counter()
+    ids = completer.tokenizer.encode(completer.context(text[:cursor]))
+    for k in range(tokens):
+      network.start(ids + [3] * k)  # the length of [context, EOS, k generated tokens]
+    times.append(1000 * (time.perf_counter() - t))
+  return times
+
+
+def _serve(model_dir, points) -> dict:
+  """`code-t5 serve` over stdin/stdout: round trips and the process's peak RSS."""
+  process = subprocess.Popen([str(CODE_T5), "serve", "--checkpoint", str(model_dir)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+  times = []
+  try:
+    for i, (text, cursor) in enumerate(points):
+      request = json.dumps({"text": text, "cursor": cursor}) + "\n"
+      t = time.perf_counter()
+      process.stdin.write(request.encode("utf-8"))
+      process.stdin.flush()
+      reply = json.loads(process.stdout.readline())
+      if i:  # the first includes the model's load
+        times.append(1000 * (time.perf_counter() - t))
+      assert "error" not in reply, reply
+    status = pathlib.Path(f"/proc/{process.pid}/status").read_text()
+    rss_mb = int(next(l for l in status.splitlines() if l.startswith("VmHWM")).split()[1]) / 1024
+  finally:
+    process.stdin.close()
+    process.wait(timeout=30)
+  p50, p95 = _percentiles(times)
+  return {"p50_ms": p50, "p95_ms": p95, "rss_mb": rss_mb}
+
+
+def _cold(model_dir, runs=3) -> float:
+  with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+    f.write("import os\nimport sys\n\n\ndef main(argv):\n    path = os.pa")
+  seconds = []
+  for _ in range(runs):
+    t = time.perf_counter()
+    result = subprocess.run([str(CODE_T5), "complete", "--checkpoint", str(model_dir), f.name],
+                            capture_output=True, text=True, check=False)
+    seconds.append(time.perf_counter() - t)
+    if result.returncode:
+      sys.exit(f"code-t5 complete failed: {result.stderr[-2000:]}")
+  pathlib.Path(f.name).unlink()
+  return statistics.median(seconds)
+
+
+def _savedmodel(model_dir, points) -> dict:
+  """The previous path: Mesh TF's greedy SavedModel export in a TF1 session (in a subprocess,
+  so its RSS is its own)."""
+  code = f"""
+import json, resource, sys, time
+sys.path.insert(0, {str(REPO)!r})
+import tensorflow as tf, tensorflow_text
+from code_t5 import complete
+settings = complete.DecodeSettings(max_length=complete.DEFAULT_MAX_LENGTH)
+path = complete.export({str(model_dir)!r}, settings, echo=lambda line: None)
+info = complete.model_info({str(model_dir)!r})
+vocabulary = complete.task_vocabulary(info)
+graph = tf.Graph(); session = tf.compat.v1.Session(graph=graph)
+with graph.as_default():
+  meta = tf.compat.v1.saved_model.loader.load(session, ["serve"], str(path))
+signature = meta.signature_def["serving_default"]
+feed, fetch = signature.inputs["inputs"].name, signature.outputs["outputs"].name
+points = json.load(sys.stdin)
+times = []
+for i, (text, cursor) in enumerate(points):
+  context = complete.left_truncate(text[:cursor], vocabulary, info.max_context_tokens)
+  t = time.perf_counter()
+  session.run(fetch, {{feed: [context.encode()]}})
+  if i >= 2:
+    times.append(1000 * (time.perf_counter() - t))
+print(json.dumps({{"times": times,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+"""
+  result = subprocess.run([sys.executable, "-c", code], input=json.dumps(points),
+                          capture_output=True, text=True, check=False)
+  if result.returncode:
+    return {"error": result.stderr.strip().splitlines()[-1]}
+  found = json.loads(result.stdout.strip().splitlines()[-1])
+  p50, p95 = _percentiles(found["times"])
+  return {"p50_ms": p50, "p95_ms": p95, "rss_mb": found["rss_mb"]}
+
+
+def measure(name, model_dir, points, args) -> dict:
+  print(f"{name}: {model_dir}")
+  figures = {"name": name}
+  start = time.perf_counter()
+  complete.Completer(model_dir, DEFAULT, echo=lambda line: None)
+  figures["load_s"] = time.perf_counter() - start
+  for label, options in (("greedy", GREEDY), ("best", DEFAULT), ("top5", TOP5)):
+    times, lengths = _in_process(model_dir, options, points)
+    figures[label] = _percentiles(times)
+    figures[f"{label}_chars"] = statistics.mean(lengths)
+  figures["breakdown"] = _breakdown(model_dir, points)
+  uncached = _uncached_greedy(model_dir, points)
+  figures["uncached"] = _percentiles(uncached)
+  figures["serve"] = _serve(model_dir, points)
+  figures["cold_s"] = _cold(model_dir)
+  if args.savedmodel:
+    figures["savedmodel"] = _savedmodel(model_dir, points)
   return figures
+
+
+def _report(rows):
+  print("\nin process, ms (p50 / p95):")
+  print(f"{'model':<10}{'load s':>8}{'greedy':>14}{'best':>14}{'top-5':>14}{'top-5/best':>12}"
+        f"{'no cache':>14}{'no cache/greedy':>17}")
+  for r in rows:
+    pair = lambda key: f"{r[key][0]:.0f} / {r[key][1]:.0f}"
+    print(f"{r['name']:<10}{r['load_s']:>8.2f}{pair('greedy'):>14}{pair('best'):>14}"
+          f"{pair('top5'):>14}{r['top5'][0] / r['best'][0]:>11.2f}x{pair('uncached'):>14}"
+          f"{r['uncached'][0] / r['greedy'][0]:>16.1f}x")
+  print("\nwhere the default best line's time goes, ms per request (means):")
+  print(f"{'model':<10}{'context':>9}{'start':>9}{'steps':>8}{'ms/step':>9}{'decode':>9}"
+        f"{'other':>9}{'total':>9}")
+  for r in rows:
+    b = r["breakdown"]
+    print(f"{r['name']:<10}{b['context_ms']:>9.1f}{b['start_ms']:>9.1f}{b['steps']:>8.1f}"
+          f"{b['step_ms']:>9.2f}{b['decode_ms']:>9.1f}{b['other_ms']:>9.1f}{b['total_ms']:>9.1f}")
+  print("\nprocesses:")
+  print(f"{'model':<10}{'serve p50/p95 ms':>18}{'serve RSS MB':>14}{'cold complete s':>17}"
+        f"{'SavedModel p50/p95 ms':>23}{'SavedModel RSS MB':>19}{'SavedModel/best':>17}")
+  for r in rows:
+    s, saved = r["serve"], r.get("savedmodel") or {}
+    saved_ms = (f"{saved['p50_ms']:.0f} / {saved['p95_ms']:.0f}" if "p50_ms" in saved
+                else saved.get("error", "skipped")[:22])
+    ratio = f"{saved['p50_ms'] / r['best'][0]:.1f}x" if "p50_ms" in saved else "-"
+    rss = f"{saved['rss_mb']:.0f}" if "rss_mb" in saved else "-"
+    print(f"{r['name']:<10}{s['p50_ms']:>8.0f} / {s['p95_ms']:<7.0f}{s['rss_mb']:>14.0f}"
+          f"{r['cold_s']:>17.2f}{saved_ms:>23}{rss:>19}{ratio:>17}")
 
 
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("--work", type=pathlib.Path,
                       default=pathlib.Path(tempfile.gettempdir()) / "code_t5_latency")
-  parser.add_argument("--sizes", nargs="+", default=["tiny", "small"])
-  parser.add_argument("--tiny-steps", type=int, default=200)
-  parser.add_argument("--small-steps", type=int, default=2)
-  parser.add_argument("--requests", type=int, default=40)
-  parser.add_argument("--cold-runs", type=int, default=3)
-  parser.add_argument("--infer-runs", type=int, default=2)
-  parser.add_argument("--max-length", type=int, default=complete.DEFAULT_MAX_LENGTH)
+  parser.add_argument("--requests", type=int, default=60)
+  parser.add_argument("--no-small", dest="small", action="store_false")
+  parser.add_argument("--no-savedmodel", dest="savedmodel", action="store_false")
   args = parser.parse_args(argv)
   print(f"load average before: {bench_utils.load_average()}")
-  rows = []
-  for size in args.sizes:
-    steps = args.tiny_steps if size == "tiny" else args.small_steps
-    rows.append(measure(size, steps, args, args.work))
+  points = _points(args.requests)
+  models = [("shipped", SHIPPED)]
+  if args.small:
+    models.append(("small", _small_model(args.work)))
+  rows = [measure(name, model_dir, points, args) for name, model_dir in models]
   print(f"load average after: {bench_utils.load_average()}")
-  print(f"\nshared prefix-LM, CPU, batch 1, greedy, --max-length {args.max_length}; "
-        f"{args.requests} requests (loaded), {args.cold_runs} cold starts and "
-        f"{args.infer_runs} infer runs (medians)")
-  header = ("size", "step", "ctx", "export s", "load s", "p50 ms", "p95 ms", "stop@\\n",
-            "cold s", "infer s", "cold/p50", "infer/p50", "infer/cold")
-  print(" | ".join(header))
-  for r in rows:
-    export = f"{r['export_s']:.1f}" if r["export_s"] is not None else "reused"
-    print(" | ".join([
-        r["size"], str(r["step"]), str(r["context"]), export, f"{r['load_s']:.1f}",
-        f"{r['p50_ms']:.0f}", f"{r['p95_ms']:.0f}", f"{r['stopped']:.0%}", f"{r['cold_s']:.1f}",
-        f"{r['infer_s']:.1f}", f"{r['cold_s'] * 1000 / r['p50_ms']:.0f}x",
-        f"{r['infer_s'] * 1000 / r['p50_ms']:.0f}x", f"{r['infer_s'] / r['cold_s']:.1f}x"]))
-  print("\nstop@\\n: share of completions that ended at a newline before --max-length "
-        "(the rest decoded every step). cold: process start to first completion, export reused.")
+  print(f"{len(points)} requests at dataset-dev's validation line-completion points; this "
+        f"process's peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+  _report(rows)
 
 
 if __name__ == "__main__":

@@ -278,14 +278,15 @@ def _model_predictions(model_dir: pathlib.Path, split: str, root_name: str
 def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path] = (),
              validation_fraction: float = 0.05, test_fraction: float = 0.05,
              train_root=None, max_files: Optional[int] = None, examples: int = 10,
-             echo=print) -> dict:
+             checkpoints: Sequence[pathlib.Path] = (), echo=print) -> dict:
   """Scores the baselines (and the models' eval decodes) at the split's completion points.
 
   The n-gram counts the train split of `train_root` (default: `root`), so a model and an n-gram
   trained on one root are judged on another's held-out repositories alike. `max_files` draws the
   points from that many files of the split (line_completion.sample_files), as
   `code-t5 eval --line-completion --max-files` does. `examples` random points are kept with every
-  system's prediction, for a reader to judge.
+  system's prediction, for a reader to judge. Each of `checkpoints` is run through the completion
+  engine at the points, once per rung of code_t5.engine_eval.RUNGS.
   """
   if split not in flcc.SPLITS:
     raise BaselineError(f"--split must be one of {', '.join(flcc.SPLITS)}, got {split!r}")
@@ -354,6 +355,15 @@ def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path]
         "model_dir": str(model_dir), "task": task, "step": step, "points": count,
         "metrics": scored(predictions + [""] * (len(targets) - count), subset)}
     system_predictions[key] = predictions
+  engine = {}
+  for checkpoint in checkpoints:
+    from code_t5 import engine_eval  # pylint: disable=g-import-not-at-top  (loads a model)
+    found = engine_eval.run(pathlib.Path(checkpoint), points, scored, echo)
+    suffix = "" if len(checkpoints) == 1 else f"@{pathlib.Path(checkpoint).name}"
+    for key, system in found["systems"].items():
+      systems[key + suffix] = system
+      system_predictions[key + suffix] = found["predictions"][key]
+    engine[str(checkpoint)] = {"filters": found["filters"], "threshold": found["threshold"]}
   return {
       "root": _shown(root),
       "train_root": _shown(train_root),
@@ -367,6 +377,7 @@ def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path]
                  "by_kind": dict(collections.Counter(kinds))},
       "systems": systems,
       "examples": _examples(points, system_predictions, examples),
+      **({"engine": engine} if engine else {}),
   }
 
 
@@ -416,7 +427,7 @@ def _cli(args) -> int:
   try:
     results = evaluate(args.root or default_root(), args.split, args.model_dir,
                        args.validation_fraction, args.test_fraction, args.train_root,
-                       args.max_files)
+                       args.max_files, checkpoints=args.checkpoint)
   except flcc.FlccError as e:
     raise BaselineError(str(e)) from None
   write_json(results, args.out, args.force)
@@ -426,6 +437,17 @@ def _cli(args) -> int:
     m = system["metrics"]["all"]
     print(f"{name[:40]:<40} {m['exact_match']:6.1f} {m['edit_similarity']:6.1f} "
           f"{m['prefix_match_chars']:7.2f}")
+  for checkpoint, found in results.get("engine", {}).items():
+    filters = found["filters"]
+    removed = ", ".join(f"{reason} {count}" for reason, count in filters["removed"].items())
+    print(f"engine filters on {checkpoint}: of {filters['candidates']} candidate lines removed "
+          f"{removed or 'none'}")
+    print(f"{'--min-score':>12} {'shown':>7} {'correct':>8} {'wrong':>7} {'precision':>10}")
+    for row in found["threshold"]["rows"]:
+      precision = "-" if row["precision"] is None else f"{row['precision']:.1f}"
+      threshold = "none" if row["min_score"] is None else f"{row['min_score']:g}"
+      print(f"{threshold:>12} {row['shown_percent']:>6.1f}% {row['correct']:>8} "
+            f"{row['wrong']:>7} {precision:>10}")
   print(f"wrote {args.out}")
   return 0
 
@@ -446,6 +468,10 @@ def register_cli(subparsers) -> None:
                       help="validation (default), test, or train (what a model learnt by heart)")
   parser.add_argument("--out", type=pathlib.Path, required=True, help="JSON results file")
   parser.add_argument("--force", action="store_true", help="replace --out if it exists")
+  parser.add_argument("--checkpoint", type=pathlib.Path, action="append", default=[],
+                      metavar="DIR", help="also run the completion engine (`code-t5 complete`) "
+                      "on this model dir at the points, once per engine setting "
+                      "(code_t5/engine_eval.py); repeatable")
   parser.add_argument("--model-dir", type=pathlib.Path, action="append", default=[],
                       help="also score this model dir's newest line-completion eval decodes "
                       "(repeatable)")

@@ -2,9 +2,13 @@
 
 import argparse
 import collections
+import contextlib
 import importlib
+import logging
+import os
 import pathlib
 import sys
+import warnings
 
 from code_t5 import errors
 from code_t5 import launcher
@@ -12,9 +16,14 @@ from code_t5 import launcher
 DEFAULT_STEPS = 300
 
 # Modules that add their own subcommands: each has `register_cli(subparsers)`, which adds a parser
-# whose `func(args)` returns an exit status and raises errors.UserError for bad input.
+# whose `func(args)` returns an exit status and raises errors.UserError for bad input. They are all
+# imported to build the parser, so none may import TensorFlow, seqio, t5 or Mesh TF at module level
+# (`code-t5 --help` and argument errors answer in well under a second; tests/cli_test.py checks):
+# a command imports them, and calls registration.register() if it needs the seqio registry or
+# gin's search path, once its arguments are checked.
 SUBCOMMAND_MODULES = ("code_t5.corpus", "code_t5.complete", "code_t5.serve", "code_t5.cache",
-                      "code_t5.vocab", "code_t5.baseline", "code_t5.t5x", "code_t5.pack")
+                      "code_t5.vocab", "code_t5.baseline", "code_t5.t5x", "code_t5.pack",
+                      "code_t5.lsp")
 
 
 def _experiment(args) -> launcher.Experiment:
@@ -50,9 +59,11 @@ def _eval(args):
 
 
 def _prepare(args):
+  launcher.check_fractions(args.validation_fraction, args.test_fraction)
+  if args.root is not None and not args.root.exists():
+    raise launcher.LaunchError(f"--root {args.root} does not exist: give the folder that holds v3/")
   from code_t5 import flcc  # pylint: disable=g-import-not-at-top
   from code_t5 import sources  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
-  launcher.check_fractions(args.validation_fraction, args.test_fraction)
   given = {"root": args.root, "validation_fraction": args.validation_fraction,
            "test_fraction": args.test_fraction, "prepared_dir": args.prepared_dir}
   spec = sources.flcc_dataset(**{k: v for k, v in given.items() if v is not None})
@@ -88,6 +99,8 @@ def _reader_summary(reader: dict) -> str:
 
 
 def _plot(args):
+  if not args.model_dir.is_dir():
+    raise launcher.LaunchError(f"--model-dir {args.model_dir} is not a directory")
   from code_t5 import curves  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
   out = args.out or args.model_dir / "loss.png"
   if not curves.plot_loss(args.model_dir, out):
@@ -98,6 +111,10 @@ def _plot(args):
 
 def build_parser():
   parser = argparse.ArgumentParser(prog="code-t5", description=__doc__)
+  parser.add_argument("--verbose", action="store_true",
+                      help="also show what the libraries print (TensorFlow's C++ log: CUDA, cuDNN, "
+                      "TensorRT; TensorFlow and absl warnings; Python warnings such as "
+                      "pkg_resources'), hidden by default; give it before the command")
   sub = parser.add_subparsers(dest="command", required=True)
 
   train = sub.add_parser("train", help="train with mesh_transformer_main (resumes), then eval; "
@@ -133,13 +150,52 @@ def build_parser():
   return parser
 
 
+# Python loggers of the libraries whose warnings are not the user's business (TF deprecations,
+# seqio's and Mesh TF's notes through absl); their errors still show.
+_LIBRARY_LOGGERS = ("absl", "tensorflow")
+
+
+@contextlib.contextmanager
+def library_output(verbose: bool = False):
+  """While active and not `verbose`: the libraries' chatter stays off the terminal.
+
+  That is TensorFlow's C++ log (CUDA/cuDNN/cuFFT/cuBLAS factories, TensorRT, CPU features,
+  oneDNN; TF_CPP_MIN_LOG_LEVEL set by the user wins), warnings of the `absl` and `tensorflow`
+  loggers, and Python warnings (e.g. tensorflow_hub's "pkg_resources is deprecated"; -W or
+  PYTHONWARNINGS win). The command's own output -- progress, results, one-line errors and its
+  warnings (printed, or logged by code_t5's loggers) -- is untouched. Process state is restored
+  on exit, so `main` can be called in-process. Mesh TF subprocesses get TF_CPP_MIN_LOG_LEVEL=3
+  from launcher.run either way (their log goes to a file).
+  """
+  if verbose:
+    yield
+    return
+  saved_env = os.environ.get("TF_CPP_MIN_LOG_LEVEL")
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # read when TensorFlow is first loaded
+  loggers = [logging.getLogger(name) for name in _LIBRARY_LOGGERS]
+  saved_levels = [logger.level for logger in loggers]
+  try:
+    for logger in loggers:
+      logger.setLevel(logging.ERROR)
+    with warnings.catch_warnings():
+      if not sys.warnoptions:
+        warnings.simplefilter("ignore")
+      yield
+  finally:
+    for logger, level in zip(loggers, saved_levels):
+      logger.setLevel(level)
+    if saved_env is None:
+      os.environ.pop("TF_CPP_MIN_LOG_LEVEL", None)
+
+
 def main(argv=None):
   args = build_parser().parse_args(argv)
-  try:
-    return args.func(args)
-  except errors.UserError as e:
-    print(f"code-t5 {args.command}: {e}", file=sys.stderr)
-    return 2
+  with library_output(args.verbose):
+    try:
+      return args.func(args)
+    except errors.UserError as e:
+      print(f"code-t5 {args.command}: {e}", file=sys.stderr)
+      return 2
 
 
 if __name__ == "__main__":

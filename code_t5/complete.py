@@ -1,21 +1,24 @@
 """Line completion from a trained checkpoint: `code-t5 complete`, `code-t5 export`, and the
-library behind `code-t5 serve`.
+library behind `code-t5 serve` and `code-t5 lsp`.
 
-How a completion is made:
+How a completion is made (`Completer`):
 
-1. Export, once per checkpoint and decoding settings. The canonical
-   `python -m t5.models.mesh_transformer_main ... --gin_file=runs/export.gin` command (the model's
-   own training composition, recovered from `<model_dir>/commands/`, plus decoding bindings)
-   writes a TF SavedModel to `<model_dir>/export/<key>/`; later calls find and reuse it.
-2. Load, once per process, into a TF1 session (the SavedModel is an Estimator export). It takes
-   *strings* and encodes them in the graph with the task's vocabulary (+ EOS), so newlines and
-   indentation reach the model exactly; its "inputs" output decodes what it read.
-   (Mesh TF's file-based infer path, decode_from_file, reads one stripped example per line: a code
-   context with newlines cannot go through it.)
-3. Per request: the context is the code before the cursor, cut from the LEFT to the model's input
-   length (the last tokens are kept; one slot is the EOS the export appends), and the completion is
-   the model's continuation cut at the first newline. With a vocabulary that has a newline token
-   (the byte vocabulary does) decoding also *stops* at the first newline.
+1. Once per checkpoint: its weights are written as a NumPy runtime
+   (`<model_dir>/runtime/step<N>/`, code_t5/runtime.py; the only step that needs TensorFlow, and
+   `code-t5 pack` ships it with the weights). Once per process: the runtime is loaded (no
+   TensorFlow: ~0.1 s and ~100 MB for the shipped model).
+2. Per request: the context is the code before the cursor, cut from the LEFT to the model's input
+   length (the last tokens are kept; one slot is the EOS the model reads after its inputs). With
+   token healing (default) its last piece is taken back and must start the completion.
+3. Beam search (code_t5/decoding.py) continues it to the end of the line: a line ends at the
+   first newline in any piece, or at EOS. Lines are ranked by log-probability / sqrt(pieces);
+   lines that cannot be valid Python at the cursor are dropped (code_t5/line_filters.py), and so
+   are lines scoring below --min-score: nothing is shown rather than a line the model doubts.
+
+`code-t5 export` writes Mesh TF's own SavedModel (the canonical
+`python -m t5.models.mesh_transformer_main ... --gin_file=runs/export.gin` command, greedy or
+Mesh TF's beam search baked in), for TF Serving and other TensorFlow users; completion does not
+use it. It takes *strings* and encodes them in the graph with the task's vocabulary (+ EOS).
 
 An empty file (or a cursor at offset 0) is not an error: the model completes from an empty
 context, i.e. proposes a first line. Cursor positions are 1-based lines and columns, columns
@@ -32,16 +35,21 @@ import sys
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from code_t5 import decoding
 from code_t5 import errors
 from code_t5 import launcher
 from code_t5 import operative_config
-from code_t5 import postprocessors
 from code_t5 import processes
+from code_t5 import runtime
 
 EXPORT_DIR = "export"
 EXPORT_METADATA = "code_t5_export.json"
 # PEP 8's 79 characters plus the newline: a whole line from the byte vocabulary.
 DEFAULT_MAX_LENGTH = 80
+# The longest line a completion may be, in tokens: ~200 characters of code either way (the 8k
+# SentencePiece vocabulary averages 4.3 bytes per piece).
+DEFAULT_MAX_TOKENS = {"pieces": 48, "bytes": 200}
+DEFAULT_MIN_SCORE = float("-inf")
 SUPPORTED_MODEL_TYPES = ("bitransformer", "delimited_lm")
 # Recorded gin params that describe how training ran, not the model: an export replaces them.
 _RUN_ONLY_PARAMS = ("utils.run.batch_size", "utils.run.mode", "utils.run.mesh_shape",
@@ -224,8 +232,9 @@ def model_info(model_dir: pathlib.Path) -> ModelInfo:
 
 def task_vocabulary(info: ModelInfo):
   """The inputs vocabulary of the task the checkpoint was trained on (from the seqio registry)."""
-  import seqio  # pylint: disable=g-import-not-at-top
-  import code_t5  # pylint: disable=g-import-not-at-top,unused-import  (registers the tasks)
+  import seqio  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
+  from code_t5 import registration  # pylint: disable=g-import-not-at-top
+  registration.register()  # the tasks (`import code_t5` does not in the `code-t5` command)
   try:
     task = seqio.get_mixture_or_task(info.task)
   except ValueError:
@@ -477,79 +486,177 @@ def export(model_dir: pathlib.Path, settings: DecodeSettings = DecodeSettings(),
 
 
 @dataclasses.dataclass(frozen=True)
+class Candidate:
+  text: str  # the rest of the current line, no newline
+  score: float  # length-normalised log-probability (higher is better)
+
+
+@dataclasses.dataclass(frozen=True)
 class Completion:
-  completion: str  # the rest of the current line, no newline
+  candidates: Tuple[Candidate, ...]  # best first; empty when nothing is worth showing
   context_chars: int  # characters of code before the cursor the model read
   truncated: bool  # whether the context was cut on the left
   ms: float
 
+  @property
+  def completion(self) -> str:
+    """The best candidate's text ("" when there is none)."""
+    return self.candidates[0].text if self.candidates else ""
+
   def reply(self) -> dict:
     """The JSON object `complete --json` prints and `serve` answers."""
-    return {"completion": self.completion, "context_chars": self.context_chars,
-            "truncated": self.truncated, "ms": round(self.ms, 1)}
+    return {"completion": self.completion,
+            "completions": [{"text": c.text, "score": round(c.score, 4)} for c in self.candidates],
+            "context_chars": self.context_chars, "truncated": self.truncated,
+            "ms": round(self.ms, 1)}
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineOptions:
+  """How `Completer` searches and filters lines (per process; nothing is baked into files)."""
+  top: int = 5  # candidates returned
+  beam_size: int = 5  # open lines kept per step (at least `top`)
+  max_tokens: Optional[int] = None  # a line still open after this many tokens is dropped
+  # (default: DEFAULT_MAX_TOKENS of the model's vocabulary)
+  heal: bool = True  # token healing at the cursor
+  filters: bool = True  # drop lines that cannot be valid Python here (code_t5.line_filters)
+  min_score: float = DEFAULT_MIN_SCORE  # show nothing scoring below this (decoding.Line.score)
+
+
+def check_options(options: EngineOptions) -> None:
+  if options.top < 1:
+    raise CompletionError(f"--top {options.top} must be 1 or more")
+  if options.beam_size < options.top:
+    raise CompletionError(f"--beam-size {options.beam_size} must be at least --top "
+                          f"{options.top} (the beam holds the candidates)")
+  if options.max_tokens is not None and options.max_tokens < 1:
+    raise CompletionError(f"--max-tokens {options.max_tokens} must be 1 or more")
+  if options.min_score > 0:
+    raise CompletionError(f"--min-score {options.min_score:g} must be 0 or less (scores are "
+                          "log-probabilities / sqrt(pieces))")
+
+
+def load_network(info: ModelInfo, echo=None) -> runtime.Network:
+  """The checkpoint's NumPy runtime, written first (with TensorFlow, ~10 s) if it is missing."""
+  network = runtime.load(info.model_dir, info.step)
+  if network is None:
+    vocabulary = task_vocabulary(info)
+    check_vocabulary(info, vocabulary)
+    if echo:
+      echo(f"writing the runtime of {info.model_dir} step {info.step} (once)")
+    runtime.write(info.model_dir, info.step, {"task": info.task, "model_type": info.model_type,
+                                              "sequence_length": info.sequence_length},
+                  vocabulary, echo)
+    network = runtime.load(info.model_dir, info.step)
+  if network.meta["task"] != info.task or network.meta["sequence_length"] != info.sequence_length:
+    raise CompletionError(
+        f"{runtime.runtime_dir(info.model_dir, info.step)} was written for task "
+        f"{network.meta['task']!r}, but {info.model_dir / 'operative_config.gin'} names "
+        f"{info.task!r}: remove it to write it again")
+  return network
 
 
 class Completer:
-  """A model dir's SavedModel, exported if missing and loaded once; `complete` per request."""
+  """A model dir's checkpoint, loaded once into the NumPy runtime; `complete` per request.
 
-  def __init__(self, model_dir: pathlib.Path, settings: DecodeSettings = DecodeSettings(),
-               run: str = "cpu", echo=None):
+  No TensorFlow once the runtime is written (code_t5.runtime): start-up is reading ~10-100 MB of
+  arrays, and a request is one pass over the context plus one cached step per piece and beam.
+  """
+
+  def __init__(self, model_dir: pathlib.Path, options: EngineOptions = EngineOptions(),
+               echo=None):
     echo = echo or (lambda line: print(line, file=sys.stderr))
-    check_run(run)
+    check_options(options)
     self.info = model_info(pathlib.Path(model_dir))
-    check_settings(self.info, settings)
-    self.settings = settings
-    self.vocabulary = task_vocabulary(self.info)
-    self.export_dir = export(self.info.model_dir, settings, run, echo=echo,
-                             vocabulary=self.vocabulary)
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
-    try:  # SentencePiece vocabularies encode with tensorflow_text ops in the graph
-      import tensorflow_text  # pylint: disable=g-import-not-at-top,unused-import
-    except ImportError:
-      pass
-    # A TF1 session on the SavedModel's own graph (an Estimator export): loads faster than
-    # tf.saved_model.load's function wrapping, and works whether or not eager mode is on.
-    graph = tf.Graph()
-    self._session = tf.compat.v1.Session(graph=graph)
-    logger = tf.get_logger()
-    level = logger.level
-    logger.setLevel("ERROR")  # the v1 loader's deprecation notice
-    try:
-      with graph.as_default():
-        meta_graph = tf.compat.v1.saved_model.loader.load(self._session, ["serve"],
-                                                          str(self.export_dir))
-    finally:
-      logger.setLevel(level)
-    signature = meta_graph.signature_def["serving_default"]
-    self._input = signature.inputs["inputs"].name
-    self._outputs = {key: signature.outputs[key].name for key in ("inputs", "outputs")}
+    if self.info.model_type not in SUPPORTED_MODEL_TYPES:
+      raise CompletionError(f"model type {self.info.model_type!r} ({self.info.model_dir}) is not "
+                            f"supported: completion needs one of {', '.join(SUPPORTED_MODEL_TYPES)}")
+    self.options = options
+    self.network = load_network(self.info, echo)
+    self.tokenizer = self.network.tokenizer
+    self.runtime_dir = runtime.runtime_dir(self.info.model_dir, self.info.step)
+    self._search = decoding.LineSearch(self.network)
+    max_tokens = options.max_tokens or DEFAULT_MAX_TOKENS[self.network.meta["vocabulary"]["kind"]]
+    self.max_tokens = min(max_tokens, self.info.sequence_length["targets"])
 
   def context(self, prefix: str) -> str:
-    return left_truncate(prefix, self.vocabulary, self.info.max_context_tokens)
+    return left_truncate(prefix, self.tokenizer, self.info.max_context_tokens)
 
-  def predict(self, context: str) -> Tuple[str, str]:
-    """(the input as the exported graph read it, its decode) for one context, uncut."""
-    outputs = self._session.run(self._outputs, {self._input: [context.encode("utf-8")]})
-    return tuple(outputs[key][0].decode("utf-8", errors="ignore") for key in ("inputs", "outputs"))
-
-  def complete(self, prefix: str) -> Completion:
-    """Completes the line that `prefix` (all the code before the cursor) ends in."""
-    start = time.perf_counter()
+  def ranked(self, prefix: str, suffix: str = "", top: Optional[int] = None
+             ) -> Tuple[str, List[Tuple[decoding.Line, Optional[str]]]]:
+    """(the context the model read, its lines best first, each with the line_filters reason that
+    drops it, None if it passes or filters are off); the threshold is not applied."""
+    options = self.options
+    top = options.top if top is None else top
+    if top < 1:
+      raise CompletionError(f"top {top} must be 1 or more")
     context = self.context(prefix)
-    _, decoded = self.predict(context)
-    return Completion(completion=postprocessors.first_line(decoded), context_chars=len(context),
+    ids = self.tokenizer.encode(context)
+    heal = b""
+    if options.heal:
+      ids, heal = decoding.split_heal(ids, self.tokenizer)
+    # Filters remove candidates: search for a few more than are shown.
+    wanted = top + (options.beam_size if options.filters else 0)
+    lines = self._search.search(ids, heal, beam_size=max(options.beam_size, top),
+                                top=wanted, max_tokens=self.max_tokens)
+    if not options.filters:
+      return context, [(line, None) for line in lines]
+    from code_t5 import line_filters  # pylint: disable=g-import-not-at-top  (only when on)
+    where = line_filters.LineContext.of(prefix, suffix)
+    return context, [(line, where.reject_reason(line.text)) for line in lines]
+
+  def complete(self, prefix: str, suffix: str = "", top: Optional[int] = None) -> Completion:
+    """Completes the line that `prefix` (all the code before the cursor) ends in; `suffix` is the
+    rest of that line after the cursor (what the filters check the completed line with)."""
+    start = time.perf_counter()
+    top = self.options.top if top is None else top
+    context, ranked = self.ranked(prefix, suffix, top)
+    candidates = tuple(Candidate(line.text, line.score) for line, reason in ranked
+                       if reason is None and line.score >= self.options.min_score)[:top]
+    return Completion(candidates=candidates, context_chars=len(context),
                       truncated=len(context) < len(prefix),
                       ms=(time.perf_counter() - start) * 1000)
 
-  def complete_at(self, text: str, cursor: int) -> Completion:
-    return self.complete(text[:check_offset(text, cursor)])
+  def complete_at(self, text: str, cursor: int, top: Optional[int] = None) -> Completion:
+    cursor = check_offset(text, cursor)
+    line_end = text.find("\n", cursor)
+    suffix = text[cursor:] if line_end < 0 else text[cursor:line_end]
+    return self.complete(text[:cursor], suffix.rstrip("\r"), top)
 
 
 # ------------------------------------------------------------------------------------------------
 # Command line.
 
 
-def add_decode_flags(parser) -> None:
+def add_engine_flags(parser, top: int = EngineOptions.top) -> None:
+  """--checkpoint and how lines are searched: complete, serve and lsp share these."""
+  parser.add_argument("--checkpoint", type=pathlib.Path, required=True, metavar="DIR",
+                      help="the model dir (checkpoints + operative_config.gin)")
+  parser.add_argument("--top", type=int, default=top,
+                      help="candidate lines returned, best first (default %(default)s)")
+  parser.add_argument("--beam-size", type=int, default=None,
+                      help=f"open lines kept per step (default: max(--top, {EngineOptions.beam_size}))")
+  parser.add_argument("--max-tokens", type=int, default=None,
+                      help="a line still open after this many tokens is dropped (default: "
+                      + ", ".join(f"{v} {k}" for k, v in DEFAULT_MAX_TOKENS.items()) + ")")
+  parser.add_argument("--no-healing", action="store_true",
+                      help="read the context up to the cursor as it is (no token healing)")
+  parser.add_argument("--no-filters", action="store_true",
+                      help="keep lines that cannot be valid Python at the cursor")
+  parser.add_argument("--min-score", type=float, default=EngineOptions.min_score,
+                      help="show nothing scoring below this (log-probability / sqrt(pieces); "
+                      "default %(default)s shows everything)")
+
+
+def options_from(args) -> EngineOptions:
+  return EngineOptions(top=args.top,
+                       beam_size=max(args.top, EngineOptions.beam_size)
+                       if args.beam_size is None else args.beam_size,
+                       max_tokens=args.max_tokens, heal=not args.no_healing,
+                       filters=not args.no_filters, min_score=args.min_score)
+
+
+def add_export_flags(parser) -> None:
   parser.add_argument("--checkpoint", type=pathlib.Path, required=True, metavar="DIR",
                       help="the model dir (checkpoints + operative_config.gin)")
   parser.add_argument("--beam-size", type=int, default=1)
@@ -577,12 +684,13 @@ def _complete(args) -> int:
   text = read_source(path)
   name = "stdin" if path == "-" else path
   cursor = len(text) if line is None else cursor_offset(text, line, col, name)
-  completer = Completer(args.checkpoint, settings_from(args), args.run)
-  result = completer.complete(text[:cursor])
+  completer = Completer(args.checkpoint, options_from(args))
+  result = completer.complete_at(text, cursor)
   if args.json:
     print(json.dumps(result.reply(), ensure_ascii=False))
   else:
-    print(result.completion)
+    for candidate in result.candidates:  # best first; nothing when no line is worth showing
+      print(candidate.text)
   return 0
 
 
@@ -597,7 +705,7 @@ def _export(args) -> int:
 def register_cli(subparsers) -> None:
   complete = subparsers.add_parser(
       "complete", help="complete the current line at FILE:LINE:COL (or at the end of FILE / "
-      "stdin) with a trained checkpoint; exports it to a SavedModel the first time")
+      "stdin) with a trained checkpoint: the --top best lines, one per line")
   complete.add_argument("target", metavar="FILE:LINE:COL",
                         help="FILE:LINE:COL (1-based, columns in characters), FILE (cursor at "
                         "the end, or --line/--col), or - for stdin")
@@ -605,13 +713,13 @@ def register_cli(subparsers) -> None:
   complete.add_argument("--col", type=int)
   complete.add_argument("--json", action="store_true",
                         help="print the JSON reply `serve` gives instead of the bare line")
-  add_decode_flags(complete)
+  add_engine_flags(complete, top=1)
   complete.set_defaults(func=_complete)
 
   export_parser = subparsers.add_parser(
-      "export", help="export a model dir's newest checkpoint as a TF SavedModel for "
-      "complete/serve (mesh_transformer_main with runs/export.gin); reused if it exists")
-  add_decode_flags(export_parser)
+      "export", help="export a model dir's newest checkpoint as a TF SavedModel, e.g. for TF "
+      "Serving (mesh_transformer_main with runs/export.gin); reused if it exists")
+  add_export_flags(export_parser)
   export_parser.add_argument("--model", help="default: recorded in the model dir's commands/")
   export_parser.add_argument("--size", help="default: recorded in the model dir's commands/")
   export_parser.add_argument("--gin-param", action="append", default=[],

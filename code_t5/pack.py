@@ -3,8 +3,9 @@
 A Mesh TF checkpoint holds the weights (bfloat16) and Adafactor's slots (float32); completing
 code needs only the weights. `pack` writes `OUT/model.ckpt-<step>` with every variable of the
 checkpoint except the optimizer's slots, Mesh TF's `checkpoint` state file and the model dir's
-`operative_config.gin` (the whole training composition, which `complete`/`export` rebuild the
-model from), plus `pack.json` saying where it came from. Written to a temporary folder and
+`operative_config.gin` (the whole training composition, which `eval`/`export` rebuild the
+model from), the same weights as the NumPy runtime `complete`/`serve`/`lsp` load
+(`OUT/runtime/step<step>/`, code_t5/runtime.py), plus `pack.json` saying where it came from. Written to a temporary folder and
 renamed; an existing OUT is replaced only with --force.
 """
 
@@ -18,6 +19,7 @@ from code_t5 import errors
 from code_t5 import launcher
 from code_t5 import operative_config
 from code_t5 import processes
+from code_t5 import runtime
 
 # Adafactor's (and Mesh TF's other optimizers') slot variables: "<variable>_slot_<name>".
 _SLOT = re.compile(r"_slot_[a-z]+$")
@@ -31,8 +33,6 @@ class PackError(errors.UserError):
 def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
          force: bool = False) -> dict:
   """Writes the weights of `model_dir`'s checkpoint `step` (default: the newest) to `out`."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top  (slow; after argument checks)
-
   model_dir, out = pathlib.Path(model_dir), pathlib.Path(out)
   config = model_dir / operative_config.FILE_NAME
   if not config.is_file():
@@ -45,6 +45,7 @@ def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
                     "train it first, or give --step of a checkpoint it has")
   if out.exists() and not force:
     raise PackError(f"--out {out} exists: pass --force to replace it")
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top  (slow; after argument checks)
   reader = tf.train.load_checkpoint(str(prefix))
   names = sorted(n for n in reader.get_variable_to_shape_map() if not _SLOT.search(n))
   tensors = [reader.get_tensor(n) for n in names]
@@ -58,10 +59,17 @@ def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
     (tmp / "checkpoint").write_text(f'model_checkpoint_path: "{prefix.name}"\n'
                                     f'all_model_checkpoint_paths: "{prefix.name}"\n')
     shutil.copyfile(config, tmp / operative_config.FILE_NAME)
+    # The NumPy runtime `complete`/`serve`/`lsp` load (code_t5/runtime.py): shipped with the
+    # weights, so that completing needs no TensorFlow at all.
+    from code_t5 import complete  # pylint: disable=g-import-not-at-top  (no cycle: complete
+    # does not import pack)
+    complete.load_network(complete.model_info(tmp))
     summary = {
         "source": str(model_dir.resolve()), "step": step, "variables": len(names),
         "parameters": int(sum(t.size for t in tensors if t.ndim)),
         "bytes": sum(p.stat().st_size for p in tmp.iterdir() if p.name.startswith("model.ckpt")),
+        "runtime_bytes": sum(p.stat().st_size for p in (tmp / runtime.RUNTIME_DIR).rglob("*")
+                             if p.is_file()),
     }
     (tmp / PACK_FILE).write_text(json.dumps(summary, indent=1) + "\n")
     if out.exists():
@@ -76,7 +84,7 @@ def _cli(args) -> int:
   summary = pack(args.model_dir, args.out, args.step, args.force)
   print(f"{args.out}: step {summary['step']}, {summary['variables']} variables, "
         f"{summary['parameters']:,} parameters, {summary['bytes'] / 1e6:.1f} MB "
-        "(weights only; no optimizer state)")
+        f"(weights only; no optimizer state) + {summary['runtime_bytes'] / 1e6:.1f} MB runtime")
   return 0
 
 

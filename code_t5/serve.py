@@ -6,11 +6,16 @@ Two transports, one protocol. A request is a JSON object:
     {"text": "<the whole file>", "cursor": <character offset, default: the end>}
     {"text": "<the whole file>", "line": <1-based>, "col": <1-based, in characters>}
 
-plus an optional "id", echoed back. The reply is the object `code-t5 complete --json` prints:
+plus an optional "id", echoed back, and an optional "top" (1-20, default the server's --top). The
+reply is the object `code-t5 complete --json` prints:
 
-    {"completion": "<rest of the line>", "context_chars": N, "truncated": false, "ms": 12.3}
+    {"completion": "<the best line's rest>", "completions": [{"text": "<rest of the line>",
+     "score": -0.83}, ...], "context_chars": N, "truncated": false, "ms": 12.3}
 
-or {"error": "<one line>"} for a bad request (the server keeps running): any bytes on stdin and
+"completions" are ranked best first (score: log-probability / sqrt(pieces), code_t5.decoding);
+"completion" is the first one's text, "" when none is shown (for clients of the one-line
+protocol). A bad request gets
+{"error": "<one line>"} (the server keeps running): any bytes on stdin and
 any HTTP request get a JSON reply (4xx over HTTP), and the next good request is answered. An
 "id" must be a string, a finite number or null; "prefix" and "text" must be valid Unicode (no
 lone surrogates); a request is at most MAX_REQUEST_BYTES.
@@ -30,6 +35,7 @@ from code_t5 import complete as complete_lib
 from code_t5 import errors
 
 MAX_REQUEST_BYTES = 16 << 20
+MAX_TOP = 20  # a request's "top": each line more widens the beam (and the request's time)
 INTERNAL_ERROR = "internal error"  # starts the reply to a request that failed inside the server
 
 
@@ -77,6 +83,16 @@ def _request_id(request):
   raise complete_lib.CompletionError('"id" must be a string, a finite number or null')
 
 
+def _top(request):
+  """The request's "top" (how many lines to return), or None for the server's --top."""
+  top = request.get("top")
+  if top is None:
+    return None
+  if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MAX_TOP:
+    raise complete_lib.CompletionError(f'"top" must be an integer from 1 to {MAX_TOP}')
+  return top
+
+
 def handle(completer: complete_lib.Completer, request) -> dict:
   """One request (a decoded JSON value) -> one reply object; never raises for bad input."""
   request_id = None
@@ -85,7 +101,7 @@ def handle(completer: complete_lib.Completer, request) -> dict:
       raise complete_lib.CompletionError("a request must be a JSON object")
     request_id = _request_id(request)
     text, cursor = _text_cursor(request)
-    reply = completer.complete(text[:cursor]).reply()
+    reply = completer.complete_at(text, cursor, _top(request)).reply()
   except errors.UserError as e:
     reply = {"error": str(e)}
   if request_id is not None:
@@ -221,7 +237,7 @@ def make_http_server(completer, port: int = 0) -> http.server.ThreadingHTTPServe
         return self._send(404, {"error": f"no such path {self.path}: POST /complete, GET /health"})
       info = completer.info
       return self._send(200, {"ok": True, "model_dir": str(info.model_dir), "step": info.step,
-                              "task": info.task, "export": str(completer.export_dir)})
+                              "task": info.task, "runtime": str(completer.runtime_dir)})
 
     def _post(self):
       # The body is not read on an error below: close, so its bytes are not taken for a request.
@@ -264,7 +280,7 @@ def make_http_server(completer, port: int = 0) -> http.server.ThreadingHTTPServe
 def _serve(args) -> int:
   if args.port is not None and not 0 <= args.port <= 65535:
     raise complete_lib.CompletionError(f"--port {args.port} is not a port number (0-65535)")
-  completer = complete_lib.Completer(args.checkpoint, complete_lib.settings_from(args), args.run)
+  completer = complete_lib.Completer(args.checkpoint, complete_lib.options_from(args))
   if args.port is None:
     return serve_stdio(completer)
   try:
@@ -286,7 +302,7 @@ def register_cli(subparsers) -> None:
   serve = subparsers.add_parser(
       "serve", help="load a checkpoint once and answer completion requests: JSON lines on "
       "stdin/stdout, or HTTP on 127.0.0.1 with --port")
-  complete_lib.add_decode_flags(serve)
+  complete_lib.add_engine_flags(serve)
   serve.add_argument("--port", type=int,
                      help="serve HTTP on 127.0.0.1:PORT (0 = a free port) instead of stdin")
   serve.set_defaults(func=_serve)

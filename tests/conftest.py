@@ -1,10 +1,13 @@
 """Shared fixtures: real tiny checkpoints trained once per test session through mesh_transformer_main."""
 
+import json
 import os
 import pathlib
 import subprocess
+import sys
 
 import gin
+import numpy as np
 import pytest
 
 from code_t5 import launcher
@@ -60,3 +63,43 @@ def tiny_run(tmp_path_factory, prepared_dir):
     return runs[model]
 
   return get
+
+
+# ------------------------------------------------------------------ Mesh TF's own logits
+
+LOGITS_MODELS = ("shared-prefix_lm", "prefix_lm", "span_corruption")
+
+
+@pytest.fixture(scope="session")
+def logits_batch():
+  """Two unpacked examples per row; the second row padded. Byte-vocabulary ids, EOS = 1."""
+  rng = np.random.default_rng(0)
+
+  def rows(lengths, width):
+    out = np.zeros((len(lengths), width), np.int32)
+    for i, n in enumerate(lengths):
+      out[i, :n - 1] = rng.integers(3, 259, n - 1)
+      out[i, n - 1] = 1
+    return out
+  # Up to 60 positions: relative distances cross the bucket boundaries at 8, 16 and 32.
+  return {"inputs": rows([40, 23], 40), "targets": rows([20, 9], 20)}
+
+
+@pytest.fixture(scope="session")
+def mesh_tf_logits(tiny_run, tmp_path_factory, logits_batch):
+  """{model: {"logits", "targets"}} from Mesh TF itself (tests/mesh_tf_logits.py) for
+  logits_batch, at each tiny run's checkpoint; one subprocess for the three models.
+
+  For delimited_lm (prefix_lm) the targets are the concatenated inputs + targets."""
+  work = tmp_path_factory.mktemp("mesh_tf_logits")
+  np.savez(work / "batch.npz", **logits_batch)
+  jobs = [{"gin_files": tiny_run(model)[0].gin_files(),
+           "checkpoint": str(tiny_run(model)[1] / f"model.ckpt-{TINY_STEPS}"),
+           "batch": str(work / "batch.npz"), "out": str(work / f"{model}.npz")}
+          for model in LOGITS_MODELS]
+  (work / "jobs.json").write_text(json.dumps(jobs))
+  result = subprocess.run([sys.executable, str(pathlib.Path(__file__).parent / "mesh_tf_logits.py"),
+                           str(work / "jobs.json")], capture_output=True, text=True,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  return {model: dict(np.load(work / f"{model}.npz")) for model in LOGITS_MODELS}

@@ -1,7 +1,7 @@
 """Proof of learning: models trained on a few files complete those files' lines exactly.
 
 The whole chain runs for real — FLCC files -> seqio task -> mesh_transformer_main training ->
-Mesh TF's line-completion eval, and -> SavedModel export -> `complete.Completer` — for the causal
+Mesh TF's line-completion eval, and -> the NumPy runtime -> `complete.Completer` — for the causal
 LM (`models/causal_lm.gin`, the recipe of README "A completer trained here"). It must learn two
 short files by heart and then complete the task's points of them (line starts and half-typed
 lines) exactly. A misaligned target, a context that never reaches the decode, a decode cut in
@@ -99,9 +99,16 @@ def test_model_learns_files_and_completes_their_lines_exactly(model, root, tmp_p
   assert system["points"] == results["points"]["count"] == 16
   assert system["metrics"]["all"]["exact_match"] >= 100 * BAR, system
 
-  # The exported model, through the Completer that `complete` and `serve` use, at the same points.
-  completer = complete.Completer(experiment.model_dir)
+  # The model, through the Completer that `complete` and `serve` use, at the same points: greedy,
+  # as the eval decodes, then the engine's default search (beam, healing, filters).
+  greedy = complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False)
+  completer = complete.Completer(experiment.model_dir, greedy)
   completions = [(completer.complete_at(text, point.cursor).completion, point.target(text))
+                 for text, point in _points()]
+  exact = sum(got == want for got, want in completions) / len(completions)
+  assert exact >= BAR, completions
+  engine = complete.Completer(experiment.model_dir)
+  completions = [(engine.complete_at(text, point.cursor).completion, point.target(text))
                  for text, point in _points()]
   exact = sum(got == want for got, want in completions) / len(completions)
   assert exact >= BAR, completions

@@ -3,8 +3,9 @@ README's numbers.
 
 results/line_completion_dev_sitepackages.json holds, for random held-out points of dataset-dev,
 what the Mesh TF eval of that model decoded there (the decodes the table scores); the shipped
-weights, exported and run by the Completer that `code-t5 complete` and `serve` use, must give
-the same lines.
+runtime (code_t5/runtime.py), searched greedily (beam 1, no healing, no filters) by the Completer
+that `code-t5 complete`, `serve` and `lsp` use, must give the same lines: the NumPy engine
+computes what Mesh TF computes, and the package needs no TensorFlow to complete.
 """
 
 import json
@@ -22,7 +23,8 @@ RESULTS = sources.REPO_ROOT / "results" / "line_completion_dev_sitepackages.json
 
 @pytest.fixture(scope="module")
 def completer():
-  return complete.Completer(PRETRAINED)
+  greedy = complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False)
+  return complete.Completer(PRETRAINED, greedy)
 
 
 def test_shipped_model_completes_the_results_points_as_its_eval_did(completer):

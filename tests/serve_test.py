@@ -1,5 +1,5 @@
 """`code-t5 serve` keeps answering whatever it is sent: fuzzed stdin lines and HTTP requests through
-the real transports and a real tiny model (one export for the module), then `code-t5 serve`
+the real transports and a real tiny model (its runtime written once for the module), then `code-t5 serve`
 processes fed the inputs that used to kill them, and a model dir copied without commands/.
 
 Other protocol behaviour (identical replies to `complete`, one-line errors) is in complete_test.
@@ -20,7 +20,7 @@ import pytest
 from code_t5 import complete
 from code_t5 import serve
 
-SETTINGS = complete.DecodeSettings(max_length=8)  # short decodes: many requests reach the model
+OPTIONS = complete.EngineOptions(max_tokens=8)  # short lines: many requests reach the model
 GOOD = {"prefix": "def add(a, b):\n    return ", "id": "good"}
 # The inputs of the issue: a lone surrogate, a raw non-UTF-8 byte, 100k nested arrays.
 NASTY_LINES = [b'{"prefix": "\\ud800abc", "id": 1}', b'{"prefix": "\xff"}', b"[" * 100_000,
@@ -31,13 +31,13 @@ NASTY_LINES = [b'{"prefix": "\\ud800abc", "id": 1}', b'{"prefix": "\xff"}', b"["
 def model_dir(tiny_run, tmp_path_factory) -> pathlib.Path:
   _, trained = tiny_run("shared-prefix_lm")
   dest = tmp_path_factory.mktemp("serve") / "model"
-  shutil.copytree(trained, dest, ignore=shutil.ignore_patterns("export", "logs"))
+  shutil.copytree(trained, dest, ignore=shutil.ignore_patterns("export", "logs", "runtime"))
   return dest
 
 
 @pytest.fixture(scope="module")
 def completer(model_dir) -> complete.Completer:
-  return complete.Completer(model_dir, SETTINGS)
+  return complete.Completer(model_dir, OPTIONS)
 
 
 def _random_string(rng: random.Random, max_length=40) -> str:
@@ -191,11 +191,11 @@ def test_http_fuzz_every_request_gets_a_json_reply_and_serving_goes_on(completer
 
 def _serve_command(model_dir, *args):
   return [sys.executable, "-m", "code_t5.cli", "serve", "--checkpoint", str(model_dir),
-          "--max-length", str(SETTINGS.max_length), *args]
+          "--max-tokens", str(OPTIONS.max_tokens), *args]
 
 
 def test_serve_process_answers_the_inputs_that_used_to_kill_it(model_dir, completer):
-  del completer  # its export is reused
+  del completer  # its runtime is reused
   stdin = b"\n".join(NASTY_LINES) + b"\n" + json.dumps(GOOD).encode() + b"\n"
   result = subprocess.run(_serve_command(model_dir), input=stdin, capture_output=True)
   assert result.returncode == 0, result.stderr[-3000:]
@@ -219,4 +219,4 @@ def test_a_model_dir_copied_without_commands_is_served_from_its_operative_config
                           capture_output=True)
   assert result.returncode == 0, result.stderr[-3000:]
   assert "completion" in _check_reply(result.stdout)
-  assert b"--gin_file=" + str(copy / "operative_config.gin").encode() in result.stderr
+  assert b"writing the runtime of " + str(copy).encode() in result.stderr

@@ -8,7 +8,6 @@
 * bad input fails with one line naming the variable or path, and leaves no output behind.
 """
 
-import json
 import os
 import pathlib
 import re
@@ -25,7 +24,7 @@ import numpy_t5
 from code_t5 import t5x
 from code_t5 import vocab
 
-MODELS = ("shared-prefix_lm", "prefix_lm", "span_corruption")
+MODELS = ("shared-prefix_lm", "prefix_lm", "span_corruption")  # conftest.LOGITS_MODELS
 REPO = pathlib.Path(__file__).resolve().parent.parent
 TINY_HEADS = 4  # gin_configs/sizes/tiny.gin
 ACTIVATIONS = {"shared-prefix_lm": ("relu",), "prefix_lm": ("relu",),
@@ -209,36 +208,6 @@ def test_gin_file_describes_the_model(model, expected, converted):
 
 # ---------------------------------------------------------------- logits parity
 
-def _batch():
-  """Two unpacked examples per row; the second row padded. Byte-vocabulary ids, EOS = 1."""
-  rng = np.random.default_rng(0)
-
-  def rows(lengths, width):
-    out = np.zeros((len(lengths), width), np.int32)
-    for i, n in enumerate(lengths):
-      out[i, :n - 1] = rng.integers(3, 259, n - 1)
-      out[i, n - 1] = 1
-    return out
-  # Up to 60 positions: relative distances cross the bucket boundaries at 8, 16 and 32.
-  return {"inputs": rows([40, 23], 40), "targets": rows([20, 9], 20)}
-
-
-@pytest.fixture(scope="module")
-def mesh_tf_logits(tiny_run, tmp_path_factory):
-  """{model: {"logits", "targets"}} from Mesh TF itself, one subprocess for the three models."""
-  work = tmp_path_factory.mktemp("mesh_tf_logits")
-  np.savez(work / "batch.npz", **_batch())
-  jobs = [{"gin_files": tiny_run(model)[0].gin_files(), "checkpoint": _prefix(tiny_run(model)[1]),
-           "batch": str(work / "batch.npz"), "out": str(work / f"{model}.npz")}
-          for model in MODELS]
-  (work / "jobs.json").write_text(json.dumps(jobs))
-  result = subprocess.run([sys.executable, str(REPO / "tests" / "mesh_tf_logits.py"),
-                           str(work / "jobs.json")], capture_output=True, text=True,
-                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), check=False)
-  assert result.returncode == 0, result.stderr[-3000:]
-  return {model: dict(np.load(work / f"{model}.npz")) for model in MODELS}
-
-
 def _numpy_logits(model, checkpoint_dir, batch, targets, bidirectional_decoder_relpos=True):
   target = numpy_t5.read_checkpoint(checkpoint_dir)["optimizer"]["target"]
   if model == "prefix_lm":
@@ -254,21 +223,21 @@ def _numpy_logits(model, checkpoint_dir, batch, targets, bidirectional_decoder_r
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_logits_match_mesh_tf(model, converted, mesh_tf_logits):
+def test_logits_match_mesh_tf(model, converted, mesh_tf_logits, logits_batch):
   _, checkpoint_dir = converted(model)
   reference = mesh_tf_logits[model]
   targets = reference["targets"]  # for the prefix LM: inputs + targets, as Mesh TF built them
-  logits = _numpy_logits(model, checkpoint_dir, _batch(), targets)
+  logits = _numpy_logits(model, checkpoint_dir, logits_batch, targets)
   valid = targets > 0  # padding positions carry no prediction (Mesh TF zeroes them)
   assert logits.shape == reference["logits"].shape
   assert np.abs(logits - reference["logits"])[valid].max() < TOLERANCE
 
 
-def test_prefix_lm_needs_bidirectional_relpos_buckets(converted, mesh_tf_logits):
+def test_prefix_lm_needs_bidirectional_relpos_buckets(converted, mesh_tf_logits, logits_batch):
   """What model.gin warns about: T5X's stock (unidirectional) buckets change the logits."""
   _, checkpoint_dir = converted("prefix_lm")
   targets = mesh_tf_logits["prefix_lm"]["targets"]
-  logits = _numpy_logits("prefix_lm", checkpoint_dir, _batch(), targets,
+  logits = _numpy_logits("prefix_lm", checkpoint_dir, logits_batch, targets,
                          bidirectional_decoder_relpos=False)
   assert np.abs(logits - mesh_tf_logits["prefix_lm"]["logits"])[targets > 0].max() > 1e-2
 

@@ -1,0 +1,444 @@
+"""Which completion candidates cannot be valid Python where the cursor is.
+
+Like JetBrains' Full Line Code Completion, the engine shows only lines that could be syntactically
+correct: `LineContext.of(prefix, suffix)` reads the code before the cursor once per request, and
+`reject_reason(candidate)` says, per candidate, why the completed line cannot be valid, or None.
+The completed line is the cursor's line as typed (`prefix` after its last "\\n"), then the
+candidate, then `suffix` (the rest of the line after the cursor). Stdlib only, and no import
+besides `io`, `keyword`, `re` and `tokenize`, so the serving path can import it at no cost.
+
+Rules, checked in the order of REASONS; the first that fails is the reason:
+
+- "unbalanced_brackets": scanning the completed line's code (not its strings and comments) from
+  the brackets still open at its start (earlier lines of the statement), a closing bracket finds no
+  open bracket, or one of another kind: `foo(a)` + `)` and `foo(a]`. Brackets left open at the end
+  are fine: the statement goes on.
+- "unterminated_string": a single-quoted string ('...' or "...", any prefix) is still open at
+  the end of the line and the line does not end in a backslash inside it (which continues it). A
+  triple-quoted string opened on the line may stay open: it goes on on the next line.
+- "tokenize_error": the stdlib tokenizer, run on the completed line in the bracket state of its
+  start, reports what is never valid: a character that is not Python (`$`, `?`, a backquote, a
+  lone `!`, a backslash not at the end of the line, a non-ASCII character that cannot be in an
+  identifier such as a curly quote), or a number run into a name or number (`1abc`, `08`, `1.2.3`,
+  though `1if` is valid); it also covers a line whose indentation is a dedent that matches no
+  outer level (IndentationError), judged only where the levels are known (see below). EOF errors
+  only mean that the statement or a string goes on, and are not errors here.
+- "repeats_previous_line": the model looped. The completed line starts a statement (no bracket
+  open at its start, no backslash before it), equals the previous non-blank line once both are
+  stripped, sits at the same indentation (or one level in, under a previous line ending in ":",
+  a header repeated as its own body), and is of a kind real code does not repeat back to back:
+  an import, a def/class header, a block header ending in ":" (not the bare `else:`, `try:`,
+  `finally:`, `except:`), `return`/`raise` with a value, `assert`, `global`, `nonlocal`, an
+  assignment (an "=" outside brackets that is not part of an operator), or a comment with text.
+  Lines that do repeat in valid code are never rejected: calls and other expression statements
+  (`f.close()`, `next(it)`, `print()`, `await x`, `yield`), `del`, augmented assignments
+  (`i += 1`), decorators, `pass`/`break`/`continue`/bare `return`, one-line compound statements,
+  lines without a letter or digit (`)`, `...`, `#`). Measured on the stdlib and dataset-dev,
+  those are what the ~350 back-to-back repeats in 1M statement lines are.
+
+Accept everything (None for every candidate) when the cursor is in a comment, in a multi-line
+string (triple-quoted, or a single-quoted one continued with a backslash), or when the code before
+the cursor cannot be read with confidence (see the window below). A candidate holding a newline is
+not judged either. A final "\\r" (CRLF files) is not part of the line.
+
+Python 3.11's lexical rules, as this venv's `tokenize` applies them: an f-string is one string
+token. Code written for 3.12 may nest the same quotes in an f-string (`f"{d["k"]}"`), which 3.11
+reads as strings that end early; such a line always has an f-string whose braces do not balance
+(valid 3.11 f-strings balance theirs once `{{`/`}}` are dropped), and a line with one is not judged.
+
+When the editor put text after the cursor (`suffix`, e.g. an auto-inserted ")"), a candidate passes
+if either the line with the suffix or the line without it passes (the candidate may type over the
+suffix, as IDEs do with auto-closed brackets); the reason given is that of the line with it.
+
+Reading the prefix (in `of`): the state at the start of the cursor's line (open brackets,
+backslash continuation, inside a string, the indentation levels) needs the code before it, read
+from a point where the state is known. Only a bounded window is read, so `of` costs the same on a
+5,000-line file as on a 500-line one: the whole prefix if it is at most WINDOW_CHARS long, else
+the last WINDOW_CHARS characters, started at their first line that opens a top-level statement
+(`def`, `class`, `@`, `import`, `from ... import` at column 0; these are the lines least likely to
+be text inside a docstring), or failing one, at their first indented `def` (the levels outside it
+are then unknown and dedents below it not judged). If the window has neither, or if reading it goes
+wrong in a way valid code cannot (a string left unterminated at a line end, as when the window
+starts in a docstring whose apostrophes are then read as quotes, or a bracket that closes nothing),
+nothing is judged. The window is read with regular expressions (C speed): strings and comments
+deleted, then matched bracket pairs removed until none is left.
+"""
+
+import io
+import keyword
+import re
+import tokenize
+from typing import List, Optional, Tuple
+
+REASONS = ("unbalanced_brackets", "unterminated_string", "tokenize_error", "repeats_previous_line")
+
+# Characters of the prefix read to find the state at the start of the cursor's line (~500 lines of
+# typical code). Bounds the cost of `of`; see the module docstring.
+WINDOW_CHARS = 20_000
+
+_OPENING = {")": "(", "]": "[", "}": "{"}
+
+# Strings and comments, for the window: all deleted. A string still open at the end of the
+# window, or one left unterminated at a line end (which valid code never has: the window must have
+# started inside a string), matches to the end of the window, so the result of a window (which ends
+# with "\n") no longer does: that means "do not judge". A backslash escapes any character in every
+# kind of string for tokenizing (raw strings included), and backslash-newline continues a
+# single-quoted string. An unterminated triple quote must be tried before the single-quoted forms,
+# which would read it as "" and a string continued by a backslash. The lookahead lets the regex
+# engine skip the other characters quickly; the replacement is a constant so that `sub` stays in C.
+_STRINGS_AND_COMMENTS = re.compile("(?=[#\"'])(?:" + "|".join([
+    r"#[^\r\n]*",
+    r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""',
+    r"'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''",
+    r"""(?:\"\"\"|''').*""",
+    r'"[^"\\\r\n]*(?:\\(?:\r\n|.)[^"\\\r\n]*)*"',
+    r"'[^'\\\r\n]*(?:\\(?:\r\n|.)[^'\\\r\n]*)*'",
+    r"""["'].*""",
+]) + ")", re.S)
+_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+_BRACKET_PAIRS = re.compile(r"\(\)|\[\]|\{\}")
+_INNERMOST_BRACKETS = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
+_CONTINUATION = re.compile(r"\\\r?\n")
+
+# Where the window may start: after the "\n" of a line opening a top-level statement, else of an
+# indented def (a literal "\n" first is much faster to search for than "^").
+_TOP_LEVEL_START = re.compile(
+    r"\n(?=[acdfi@])(?:(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|class[ \t]+\w+[ \t]*[(:]"
+    r"|@[ \t]*\w|import[ \t]+\w|from[ \t]+[.\w]+[ \t]+import\b)")
+_INDENTED_DEF = re.compile(r"\n[ \t]+(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(")
+
+# The current line, scanned in Python: what matters outside strings.
+_LINE_SPECIAL = re.compile(r"""[#"'()\[\]{}\\]""")
+_STRING_PREFIX_CHARS = frozenset("rRbBuUfF")
+# The rest of a string after its opening quote(s), up to and with the closing one(s).
+_TRIPLE_REST = {q: re.compile(rf"[^{q}\\]*(?:(?:\\.|{q}(?!{q}{q}))[^{q}\\]*)*{q}{q}{q}", re.S)
+                for q in "\"'"}
+_SINGLE_REST = {q: re.compile(rf"[^{q}\\]*(?:\\.[^{q}\\]*)*{q}", re.S) for q in "\"'"}
+# An unterminated single-quoted string whose line ends in a backslash inside it: it goes on.
+_SINGLE_CONTINUED = {q: re.compile(rf"[^{q}\\]*(?:\\.[^{q}\\]*)*\\\Z", re.S) for q in "\"'"}
+
+# An assignment's "=": not part of ==, !=, <=, >=, :=, ->, or an augmented operator (+=, //=, ...).
+_ASSIGNMENT = re.compile(r"(?<![=!<>:+\-*/%&|^@~])=(?!=)")
+# Statements whose repetition right after themselves does nothing new (see "repeats_previous_line").
+_NEVER_REPEATED = frozenset(["import", "from", "def", "class", "async", "global", "nonlocal",
+                             "assert"])
+_REPEATED_ONLY_WITH_VALUE = frozenset(["return", "raise"])
+_HEADERS = frozenset(["if", "elif", "while", "for", "with", "except", "match", "case"])
+_FIRST_WORD = re.compile(r"[^\W\d]\w*")
+
+# Outcomes of scanning a line.
+_OK, _UNKNOWN = "ok", "unknown"
+_BRACKETS, _UNTERMINATED, _TOKENIZE, _REPEATS = REASONS
+
+
+class _LineScan:
+  """What a scan of one line found: an outcome (_OK, _UNKNOWN or a reason) and the state at its end."""
+  __slots__ = ("outcome", "in_comment", "in_string")
+
+  def __init__(self, outcome: str, in_comment: bool = False, in_string: bool = False):
+    self.outcome = outcome
+    self.in_comment = in_comment  # the line ends in a comment
+    self.in_string = in_string  # the line ends inside a string that goes on (triple or continued)
+
+
+def _scan_line(line: str, stack: List[str]) -> _LineScan:
+  """Scans one line (no newline) from the open brackets `stack`, which it updates in place."""
+  pos = 0
+  end = len(line)
+  while True:
+    match = _LINE_SPECIAL.search(line, pos)
+    if match is None:
+      return _LineScan(_OK)
+    char, start = match.group(), match.start()
+    if char in "([{":
+      stack.append(char)
+      pos = start + 1
+    elif char in ")]}":
+      if not stack or stack.pop() != _OPENING[char]:
+        return _LineScan(_BRACKETS)
+      pos = start + 1
+    elif char == "#":
+      return _LineScan(_OK, in_comment=True)
+    elif char == "\\":  # a continuation if last; else tokenize reports it
+      pos = start + 1
+    else:  # a quote: skip the string
+      is_fstring = _is_fstring(line, start)
+      if line.startswith(char * 3, start):
+        rest = _TRIPLE_REST[char].match(line, start + 3)
+        if rest is None:
+          return _LineScan(_OK, in_string=True)  # goes on on the next line
+        body = line[start + 3:rest.end() - 3]
+      else:
+        rest = _SINGLE_REST[char].match(line, start + 1)
+        if rest is None:
+          if _SINGLE_CONTINUED[char].match(line, start + 1):
+            return _LineScan(_OK, in_string=True)
+          return _LineScan(_UNTERMINATED)
+        body = line[start + 1:rest.end() - 1]
+      if is_fstring and not _braces_balance(body):
+        return _LineScan(_UNKNOWN)  # 3.12 nesting or an error: do not judge
+      pos = rest.end()
+    if pos >= end:
+      return _LineScan(_OK)
+
+
+def _is_fstring(line: str, quote: int) -> bool:
+  """Whether the string opening at `quote` has a prefix with f (1-2 letters after a non-word)."""
+  start = quote
+  while start > 0 and quote - start < 2 and line[start - 1] in _STRING_PREFIX_CHARS:
+    start -= 1
+  if start == quote or (start > 0 and (line[start - 1].isalnum() or line[start - 1] == "_")):
+    return False  # no prefix, or the letters end a name (`elif"x"` is a name and a string)
+  return "f" in line[start:quote].lower()
+
+
+def _braces_balance(body: str) -> bool:
+  body = body.replace("{{", "").replace("}}", "")
+  return body.count("{") == body.count("}")
+
+
+def _column(line: str) -> int:
+  """The indentation's column as tokenize counts it (tabs to multiples of 8, form feed resets)."""
+  column = 0
+  for char in line:
+    if char == " ":
+      column += 1
+    elif char == "\t":
+      column = (column // 8 + 1) * 8
+    elif char == "\f":
+      column = 0
+    else:
+      break
+  return column
+
+
+def _is_error_token(text: str) -> bool:
+  """Whether tokenize's ERRORTOKEN `text` is never valid Python (3.11's tokenize yields these
+  instead of raising). Quotes are left to _scan_line; whitespace, and non-ASCII characters that can
+  be part of an identifier (tokenize's \\w misses combining marks), are fine."""
+  if not text or text.isspace() or text[0] in "\"'":
+    return False
+  char = text[0]
+  if ord(char) < 128:
+    return True  # $ ? ` ! and a backslash that does not end the line
+  return not ("a" + char).isidentifier()
+
+
+def _tokenize_error(stack: List[str], code: str) -> bool:
+  """Whether tokenize finds an error in `code`, a line read in the bracket state `stack` (as the
+  continuation of a line that opened those brackets; indentation is judged elsewhere)."""
+  source = ("".join(stack) + "\n" if stack else "") + code.lstrip(" \t\f") + "\n"
+  previous = None
+  try:
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+      if token.type == tokenize.ERRORTOKEN and _is_error_token(token.string):
+        return True
+      if (previous is not None and previous.type == tokenize.NUMBER
+          and previous.end == token.start
+          and (token.type == tokenize.NUMBER
+               or token.type == tokenize.NAME and not keyword.iskeyword(token.string))):
+        return True  # 1abc, 08, 1.2.3 (a number then a keyword, as in `1if x else 2`, is valid)
+      previous = token
+  except tokenize.TokenError as e:
+    # 3.11: "EOF in multi-line statement/string"; 3.12+: "unexpected EOF ...", "unterminated
+    # triple-quoted string literal": the line goes on, which is fine.
+    message = str(e.args[0]) if e.args else ""
+    return not ("EOF" in message or "triple-quoted" in message)
+  except SyntaxError:
+    return True
+  return False
+
+
+def _may_not_repeat(code: str) -> bool:
+  """Whether a stripped line is of a kind that valid code never repeats right after itself."""
+  if code.startswith("#"):
+    return any(char.isalnum() for char in code)
+  if not any(char.isalnum() for char in code):
+    return False
+  word = _FIRST_WORD.match(code)
+  word = word.group() if word else ""
+  if word in _NEVER_REPEATED:
+    return True
+  if word in _REPEATED_ONLY_WITH_VALUE:
+    return code != word
+  if word in _HEADERS:
+    return code.endswith(":")  # a header; a one-line `if x: pass` may repeat
+  if keyword.iskeyword(word):
+    return False  # del, pass, break, continue, yield, await, else:, try:, lambda, not, ...
+  # An expression statement (may repeat: calls have effects) or an assignment (never repeated).
+  bare = _STRINGS_AND_COMMENTS.sub("", code + "\n")
+  if not bare.endswith("\n"):
+    return False
+  previous = None
+  while previous != bare:
+    previous, bare = bare, _INNERMOST_BRACKETS.sub("_", bare)
+  return _ASSIGNMENT.search(bare) is not None
+
+
+class _Start:
+  """The state at the start of the cursor's line, read from the window before it."""
+  __slots__ = ("stack", "continued", "code")
+
+  def __init__(self, stack: Tuple[str, ...], continued: bool, code: str):
+    self.stack = stack  # brackets still open, outermost first
+    self.continued = continued  # the previous line ends in a backslash continuation
+    self.code = code  # the window with strings and comments deleted
+
+
+def _read_start(prefix: str, line_start: int) -> Optional[_Start]:
+  """The state at prefix[line_start], or None if it is inside a string or cannot be told.
+
+  A short prefix is read whole. Else the window (the last WINDOW_CHARS characters) is read from its
+  last line that opens a top-level statement (the cheapest read, and it sees every indentation
+  level of the cursor's line) and, to check that this line is not text in a docstring (module
+  docstrings show example code at column 0), again from its first such line: the two reads must
+  agree. A docstring between them flips one read (its closing quotes read as opening ones), so
+  they disagree unless both starts are in strings. Without such lines, the same with indented defs.
+  """
+  if line_start <= WINDOW_CHARS:
+    return _read_from(prefix, 0, line_start)
+  low = line_start - WINDOW_CHARS - 1
+  starts = [match.start() + 1 for match in _TOP_LEVEL_START.finditer(prefix, low, line_start)]
+  if not starts:
+    starts = [match.start() + 1 for match in _INDENTED_DEF.finditer(prefix, low, line_start)]
+  if not starts:
+    return None
+  start = _read_from(prefix, starts[-1], line_start)
+  if start is None or len(starts) == 1:
+    return start
+  check = _read_from(prefix, starts[0], line_start)
+  if check is None or (check.stack, check.continued) != (start.stack, start.continued):
+    return None
+  return start
+
+
+def _read_from(prefix: str, window_start: int, line_start: int) -> Optional[_Start]:
+  """The state at prefix[line_start] read from prefix[window_start], where none is assumed open."""
+  code = _STRINGS_AND_COMMENTS.sub("", prefix[window_start:line_start])
+  if code and not code.endswith("\n"):
+    return None  # a string goes on into the line, or the window was misread
+  brackets = _NOT_BRACKETS.sub("", code)
+  count = 1
+  while count:
+    brackets, count = _BRACKET_PAIRS.subn("", brackets)
+  if any(char in _OPENING for char in brackets):
+    return None  # a bracket closes nothing (or the wrong kind): not valid code, or misread
+  continued = code.endswith("\\\n") or code.endswith("\\\r\n")
+  return _Start(tuple(brackets), continued, code)
+
+
+def _previous_line(prefix: str, line_start: int) -> Optional[str]:
+  """The last non-blank line before prefix[line_start] (up to 1,000 lines back), or None."""
+  end = line_start - 1
+  for _ in range(1000):
+    if end < 0:
+      return None
+    start = prefix.rfind("\n", 0, end) + 1
+    line = prefix[start:end]
+    if line.strip():
+      return line
+    end = start - 1
+  return None
+
+
+class LineContext:
+  """The code before one cursor, read once; `reject_reason` judges candidates for it."""
+
+  __slots__ = ("_head", "_suffix", "_start", "_previous", "_accept_all", "_dedent_ok")
+
+  def __init__(self, head: str, suffix: str, start: Optional[_Start], previous: Optional[str],
+               accept_all: bool):
+    self._head = head  # the cursor's line before the cursor
+    self._suffix = suffix
+    self._start = start
+    self._previous = previous
+    self._accept_all = accept_all
+    self._dedent_ok = {}  # column -> whether a line there matches an indentation level
+
+  @classmethod
+  def of(cls, prefix: str, suffix: str = "") -> "LineContext":
+    """prefix = all the file's text before the cursor; suffix = the rest of the current line after
+    the cursor (usually empty)."""
+    line_start = prefix.rfind("\n") + 1
+    head = prefix[line_start:]
+    suffix = suffix[:-1] if suffix.endswith("\r") else suffix
+    start = _read_start(prefix, line_start)
+    accept_all = start is None or "\n" in suffix or "\r" in head
+    if not accept_all:
+      scan = _scan_line(head, list(start.stack))
+      accept_all = scan.in_comment or scan.in_string or scan.outcome == _UNKNOWN
+    previous = _previous_line(prefix, line_start) if not accept_all else None
+    return cls(head, suffix, start, previous, accept_all)
+
+  def reject_reason(self, completion: str) -> Optional[str]:
+    """None if prefix's current line + completion (+ suffix) could be valid Python here, else the
+    first REASON that fails."""
+    if self._accept_all or "\n" in completion:
+      return None
+    line = self._head + completion
+    if line.endswith("\r"):
+      line = line[:-1]
+    if "\r" in line:
+      return None  # a carriage return inside a line: not a line this can judge
+    reason = self._judge(line + self._suffix)
+    if reason is not None and self._suffix and self._judge(line) is None:
+      return None  # the candidate types over the suffix
+    return reason
+
+  def _judge(self, line: str) -> Optional[str]:
+    start = self._start
+    stack = list(start.stack)
+    scan = _scan_line(line, stack)
+    if scan.outcome == _UNKNOWN:
+      return None
+    if scan.outcome != _OK:
+      return scan.outcome
+    at_statement_start = not start.stack and not start.continued
+    if _tokenize_error(list(start.stack), line):
+      return _TOKENIZE
+    code = line.strip()
+    if at_statement_start and code and not code.startswith("#"):
+      if not self._column_matches_a_level(_column(line)):
+        return _TOKENIZE  # IndentationError: unindent does not match any outer level
+    if at_statement_start and self._repeats_previous(line, code):
+      return _REPEATS
+    return None
+
+  def _repeats_previous(self, line: str, code: str) -> bool:
+    previous = self._previous
+    if previous is None or code != previous.strip() or not _may_not_repeat(code):
+      return False
+    column, previous_column = _column(line), _column(previous)
+    return column == previous_column or (column > previous_column and code.endswith(":"))
+
+  def _column_matches_a_level(self, column: int) -> bool:
+    """Whether a statement line at `column` passes tokenize's dedent check after the window.
+
+    The indentation levels open at the end of the window are the strict minima of the logical
+    lines' columns read backwards (the last line's column being the top): a column at or above the
+    top is fine (an indent is not a tokenize error), below it it must be one of those minima.
+    """
+    known = self._dedent_ok.get(column)
+    if known is not None:
+      return known
+    code = _CONTINUATION.sub(" ", self._start.code)
+    previous = None
+    while previous != code:  # drop bracketed parts: what is left are logical lines
+      previous, code = code, _INNERMOST_BRACKETS.sub("_", code)
+    result = True  # nothing decided: the levels below the window are unknown
+    lowest = None
+    for logical in reversed(code.split("\n")):
+      if not logical.strip():
+        continue
+      level = _column(logical)
+      if lowest is None:
+        if level <= column:
+          break
+        lowest = level
+      elif level < lowest:
+        if level <= column:
+          result = level == column
+          break
+        lowest = level
+    self._dedent_ok[column] = result
+    return result

@@ -1,0 +1,469 @@
+"""`code-t5 lsp`: the completer as a Language Server (LSP over stdin/stdout) for editors.
+
+    code-t5 lsp --checkpoint code_t5/pretrained/causal_lm-mini-spm_dev-sitepackages [--top 5]
+
+The model is loaded once, before the server answers `initialize`. The server keeps the text of
+every open document (didOpen, incremental didChange, didClose) and answers:
+
+- textDocument/completion: a CompletionList (isIncomplete: the lines change as the user types) of
+  the model's ranked lines. Each item's textEdit replaces the identifier-ish word typed just before
+  the cursor by that word plus the rest of the line, so the editor's own prefix filtering keeps
+  working; label = that completed text, sortText keeps the model's rank, plain text (no snippets).
+- textDocument/inlineCompletion (LSP 3.18), only advertised to clients that advertise it: the lines
+  as ghost text inserted at the cursor.
+
+Positions are in the encoding negotiated at `initialize` (UTF-16 code units unless the client
+offers another); lines end at \\n, \\r\\n or \\r as the LSP says (not at the other breaks Python's
+str.splitlines knows, such as a form feed).
+
+The model runs on one worker thread, one request at a time, off the event loop. A request that is
+cancelled ($/cancelRequest) before its answer is sent is answered RequestCancelled; one that a newer
+request of the same kind or an edit of the same document overtook while it waited for the model is
+answered an empty list without running the model. Bad input (an unknown document, a position
+outside it) and model errors are answered an empty list plus one line of window/logMessage; the
+server keeps running. stdout carries nothing but JSON-RPC: the process's own fd 1 is pointed at
+stderr before the model (TensorFlow, native libraries) loads.
+
+pygls and lsprotocol are imported when the server starts, not at `code-t5 --help`.
+"""
+
+import asyncio
+import dataclasses
+import logging
+import os
+import re
+import sys
+from concurrent import futures
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from code_t5 import complete as complete_lib
+
+NAME = "code-t5"
+UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
+# Where a line completion is typically wanted besides identifier characters (on which clients ask
+# by themselves); not a space, which would open a completion menu at every word.
+TRIGGER_CHARACTERS = [".", "(", "[", "{", ",", "="]
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_WORD_BEFORE = re.compile(r"\w+\Z")  # identifier-ish, Unicode letters and digits included
+
+logger = logging.getLogger(__name__)
+
+
+# ------------------------------------------------------------------------------------------------
+# Documents and positions (pure Python: no pygls).
+
+
+def code_units(text: str, encoding: str = UTF16) -> int:
+  """Length of `text` in the code units of an LSP position encoding."""
+  if encoding == UTF32:
+    return len(text)
+  if encoding == UTF8:
+    return sum(1 if c < "\x80" else 2 if c < "\u0800" else 3 if c < "\U00010000" else 4
+               for c in text)
+  return len(text) + sum(c > "\uffff" for c in text)
+
+
+def column(line: str, units: int, encoding: str = UTF16) -> Optional[int]:
+  """The character index in `line` (no line break) of a position `units` code units in; None past
+  the end. A position inside a character's code units (half a surrogate pair) is after it."""
+  if units < 0:
+    return None
+  if encoding == UTF32 or (encoding == UTF16 and line.isascii()) or (
+      encoding == UTF8 and line.isascii()):
+    return units if units <= len(line) else None
+  count = 0
+  for index, char in enumerate(line):
+    if count >= units:
+      return index
+    count += code_units(char, encoding)
+  return len(line) if count >= units else None
+
+
+class Document:
+  """The text of one open document and where its lines start."""
+
+  def __init__(self, text: str, version: Optional[int] = None):
+    self.version = version
+    self._set(text)
+
+  def _set(self, text: str) -> None:
+    self.text = text
+    # (start, content end) of each line: the content end is where its line break begins.
+    starts, ends = [0], []
+    for m in _LINE_BREAK.finditer(text):
+      ends.append(m.start())
+      starts.append(m.end())
+    ends.append(len(text))
+    self._lines = list(zip(starts, ends))
+
+  @property
+  def line_count(self) -> int:
+    return len(self._lines)
+
+  def line_start(self, number: int) -> int:
+    return self._lines[number][0]
+
+  def line(self, number: int) -> str:
+    start, end = self._lines[number]
+    return self.text[start:end]
+
+  def offset(self, line: int, character: int, encoding: str = UTF16,
+             clamp: bool = False) -> Optional[int]:
+    """The character offset of an LSP position; None if it is outside the document, or with clamp
+    the nearest offset inside it (past a line's end is its end, as the LSP says; past the last line
+    is the end of the document)."""
+    if line < 0:
+      return 0 if clamp else None
+    if line >= len(self._lines):
+      return len(self.text) if clamp else None
+    if character < 0:
+      if not clamp:
+        return None
+      character = 0
+    start, end = self._lines[line]
+    index = column(self.text[start:end], character, encoding)
+    if index is None:
+      return end if clamp else None
+    return start + index
+
+  def apply(self, changes: Sequence[Tuple[Optional[Tuple[int, int, int, int]], str]],
+            encoding: str = UTF16) -> None:
+    """Applies LSP content changes in order: (range as (start line, start character, end line,
+    end character) or None for the whole text, new text). Positions past the text are clamped."""
+    for where, new_text in changes:
+      if where is None:
+        self._set(new_text)
+        continue
+      start = self.offset(where[0], where[1], encoding, clamp=True)
+      end = max(start, self.offset(where[2], where[3], encoding, clamp=True))
+      self._set(self.text[:start] + new_text + self.text[end:])
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+  """A completion request made concrete: what the model reads and where the items go."""
+  text: str
+  cursor: int  # character offset in text
+  word: str  # the identifier-ish word just before the cursor (the items replace it)
+  line: int  # the request's LSP position
+  character: int
+  word_units: int  # the word's length in the position encoding
+
+
+def point_at(document: Document, line: int, character: int, encoding: str = UTF16) -> Point:
+  """The completion point of an LSP position; ValueError (one line) if it is outside the
+  document."""
+  cursor = document.offset(line, character, encoding)
+  if cursor is None:
+    where = (f"line {line} is outside the document ({document.line_count} lines)"
+             if not 0 <= line < document.line_count else
+             f"character {character} is outside line {line} "
+             f"({code_units(document.line(line), encoding)} {encoding} code units)")
+    raise ValueError(where)
+  match = _WORD_BEFORE.search(document.text, document.line_start(line), cursor)
+  word = match.group() if match else ""
+  return Point(text=document.text, cursor=cursor, word=word, line=line, character=character,
+               word_units=code_units(word, encoding))
+
+
+def ranked_lines(candidates, top: Optional[int] = None) -> List[str]:
+  """The candidates' texts, best first, at most `top`, without repeats and without "" (the line
+  ending at the cursor: an item that inserts nothing)."""
+  lines = []
+  for candidate in candidates:
+    if candidate.text and candidate.text not in lines:
+      lines.append(candidate.text)
+  return lines[:top] if top else lines
+
+
+# ------------------------------------------------------------------------------------------------
+# Requests: one model call at a time, stale ones skipped.
+
+
+class Engine:
+  """The completer behind the server: documents, and model calls on one worker thread."""
+
+  def __init__(self, completer, top: Optional[int] = None, log=None):
+    self.completer = completer
+    self.top = top
+    self.log = log or (lambda message, error=False: logger.warning("%s", message))
+    self.documents: Dict[str, Document] = {}
+    self.model_calls = 0  # how many times the model ran (tests read it)
+    self._edits: Dict[str, int] = {}  # per URI: opens, changes and closes so far
+    self._requests: Dict[Tuple[str, str], int] = {}  # per (URI, kind): requests so far
+    self._executor = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="code-t5-model")
+    self._model_free: Optional[asyncio.Lock] = None
+    # (text, cursor, lines) of the last model call: a completion and an inline completion at one
+    # point (clients may ask both) run the model once.
+    self._last: Optional[Tuple[str, int, List[str]]] = None
+
+  def close(self) -> None:
+    self._executor.shutdown(wait=False, cancel_futures=True)
+
+  # Documents. ----------------------------------------------------------------------------------
+
+  def _edited(self, uri: str) -> None:
+    self._edits[uri] = self._edits.get(uri, 0) + 1
+
+  def open(self, uri: str, text: str, version: Optional[int] = None) -> None:
+    self.documents[uri] = Document(text, version)
+    self._edited(uri)
+
+  def change(self, uri: str, changes, version: Optional[int] = None,
+             encoding: str = UTF16) -> None:
+    self._edited(uri)
+    document = self.documents.get(uri)
+    if document is None:
+      self.log(f"didChange for {uri}, which is not open: ignored")
+      return
+    document.apply(changes, encoding)
+    document.version = version
+
+  def close_document(self, uri: str) -> None:
+    self._edited(uri)
+    if self.documents.pop(uri, None) is None:
+      self.log(f"didClose for {uri}, which is not open: ignored")
+
+  # Completion. ---------------------------------------------------------------------------------
+
+  def point(self, uri: str, line: int, character: int, encoding: str = UTF16,
+            kind: str = "completion") -> Optional[Point]:
+    """The request's point, or None (logged) for an unknown document or a position outside it."""
+    document = self.documents.get(uri)
+    if document is None:
+      self.log(f"{kind} in {uri}, which is not open (no didOpen): answered empty")
+      return None
+    try:
+      return point_at(document, line, character, encoding)
+    except ValueError as e:
+      self.log(f"{kind} at {line}:{character} of {uri}: {e}: answered empty")
+      return None
+
+  def ticket(self, uri: str, kind: str):
+    """Taken when a request arrives: a newer request of the same kind or an edit of the document
+    makes it stale."""
+    key = (uri, kind)
+    self._requests[key] = self._requests.get(key, 0) + 1
+    return key, self._requests[key], self._edits.get(uri, 0)
+
+  def stale(self, ticket) -> bool:
+    key, request, edits = ticket
+    return self._requests.get(key) != request or self._edits.get(key[0], 0) != edits
+
+  def _complete(self, text: str, cursor: int) -> Tuple[List[str], Optional[str]]:
+    """On the model thread: (lines, None), or ([], one-line error); never raises."""
+    try:
+      self.model_calls += 1
+      completion = self.completer.complete_at(text, cursor)
+      return ranked_lines(completion.candidates, self.top), None
+    except Exception as e:  # pylint: disable=broad-except  (the server outlives any request)
+      message = " ".join(str(e).split())
+      return [], f"{type(e).__name__}: {message}"[:500]
+
+  async def lines(self, point: Point, ticket) -> Optional[List[str]]:
+    """The ranked lines at `point`; None if the request went stale before the model was free.
+
+    The model lock is held until the model call returns, even when the awaiting request is
+    cancelled meanwhile (it is answered at once): the next request is checked for staleness only
+    when the model is free to run it.
+    """
+    if self._model_free is None:
+      self._model_free = asyncio.Lock()
+    await self._model_free.acquire()
+    call = None
+    try:
+      if self.stale(ticket):
+        return None
+      if self._last is not None and self._last[:2] == (point.text, point.cursor):
+        return list(self._last[2])
+      call = asyncio.get_running_loop().run_in_executor(self._executor, self._complete,
+                                                        point.text, point.cursor)
+      call.add_done_callback(lambda _: self._model_free.release())
+    finally:
+      if call is None:
+        self._model_free.release()
+    lines, error = await asyncio.shield(call)
+    if error:
+      self.log(f"the model failed at offset {point.cursor}: {error}: answered empty", error=True)
+    else:
+      self._last = (point.text, point.cursor, lines)
+    return lines
+
+
+# ------------------------------------------------------------------------------------------------
+# The Language Server (pygls).
+
+
+def _range(change) -> Optional[Tuple[int, int, int, int]]:
+  where = getattr(change, "range", None)
+  if where is None:
+    return None
+  return where.start.line, where.start.character, where.end.line, where.end.character
+
+
+def make_server(completer, top: Optional[int] = None, banner: Optional[str] = None):
+  """A pygls LanguageServer completing with `completer` (anything with complete_at(text, cursor)
+  returning candidates best first); start it with `.start_io(stdin, stdout)` (binary streams).
+  `banner` is logged to the client (window/logMessage) once it is initialized."""
+  # pylint: disable=g-import-not-at-top  (pygls loads only when a server is made)
+  from lsprotocol import types
+  from pygls.exceptions import FeatureRequestError
+  from pygls.exceptions import JsonRpcException
+  from pygls.lsp.server import LanguageServer
+  from pygls.protocol import LanguageServerProtocol
+  from pygls.protocol.language_server import lsp_method
+
+  class Protocol(LanguageServerProtocol):
+    """pygls' protocol with our own document store: pygls' workspace splits lines wherever Python's
+    str.splitlines does (form feeds, \\x1c-\\x1e, U+2028...), which the LSP does not."""
+
+    def structure_message(self, data):
+      try:
+        return super().structure_message(data)
+      except JsonRpcException as error:
+        if "id" in data and "method" in data:
+          # pygls drops a request whose params do not parse: answer it, or the client waits.
+          self._send_response(data["id"], error=error.to_response_error())
+        raise
+
+    def _encoding(self) -> str:
+      encoding = self._workspace.position_encoding if self._workspace else UTF16
+      return str(getattr(encoding, "value", encoding) or UTF16)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+      document = params.text_document
+      self._server.engine.open(document.uri, document.text, document.version)
+      yield from ()
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+      self._server.engine.change(
+          params.text_document.uri, [(_range(c), c.text) for c in params.content_changes],
+          params.text_document.version, self._encoding())
+      yield from ()
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+      self._server.engine.close_document(params.text_document.uri)
+      yield from ()
+
+  class Server(LanguageServer):
+    """Logs go to the client as window/logMessage (one line each), never as pop-ups."""
+
+    def log(self, message: str, error: bool = False) -> None:
+      logger.info("%s", message)
+      try:
+        self.window_log_message(types.LogMessageParams(
+            type=types.MessageType.Error if error else types.MessageType.Info,
+            message=f"{NAME}: {message}"))
+      except Exception:  # pylint: disable=broad-except  (no transport yet, or it is gone)
+        pass
+
+    def report_server_error(self, error, source):
+      if source == FeatureRequestError:  # the request's own error response says it
+        return
+      self.log(f"error: {' '.join(str(error).split())[:500]}", error=True)
+
+  server = Server(NAME, "1", protocol_cls=Protocol,
+                  text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+  engine = server.engine = Engine(completer, top, server.log)
+
+  def encoding() -> str:
+    return server.protocol._encoding()  # pylint: disable=protected-access
+
+  async def point_and_lines(params, kind: str):
+    uri = params.text_document.uri
+    ticket = engine.ticket(uri, kind)
+    point = engine.point(uri, params.position.line, params.position.character, encoding(), kind)
+    if point is None:
+      return None, []
+    return point, await engine.lines(point, ticket) or []
+
+  @server.feature(types.TEXT_DOCUMENT_COMPLETION,
+                  types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS))
+  async def completion(params: types.CompletionParams) -> types.CompletionList:
+    try:
+      point, lines = await point_and_lines(params, "completion")
+    except Exception as e:  # pylint: disable=broad-except  (answer empty, keep serving)
+      server.log(f"completion failed: {type(e).__name__}: {e}", error=True)
+      point, lines = None, []
+    items = []
+    if point is not None:
+      start = types.Position(point.line, point.character - point.word_units)
+      end = types.Position(point.line, point.character)
+      for rank, line in enumerate(lines):
+        completed = point.word + line
+        items.append(types.CompletionItem(
+            label=completed, kind=types.CompletionItemKind.Text, detail=f"{NAME} #{rank + 1}",
+            sort_text=f"{rank:04d}", filter_text=completed,
+            insert_text_format=types.InsertTextFormat.PlainText,
+            text_edit=types.TextEdit(range=types.Range(start, end), new_text=completed)))
+    return types.CompletionList(is_incomplete=True, items=items)
+
+  async def inline_completion(params: types.InlineCompletionParams
+                              ) -> types.InlineCompletionList:
+    try:
+      _, lines = await point_and_lines(params, "inlineCompletion")
+    except Exception as e:  # pylint: disable=broad-except  (answer empty, keep serving)
+      server.log(f"inlineCompletion failed: {type(e).__name__}: {e}", error=True)
+      lines = []
+    return types.InlineCompletionList(
+        items=[types.InlineCompletionItem(insert_text=line) for line in lines])
+
+  @server.feature(types.INITIALIZE)
+  def initialize(params: types.InitializeParams) -> None:
+    # Capabilities are computed from the registered features after this handler: advertise
+    # inline completion only to clients that say they support it.
+    document = params.capabilities.text_document
+    wanted = document is not None and document.inline_completion is not None
+    if wanted and types.TEXT_DOCUMENT_INLINE_COMPLETION not in server.protocol.fm.features:
+      server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION,
+                     types.InlineCompletionOptions())(inline_completion)
+
+  @server.feature(types.INITIALIZED)
+  def initialized(params) -> None:
+    del params
+    if banner:
+      server.log(banner)
+
+  @server.feature(types.SHUTDOWN)
+  def shutdown(params) -> None:
+    del params
+    engine.close()
+
+  return server
+
+
+def _private_stdout():
+  """A binary stream on the process's stdout for the server alone; fd 1 (what TensorFlow, native
+  libraries and child processes write) and sys.stdout now go to stderr."""
+  sys.stdout.flush()
+  protocol_fd = os.dup(1)
+  os.dup2(2, 1)
+  sys.stdout = sys.stderr
+  return os.fdopen(protocol_fd, "wb")
+
+
+def _lsp(args) -> int:
+  stdout = _private_stdout()
+  logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                      format=f"{NAME} lsp: %(levelname)s %(name)s: %(message)s")
+  # pygls warns on routine traffic (a cancel for a request already answered, a notification it
+  # has no handler for), and clients log a server's stderr as errors.
+  logging.getLogger("pygls").setLevel(logging.ERROR)
+  completer = complete_lib.Completer(args.checkpoint, complete_lib.options_from(args))
+  # Not on stderr: clients log a server's stderr as errors (Neovim does).
+  banner = f"{args.checkpoint} step {completer.info.step} loaded; up to {args.top} lines"
+  server = make_server(completer, args.top, banner)
+  server.start_io(sys.stdin.buffer, stdout)
+  return 0
+
+
+def register_cli(subparsers) -> None:
+  lsp = subparsers.add_parser(
+      "lsp", help="a Language Server on stdin/stdout for editors: completion items (and LSP 3.18 "
+      "inline completions) of the --top ranked lines at the cursor")
+  complete_lib.add_engine_flags(lsp)
+  lsp.set_defaults(func=_lsp)

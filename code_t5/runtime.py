@@ -1,0 +1,429 @@
+"""Completion without TensorFlow: a checkpoint's weights as NumPy arrays and a cached forward pass.
+
+Serving through TensorFlow costs ~0.85 GB of RAM and seconds of import before the first request,
+and Mesh TF's decoders cannot rank whole lines (no beam search for decoder-only models, no
+constraint on the first pieces for token healing). The engine here computes what Mesh TF
+computes, in float32 NumPy, one token at a time with cached keys and values, so that
+`code_t5.decoding` can search lines as it likes:
+
+    write(model_dir)  ->  <model_dir>/runtime/step<N>/{model.json, params.npz[, vocab.model]}
+    Network.load(that dir)
+
+`write` needs TensorFlow once (to read the Mesh TF checkpoint); loading and running need only
+NumPy (and sentencepiece for a SentencePiece vocabulary). The parameters are stored as Mesh TF
+has them (bfloat16 as its raw 16 bits), named as in the checkpoint, with their T5X paths
+(code_t5.t5x.plan): the network below is T5X's T5 network (tests/numpy_t5.py is an independent
+full-sequence version of it; runtime_test checks the two agree), which computes Mesh TF's logits.
+
+Mesh TF semantics kept here (mesh_tensorflow/transformer/transformer.py, sample_autoregressive):
+a decoder-only (delimited_lm) model reads [0, context..., EOS] and predicts the completion's first
+token at the EOS; an encoder-decoder reads [context..., EOS] in the encoder and starts its decoder
+from 0. Relative-position buckets are bidirectional unless the model is fully autoregressive
+(a prefix LM is not: it also attends bidirectionally over [0, context..., EOS]).
+"""
+
+import dataclasses
+import json
+import pathlib
+import shutil
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+
+from code_t5 import errors
+from code_t5 import tokenizers
+
+RUNTIME_DIR = "runtime"
+FORMAT = 1
+MODEL_FILE = "model.json"
+PARAMS_FILE = "params.npz"
+VOCAB_FILE = "vocab.model"
+_NUM_BUCKETS = 32
+_MAX_DISTANCE = 128
+_MASKED = -1e10
+_EPSILON = 1e-6
+
+
+class RuntimeFolderError(errors.UserError):
+  """A runtime folder that is missing, from another format, or inconsistent; one line."""
+
+
+def runtime_dir(model_dir: pathlib.Path, step: int) -> pathlib.Path:
+  return pathlib.Path(model_dir) / RUNTIME_DIR / f"step{step}"
+
+
+# ------------------------------------------------------------------------------------------------
+# Writing (TensorFlow): once per checkpoint.
+
+
+def _vocabulary_spec(vocabulary, out: pathlib.Path) -> dict:
+  """How tokenizers.py rebuilds the seqio vocabulary; a SentencePiece model is copied to `out`."""
+  import seqio  # pylint: disable=g-import-not-at-top
+  if isinstance(vocabulary, seqio.ByteVocabulary):
+    return {"kind": "bytes", "extra_ids": vocabulary.extra_ids,
+            "vocab_size": vocabulary.vocab_size}
+  if isinstance(vocabulary, seqio.SentencePieceVocabulary):
+    (out / VOCAB_FILE).write_bytes(vocabulary.sp_model)
+    spec = {"kind": "pieces", "extra_ids": vocabulary.extra_ids, "file": VOCAB_FILE,
+            "vocab_size": vocabulary.vocab_size}
+    if load_tokenizer(spec, out).vocab_size != vocabulary.vocab_size:
+      raise RuntimeFolderError(f"vocabulary {vocabulary} is not a code_t5 SentencePiece vocabulary "
+                          "(its sentinels are pieces of the model): the engine cannot serve it")
+    return spec
+  raise RuntimeFolderError(f"vocabulary {type(vocabulary).__name__} has no TensorFlow-free "
+                      "tokenizer (code_t5.tokenizers): byte and SentencePiece vocabularies do")
+
+
+def write(model_dir: pathlib.Path, step: int, info: dict, vocabulary, echo=None) -> pathlib.Path:
+  """Writes runtime_dir(model_dir, step) from checkpoint `step` (atomically); returns it.
+
+  info: what the model dir's operative config says (task, model_type, sequence_length).
+  """
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top  (only writing needs it)
+  from code_t5 import operative_config  # pylint: disable=g-import-not-at-top
+  from code_t5 import processes  # pylint: disable=g-import-not-at-top
+  from code_t5 import t5x  # pylint: disable=g-import-not-at-top
+  model_dir = pathlib.Path(model_dir)
+  prefix = str(model_dir / f"model.ckpt-{step}")
+  reader = tf.train.load_checkpoint(prefix)
+  operative = operative_config.OperativeConfig.of_model_dir(model_dir)
+  plan = t5x.plan(reader.get_variable_to_shape_map(), prefix, params_only=True,
+                  operative=operative)
+  final = runtime_dir(model_dir, step)
+  final.parent.mkdir(parents=True, exist_ok=True)
+  processes.remove_stale_temporaries(final.parent, echo or (lambda _: None))
+  tmp = final.parent / processes.temporary_name(final.name)
+  shutil.rmtree(tmp, ignore_errors=True)
+  tmp.mkdir()
+  try:
+    arrays, tensors = {}, {}
+    for i, tensor in enumerate(plan.tensors):
+      value = np.asarray(reader.get_tensor(tensor.name))
+      dtype = value.dtype.name
+      if dtype == "bfloat16":  # stored as its 16 bits: NumPy has no bfloat16
+        value = value.view(np.uint16)
+      elif dtype != "float32":
+        value, dtype = value.astype(np.float32), "float32"
+      arrays[f"t{i}"] = value
+      tensors[f"t{i}"] = {"name": tensor.name, "dtype": dtype,
+                          "paths": ["/".join(p) for p in tensor.paths]}
+    with open(tmp / PARAMS_FILE, "wb") as f:
+      np.savez(f, **arrays)
+    model = plan.model
+    meta = {
+        "format": FORMAT, "source": str(model_dir.resolve()), "step": step,
+        "task": info["task"], "model_type": info["model_type"],
+        "sequence_length": info["sequence_length"],
+        "architecture": dataclasses.asdict(model),
+        "vocabulary": _vocabulary_spec(vocabulary, tmp),
+        "tensors": tensors,
+    }
+    (tmp / MODEL_FILE).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    if final.exists():
+      shutil.rmtree(final)
+    tmp.rename(final)
+  finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+  return final
+
+
+def load_tokenizer(spec: dict, directory: pathlib.Path) -> tokenizers.Tokenizer:
+  if spec["kind"] == "bytes":
+    return tokenizers.Bytes(spec["extra_ids"])
+  return tokenizers.Pieces((pathlib.Path(directory) / spec["file"]).read_bytes(),
+                           spec["extra_ids"])
+
+
+# ------------------------------------------------------------------------------------------------
+# The network.
+
+
+def _relative_position_bucket(relative_position: np.ndarray, bidirectional: bool) -> np.ndarray:
+  """Mesh TF's / T5X's bucket of memory_position - query_position (32 buckets, distance 128)."""
+  num_buckets, ret = _NUM_BUCKETS, 0
+  n = -relative_position
+  if bidirectional:
+    num_buckets //= 2
+    ret = (n < 0).astype(np.int64) * num_buckets
+    n = np.abs(n)
+  else:
+    n = np.maximum(n, 0)
+  max_exact = num_buckets // 2
+  large = max_exact + (np.log(n.astype(np.float32) / max_exact + np.finfo(np.float32).eps)
+                       / np.log(_MAX_DISTANCE / max_exact)
+                       * (num_buckets - max_exact)).astype(np.int64)
+  return ret + np.where(n < max_exact, n, np.minimum(large, num_buckets - 1))
+
+
+class _RelativeBias:
+  """[heads, queries, keys] biases from a [heads, 32] table, looked up by key - query."""
+
+  def __init__(self, table: np.ndarray, bidirectional: bool, max_length: int):
+    self._offset = max_length
+    relative = np.arange(-max_length, max_length + 1)
+    self._by_relative = np.ascontiguousarray(
+        table[:, _relative_position_bucket(relative, bidirectional)])
+
+  def __call__(self, queries: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    return self._by_relative[:, keys[None, :] - queries[:, None] + self._offset]
+
+
+def _rms_norm(x, scale):
+  return x * (1.0 / np.sqrt(np.mean(np.square(x), axis=-1, keepdims=True) + _EPSILON)) * scale
+
+
+def _gelu(x):
+  return 0.5 * x * (1.0 + np.tanh(np.float32(np.sqrt(2.0 / np.pi)) * (x + 0.044715 * x ** 3)))
+
+
+_ACTIVATIONS = {"relu": lambda x: np.maximum(x, 0.0), "gelu": _gelu, "linear": lambda x: x}
+
+
+def _softmax(logits):
+  logits = logits - logits.max(axis=-1, keepdims=True)
+  weights = np.exp(logits)
+  return weights / weights.sum(axis=-1, keepdims=True)
+
+
+@dataclasses.dataclass
+class _Attention:
+  query: np.ndarray  # [d_model, heads * head_dim]
+  key: np.ndarray
+  value: np.ndarray
+  out: np.ndarray  # [heads * head_dim, d_model]
+  num_heads: int
+
+  def heads(self, x, kernel):
+    """[..., n, d_model] -> [..., heads, n, head_dim]."""
+    y = x @ kernel
+    y = y.reshape(y.shape[:-1] + (self.num_heads, -1))
+    return np.swapaxes(y, -2, -3)
+
+  def merge(self, y):
+    """[..., heads, n, head_dim] -> [..., n, d_model]."""
+    y = np.swapaxes(y, -2, -3)
+    return y.reshape(y.shape[:-2] + (-1,)) @ self.out
+
+
+@dataclasses.dataclass
+class _Layer:
+  self_attention: _Attention
+  self_norm: np.ndarray
+  mlp_in: List[np.ndarray]
+  mlp_out: np.ndarray
+  mlp_norm: np.ndarray
+  cross_attention: Optional[_Attention] = None
+  cross_norm: Optional[np.ndarray] = None
+
+
+@dataclasses.dataclass
+class Prefix:
+  """What every candidate line shares: the context's keys/values (per decoder layer, batch 1),
+  the encoder's cross-attention keys/values, and the logits of the first token."""
+  keys: List[np.ndarray]  # [heads, n, head_dim]
+  values: List[np.ndarray]
+  cross: Optional[List[Tuple[np.ndarray, np.ndarray]]]
+  length: int  # decoder positions the prefix takes (the first generated token's input position)
+  logits: np.ndarray  # [vocab] for the first generated token
+
+
+class Beams:
+  """The generated part of a batch of candidate lines: per layer keys/values [B, heads, t, hd]."""
+
+  def __init__(self, network: "Network", prefix: Prefix, size: int):
+    self.prefix = prefix
+    self.size = size
+    self.length = 0
+    heads, head_dim = network.num_heads, network.head_dim
+    self.keys = [np.zeros((size, heads, 0, head_dim), np.float32) for _ in network.layers]
+    self.values = [np.zeros((size, heads, 0, head_dim), np.float32) for _ in network.layers]
+
+  def reorder(self, parents: np.ndarray):
+    self.keys = [k[parents] for k in self.keys]
+    self.values = [v[parents] for v in self.values]
+    self.size = len(parents)
+
+
+class Network:
+  """T5X's T5 network for one model (decoder-only or encoder-decoder), in float32 NumPy."""
+
+  def __init__(self, meta: dict, params: Dict[str, np.ndarray], tokenizer: tokenizers.Tokenizer):
+    arch = meta["architecture"]
+    self.meta = meta
+    self.tokenizer = tokenizer
+    self.decoder_only = arch["kind"] == "decoder-only"
+    self.prefix_lm = bool(arch["prefix_lm"])
+    self.num_heads, self.head_dim = arch["num_heads"], arch["head_dim"]
+    self.d_model = arch["d_model"]
+    self.activations = tuple(arch["activations"])
+    lengths = meta["sequence_length"]
+    max_length = lengths["inputs"] + lengths["targets"] + 1
+    stack = "decoder"
+    root = "decoder/" if self.decoder_only else ""
+    self.embedding = params[f"{root}token_embedder/embedding"]
+    self.vocab_rows = self.embedding.shape[0]
+    if "decoder/logits_dense/kernel" in params:
+      self._logits_kernel = params["decoder/logits_dense/kernel"]
+    else:
+      self._logits_kernel = np.ascontiguousarray(
+          self.embedding.T / np.sqrt(np.float32(self.d_model)))
+    self.layers = self._stack(params, stack, cross=not self.decoder_only)
+    self.final_norm = params[f"{stack}/decoder_norm/scale"]
+    # Mesh TF: bidirectional buckets unless fully autoregressive (a prefix LM is not).
+    self.bias = _RelativeBias(params[f"{stack}/relpos_bias/rel_embedding"], self.prefix_lm,
+                              max_length)
+    if not self.decoder_only:
+      self.encoder_layers = self._stack(params, "encoder", cross=False, encoder=True)
+      self.encoder_norm = params["encoder/encoder_norm/scale"]
+      self.encoder_bias = _RelativeBias(params["encoder/relpos_bias/rel_embedding"], True,
+                                        max_length)
+
+  def _attention(self, params, path) -> _Attention:
+    return _Attention(*(params[f"{path}/{k}/kernel"] for k in ("query", "key", "value", "out")),
+                      num_heads=self.num_heads)
+
+  def _stack(self, params, stack, cross, encoder=False) -> List[_Layer]:
+    layers, i = [], 0
+    while f"{stack}/layers_{i}/mlp/wo/kernel" in params:
+      path = f"{stack}/layers_{i}"
+      names = ["wi"] if len(self.activations) == 1 else [
+          f"wi_{j}" for j in range(len(self.activations))]
+      self_name, norm = (("attention", "pre_attention_layer_norm") if encoder else
+                         ("self_attention", "pre_self_attention_layer_norm"))
+      layer = _Layer(self._attention(params, f"{path}/{self_name}"),
+                     params[f"{path}/{norm}/scale"],
+                     [params[f"{path}/mlp/{n}/kernel"] for n in names],
+                     params[f"{path}/mlp/wo/kernel"], params[f"{path}/pre_mlp_layer_norm/scale"])
+      if cross:
+        layer.cross_attention = self._attention(params, f"{path}/encoder_decoder_attention")
+        layer.cross_norm = params[f"{path}/pre_cross_attention_layer_norm/scale"]
+      layers.append(layer)
+      i += 1
+    return layers
+
+  @classmethod
+  def load(cls, directory: pathlib.Path) -> "Network":
+    directory = pathlib.Path(directory)
+    try:
+      meta = json.loads((directory / MODEL_FILE).read_text(encoding="utf-8"))
+      stored = np.load(directory / PARAMS_FILE)
+    except (OSError, ValueError) as e:
+      raise RuntimeFolderError(f"{directory} is not a readable runtime folder ({e}): remove it to "
+                          "write it again") from None
+    if meta.get("format") != FORMAT:
+      raise RuntimeFolderError(f"{directory / MODEL_FILE} has format {meta.get('format')!r}, this "
+                          f"code_t5 reads {FORMAT}: remove {directory} to write it again")
+    params = {}
+    for key, tensor in meta["tensors"].items():
+      value = stored[key]
+      if tensor["dtype"] == "bfloat16":
+        value = (value.astype(np.uint32) << 16).view(np.float32)
+      value = np.ascontiguousarray(value, np.float32)
+      for path in tensor["paths"]:
+        params[path] = value
+    return cls(meta, params, load_tokenizer(meta["vocabulary"], directory))
+
+  # -------------------------------------------------------------------- pieces of the network
+
+  def _mlp(self, layer: _Layer, x):
+    h = _rms_norm(x, layer.mlp_norm)
+    hidden = None
+    for kernel, activation in zip(layer.mlp_in, self.activations):
+      y = _ACTIVATIONS[activation](h @ kernel)
+      hidden = y if hidden is None else hidden * y
+    return x + hidden @ layer.mlp_out
+
+  def logits(self, y) -> np.ndarray:
+    return _rms_norm(y, self.final_norm) @ self._logits_kernel
+
+  def _encode(self, tokens: np.ndarray) -> np.ndarray:
+    """The encoder's output for [n] tokens (no padding): [n, d_model]."""
+    positions = np.arange(len(tokens))
+    bias = self.encoder_bias(positions, positions)
+    x = self.embedding[tokens]
+    for layer in self.encoder_layers:
+      h = _rms_norm(x, layer.self_norm)
+      att = layer.self_attention
+      q, k, v = att.heads(h, att.query), att.heads(h, att.key), att.heads(h, att.value)
+      x = x + att.merge(_softmax(q @ np.swapaxes(k, -1, -2) + bias) @ v)
+      x = self._mlp(layer, x)
+    return _rms_norm(x, self.encoder_norm)
+
+  # -------------------------------------------------------------------- decoding
+
+  def start(self, context_ids: List[int]) -> Prefix:
+    """Reads the context (ids, already cut to the model's input length) once."""
+    context = np.asarray(list(context_ids) + [tokenizers.EOS_ID], np.int64)
+    if self.decoder_only:
+      inputs = np.concatenate([[0], context])  # shifted right: position p reads token p - 1
+      cross = None
+    else:
+      encoded = self._encode(context)
+      inputs = np.zeros(1, np.int64)
+      cross = [(layer.cross_attention.heads(encoded, layer.cross_attention.key),
+                layer.cross_attention.heads(encoded, layer.cross_attention.value))
+               for layer in self.layers]
+    n = len(inputs)
+    positions = np.arange(n)
+    if self.prefix_lm:  # input_full_attention: the whole prefix sees itself
+      mask = np.zeros((n, n), np.float32)
+    else:
+      mask = np.where(positions[None, :] <= positions[:, None], 0.0, _MASKED).astype(np.float32)
+    bias = self.bias(positions, positions) + mask
+    x = self.embedding[inputs]
+    keys, values = [], []
+    for i, layer in enumerate(self.layers):
+      h = _rms_norm(x, layer.self_norm)
+      att = layer.self_attention
+      q, k, v = att.heads(h, att.query), att.heads(h, att.key), att.heads(h, att.value)
+      keys.append(k)
+      values.append(v)
+      x = x + att.merge(_softmax(q @ np.swapaxes(k, -1, -2) + bias) @ v)
+      if cross is not None:
+        x = x + self._cross(layer, x, cross[i])
+      x = self._mlp(layer, x)
+    return Prefix(keys, values, cross, n, self.logits(x[-1]))
+
+  def _cross(self, layer: _Layer, x, cross):
+    att = layer.cross_attention
+    h = _rms_norm(x, layer.cross_norm)
+    q = att.heads(h, att.query)
+    k, v = cross
+    return att.merge(_softmax(q @ np.swapaxes(k, -1, -2)) @ v)
+
+  def step(self, beams: Beams, tokens: np.ndarray) -> np.ndarray:
+    """Feeds one token per beam ([B] ids) at the next position; returns logits [B, vocab]."""
+    prefix = beams.prefix
+    position = prefix.length + beams.length
+    query = np.asarray([position])
+    prefix_bias = self.bias(query, np.arange(prefix.length))[:, 0]  # [heads, n]
+    own_bias = self.bias(query, np.arange(prefix.length, position + 1))[:, 0]  # [heads, t + 1]
+    x = self.embedding[tokens][:, None, :]  # [B, 1, d]
+    for i, layer in enumerate(self.layers):
+      h = _rms_norm(x, layer.self_norm)
+      att = layer.self_attention
+      q, k, v = att.heads(h, att.query), att.heads(h, att.key), att.heads(h, att.value)
+      beams.keys[i] = np.concatenate([beams.keys[i], k], axis=2)
+      beams.values[i] = np.concatenate([beams.values[i], v], axis=2)
+      # [B, heads, 1, n] against the shared prefix, [B, heads, 1, t + 1] against the beam's own.
+      shared = np.einsum("bhqd,hnd->bhqn", q, prefix.keys[i]) + prefix_bias[None, :, None, :]
+      own = q @ np.swapaxes(beams.keys[i], -1, -2) + own_bias[None, :, None, :]
+      weights = _softmax(np.concatenate([shared, own], axis=-1))
+      n = prefix.length
+      out = (np.einsum("bhqn,hnd->bhqd", weights[..., :n], prefix.values[i])
+             + weights[..., n:] @ beams.values[i])
+      x = x + att.merge(out)
+      if prefix.cross is not None:
+        x = x + self._cross(layer, x, prefix.cross[i])
+      x = self._mlp(layer, x)
+    beams.length += 1
+    return self.logits(x[:, 0])
+
+
+def load(model_dir: pathlib.Path, step: int) -> Optional[Network]:
+  """The runtime of checkpoint `step` of model_dir, or None if it has not been written."""
+  directory = runtime_dir(model_dir, step)
+  if not (directory / MODEL_FILE).exists():
+    return None
+  return Network.load(directory)
+

@@ -1,0 +1,87 @@
+"""code_t5.runtime: the NumPy engine computes Mesh TF's logits, one cached step at a time.
+
+Against Mesh TF's own logits (tests/mesh_tf_logits.py, conftest.mesh_tf_logits) for the three
+families the project trains (shared encoder-decoder, decoder-only prefix LM, T5.1.1 gated-GELU
+encoder-decoder): the context goes through `Network.start`, the targets one token per `step`
+(teacher forcing), in a batch of beams that are reordered on the way, as beam search does. The
+decoder-only causal LM and the SentencePiece vocabulary are checked end to end by
+pretrained_test (greedy lines equal to the Mesh TF eval's decodes).
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+from code_t5 import complete
+from code_t5 import runtime
+
+from conftest import LOGITS_MODELS, TINY_STEPS  # pylint: disable=g-bad-import-order
+
+TOLERANCE = 1e-4
+
+
+@pytest.fixture(scope="module")
+def network(tiny_run):
+  """network(model) -> the runtime of the tiny run's checkpoint (written once per model)."""
+  cache = {}
+
+  def get(model):
+    if model not in cache:
+      _, model_dir = tiny_run(model)
+      info = complete.model_info(model_dir)
+      cache[model] = complete.load_network(info)
+    return cache[model]
+
+  return get
+
+
+@pytest.mark.parametrize("model", LOGITS_MODELS)
+def test_cached_steps_give_mesh_tf_logits(model, network, mesh_tf_logits, logits_batch):
+  net = network(model)
+  reference = mesh_tf_logits[model]
+  inputs = logits_batch["inputs"][0]
+  context = [int(t) for t in inputs[:int((inputs > 0).sum()) - 1]]  # start() adds the EOS
+  targets = logits_batch["targets"][0]
+  # delimited_lm: Mesh TF's logits run over inputs + targets; the completion starts after them.
+  offset = len(context) + 1 if net.decoder_only else 0
+  expected = reference["logits"][0, offset:offset + len(targets)]
+  assert reference["targets"][0, offset:offset + len(targets)].tolist() == targets.tolist()
+
+  prefix = net.start(context)
+  got = [prefix.logits[:expected.shape[-1]]]
+  # Three beams; beam 1 carries the targets, the others other tokens; reordered every step.
+  beams = runtime.Beams(net, prefix, 1)
+  beams.reorder(np.zeros(3, np.int64))
+  rng = np.random.default_rng(1)
+  for token in targets[:-1]:
+    tokens = np.array([rng.integers(3, 259), token, rng.integers(3, 259)])
+    logits = net.step(beams, tokens)
+    got.append(logits[1, :expected.shape[-1]])
+    beams.reorder(np.array([1, 1, 0]))  # the carrier stays at index 1 (and is copied to 0)
+  assert np.abs(np.stack(got) - expected).max() < TOLERANCE
+
+
+def test_runtime_is_written_once_and_reused(tiny_run, network):
+  _, model_dir = tiny_run("prefix_lm")
+  network("prefix_lm")
+  folder = runtime.runtime_dir(model_dir, TINY_STEPS)
+  meta = json.loads((folder / runtime.MODEL_FILE).read_text())
+  assert meta["step"] == TINY_STEPS and meta["architecture"]["prefix_lm"]
+  stamp = (folder / runtime.PARAMS_FILE).stat().st_mtime_ns
+  complete.load_network(complete.model_info(model_dir))
+  assert (folder / runtime.PARAMS_FILE).stat().st_mtime_ns == stamp
+  assert [p.name for p in folder.parent.iterdir()] == [folder.name]  # no temporary left
+
+
+def test_runtime_of_another_format_is_a_one_line_error(tmp_path):
+  (tmp_path / runtime.MODEL_FILE).write_text(json.dumps({"format": 99}))
+  np.savez(tmp_path / runtime.PARAMS_FILE, x=np.zeros(1))
+  with pytest.raises(runtime.RuntimeFolderError, match=r"has format 99, .* remove .* to write"):
+    runtime.Network.load(tmp_path)
+
+
+def test_unreadable_runtime_is_a_one_line_error(tmp_path):
+  (tmp_path / runtime.MODEL_FILE).write_text("{not json")
+  with pytest.raises(runtime.RuntimeFolderError, match="is not a readable runtime folder"):
+    runtime.Network.load(tmp_path)
