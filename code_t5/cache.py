@@ -53,7 +53,8 @@ class ApplyGinBindings:
 
   def __call__(self):
     import gin  # pylint: disable=g-import-not-at-top
-    import code_t5  # pylint: disable=g-import-not-at-top,unused-import  (registers configurables)
+    from code_t5 import registration  # pylint: disable=g-import-not-at-top
+    registration.register()  # the tasks and their configurables
     quiet_seqio_logging()  # seqio's logging runs in the workers
     with gin.unlock_config():
       for name, value in self.bindings.items():
@@ -97,7 +98,8 @@ def parse_gin(gin_files: Sequence[str] = (), gin_params: Sequence[str] = (),
   So the training command's own gin files can be passed; only `code_t5.flcc_dataset` matters here.
   """
   import gin  # pylint: disable=g-import-not-at-top
-  import code_t5  # pylint: disable=g-import-not-at-top,unused-import
+  from code_t5 import registration  # pylint: disable=g-import-not-at-top
+  registration.register()  # the configurables the bindings name, and gin's search path
   files = [f if os.path.isabs(f) or not gin_location_prefix else gin_location_prefix + f
            for f in gin_files]
   gin.parse_config_files_and_bindings(files, list(gin_params), skip_unknown=True)

@@ -150,9 +150,13 @@ def build_parser():
   return parser
 
 
-# Python loggers of the libraries whose warnings are not the user's business (TF deprecations,
-# seqio's and Mesh TF's notes through absl); their errors still show.
-_LIBRARY_LOGGERS = ("absl", "tensorflow")
+# Python loggers silenced (CRITICAL only) unless --verbose: the root logger -- what libraries log
+# through it (gin's "Path not found" while it searches its path, Beam's "apitools not found") and
+# every library logger that inherits its level -- and absl's and TensorFlow's, which may have a
+# level of their own (TF deprecations, seqio's and Mesh TF's notes).
+_LIBRARY_LOGGERS = ("", "absl", "tensorflow")
+# The project's own loggers stay at WARNING (code_t5.flcc's files skipped): the user's business.
+_OWN_LOGGER = "code_t5"
 
 
 @contextlib.contextmanager
@@ -160,29 +164,32 @@ def library_output(verbose: bool = False):
   """While active and not `verbose`: the libraries' chatter stays off the terminal.
 
   That is TensorFlow's C++ log (CUDA/cuDNN/cuFFT/cuBLAS factories, TensorRT, CPU features,
-  oneDNN; TF_CPP_MIN_LOG_LEVEL set by the user wins), warnings of the `absl` and `tensorflow`
-  loggers, and Python warnings (e.g. tensorflow_hub's "pkg_resources is deprecated"; -W or
-  PYTHONWARNINGS win). The command's own output -- progress, results, one-line errors and its
-  warnings (printed, or logged by code_t5's loggers) -- is untouched. Process state is restored
-  on exit, so `main` can be called in-process. Mesh TF subprocesses get TF_CPP_MIN_LOG_LEVEL=3
-  from launcher.run either way (their log goes to a file).
+  oneDNN; TF_CPP_MIN_LOG_LEVEL set by the user wins), what libraries log through Python's logging
+  (_LIBRARY_LOGGERS), and Python warnings (e.g. tensorflow_hub's "pkg_resources is deprecated";
+  -W or PYTHONWARNINGS win). The command's own output -- progress, results, one-line errors and
+  its warnings (printed, or logged by code_t5's loggers) -- is untouched, and so are exceptions.
+  Process state is restored on exit, so `main` can be called in-process. Mesh TF subprocesses get
+  TF_CPP_MIN_LOG_LEVEL=3 from launcher.run either way (their log goes to a file).
   """
   if verbose:
     yield
     return
+  levels = {logging.getLogger(name): logging.CRITICAL for name in _LIBRARY_LOGGERS}
+  own = logging.getLogger(_OWN_LOGGER)
+  if own.level == logging.NOTSET:
+    levels[own] = logging.WARNING  # what it inherits from the root logger by default
+  saved_levels = {logger: logger.level for logger in levels}
   saved_env = os.environ.get("TF_CPP_MIN_LOG_LEVEL")
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # read when TensorFlow is first loaded
-  loggers = [logging.getLogger(name) for name in _LIBRARY_LOGGERS]
-  saved_levels = [logger.level for logger in loggers]
   try:
-    for logger in loggers:
-      logger.setLevel(logging.ERROR)
+    for logger, level in levels.items():
+      logger.setLevel(level)
     with warnings.catch_warnings():
       if not sys.warnoptions:
         warnings.simplefilter("ignore")
       yield
   finally:
-    for logger, level in zip(loggers, saved_levels):
+    for logger, level in saved_levels.items():
       logger.setLevel(level)
     if saved_env is None:
       os.environ.pop("TF_CPP_MIN_LOG_LEVEL", None)

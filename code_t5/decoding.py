@@ -4,10 +4,14 @@ healing at the cursor.
 - A candidate ends where its text first holds a newline, whatever the piece that brought it
   ("▁1\\n" ends a line as "\\n" does), or at EOS; its text is cut there. A beam still open after
   `max_tokens` is dropped: a line that never ends is what a looping model writes.
-- The search stops once `beam_size` lines have ended (early stopping, as Hugging Face's
-  `early_stopping=True`): each step keeps the `beam_size` best open beams, so these are the
-  best-ranked lines the beam found; waiting for the open beams to fall below them costs up to
-  `max_tokens` steps of looping beams.
+- Each step ranks every open beam's continuations; a line that ends there is kept only if it
+  ranks among the `beam_size` best of them (as Hugging Face's beam search does), the
+  `beam_size` best that go on are the next beams. The search stops once `beam_size` lines have
+  ended and the best open beam scores below the worst of them (Hugging Face's default stopping
+  rule, with its score as it stands). Stopping as soon as `beam_size` lines have ended is faster
+  but wrong for a confident model: the unlikely endings of the first steps (EOS, a newline after
+  one piece) fill the count before the likely line has ended, and a half line wins
+  (tests/decoding_test.py).
 - Score: the candidate's log-probability divided by sqrt(its tokens) (the ending piece counted;
   LENGTH_EXPONENT): the sum alone prefers short lines, the mean per token long ones; candidates
   come best first, one per distinct text.
@@ -107,22 +111,32 @@ class LineSearch:
       choices = sorted(((float(totals[b, i]), b, int(i)) for b in range(len(hypotheses))
                         for i in best[b] if np.isfinite(totals[b, i])), reverse=True)
       parents, next_ids, next_hypotheses = [], [], []
-      for total, b, i in choices:
+      for rank, (total, b, i) in enumerate(choices):
         hypothesis = hypotheses[b]
         tokens = hypothesis.tokens + 1
         if i == tokenizers.EOS_ID or self._ends[i]:
-          data = hypothesis.data + (self._pieces[i] or b"")
-          self._finish(finished, data.split(b"\n")[0], heal, total, tokens)
+          if rank < beam_size:
+            data = hypothesis.data + (self._pieces[i] or b"")
+            self._finish(finished, data.split(b"\n")[0], heal, total, tokens)
         elif len(next_hypotheses) < beam_size:
           parents.append(b)
           next_ids.append(i)
           next_hypotheses.append(_Hypothesis(hypothesis.data + self._pieces[i], total, tokens))
-      if not next_hypotheses or len(finished) >= beam_size:
+      if not next_hypotheses or self._done(finished, next_hypotheses, beam_size):
         break
       beams.reorder(np.asarray(parents))
       hypotheses = next_hypotheses
       logits = network.step(beams, np.asarray(next_ids))
     return sorted(finished.values(), key=lambda line: -line.score)[:top]
+
+  @staticmethod
+  def _done(finished, open_hypotheses, beam_size: int) -> bool:
+    """`beam_size` lines have ended and no open beam, scored as it stands, beats the worst."""
+    if len(finished) < beam_size:
+      return False
+    worst = sorted(line.score for line in finished.values())[-beam_size]
+    best_open = max(h.logprob / h.tokens ** LENGTH_EXPONENT for h in open_hypotheses)
+    return best_open < worst
 
   @staticmethod
   def _finish(finished, data: bytes, heal: bytes, logprob: float, tokens: int):

@@ -20,9 +20,12 @@ from typing import Dict, List, Optional, Sequence
 from code_t5 import errors
 from code_t5 import line_completion as line_completion_lib
 from code_t5 import processes
-from code_t5 import sources
 
-GIN_CONFIGS = sources.REPO_ROOT / "gin_configs"
+# sources.REPO_ROOT and sources.DEV_ROOT: sources is not imported here, as it imports TensorFlow
+# and the `code-t5` command line imports this module to build its parser.
+_REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+_DEV_ROOT = _REPO_ROOT / "dataset-dev"
+GIN_CONFIGS = _REPO_ROOT / "gin_configs"
 MODELS = ("shared-prefix_lm", "prefix_lm", "causal_lm", "span_corruption")
 SIZES = ("tiny", "mini", "small", "base")
 RUNS = ("cpu", "cpu_x2", "cpu_x4", "gpu", "gpu_x2", "gpu_x4", "gpu_x8", "tpu_v3_8", "tpu_v3_32")
@@ -99,7 +102,7 @@ class Experiment:
     (so a model keeps its decodes of each root it is judged on)."""
     if not line_completion:
       return self.command(extra_gin_files=["runs/eval.gin"], extra_gin_params=extra_gin_params)
-    root_name = (self.root or sources.DEV_ROOT).resolve().name
+    root_name = (self.root or _DEV_ROOT).resolve().name
     params = [f"utils.run.eval_dir_suffix = '{line_completion_lib.eval_dir_suffix(root_name)}'"]
     if max_files is not None:
       params.append(f"code_t5.line_completion_points.max_files = {max_files}")

@@ -692,11 +692,11 @@ def gin_text(model: Model, prefix: str, step: int,
 def convert(source: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
             dtype: str = "float32", params_only: bool = False, force: bool = False) -> Report:
   """Converts a Mesh TF checkpoint into out/checkpoint_<step>/ (see the module docstring)."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   start = time.time()
   if dtype not in DTYPES:
     raise ConvertError(f"--dtype {dtype!r} is not one of {', '.join(DTYPES)}")
   prefix = find_checkpoint(pathlib.Path(source), step)
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top  (slow; after argument checks)
   try:
     reader = tf.train.load_checkpoint(prefix)
   except (tf.errors.OpError, ValueError) as e:

@@ -14,18 +14,20 @@ Two kinds, both with T5's ids (pad 0, eos 1, unk 2) and 100 sentinels for span c
 says which one it uses, and gin picks the task (`code_t5.task_name.vocabulary`).
 """
 
-import functools
+from __future__ import annotations  # seqio's types in annotations: seqio imports TensorFlow
+
 import os
 import pathlib
 import tempfile
-from typing import Callable, Dict, Iterator, List
+from typing import TYPE_CHECKING, Callable, Dict, Iterator
 
-import seqio
 import sentencepiece as spm
-from sentencepiece import sentencepiece_model_pb2
-import tensorflow.compat.v2 as tf
 
 from code_t5 import errors
+
+if TYPE_CHECKING:
+  import seqio
+  from code_t5 import spm_vocabulary
 
 # Sentinels for span corruption (t5's default count); prefix-LM tasks share the vocabulary so the
 # two objectives can be mixed in one model.
@@ -84,116 +86,26 @@ class VocabError(errors.UserError):
 
 def byte_vocabulary() -> seqio.ByteVocabulary:
   """UTF-8 bytes + pad/eos/unk + sentinels: lossless for any text, 1 byte per token."""
+  import seqio  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
   return seqio.ByteVocabulary(extra_ids=NUM_EXTRA_IDS)
 
 
-class CodeSentencePieceVocabulary(seqio.SentencePieceVocabulary):
-  """A code SentencePiece model: decode(encode(text)) == text for every str, in Python and in TF.
-
-  SentencePiece (trained with TRAINER_OPTIONS) keeps whitespace, newlines and any character (byte
-  fallback) exactly, with ONE exception: it writes spaces as "▁" (U+2581) internally and turns
-  every "▁" back into a space when decoding, so a literal "▁" in the text would come back as " ".
-  The fix is a reversible mapping around SentencePiece: the text is split at each literal "▁", the
-  parts are encoded by SentencePiece, and each "▁" is inserted as its three UTF-8 byte pieces
-  <0xE2><0x96><0x81> (which SentencePiece decodes to "▁" itself, not to a space). Text without
-  "▁" — nearly all code — is encoded exactly as SentencePiece alone would. `_encode` and
-  `_encode_tf` do the same split, so both sides give the same ids (tested over dataset-dev).
-
-  Sentinels: the 100 extra ids are the ids after the model's pieces, as in ByteVocabulary, not the
-  "▁<extra_id_N>" pieces seqio's SentencePieceVocabulary adds to the model: with those, a text
-  containing " <extra_id_0>" would be encoded as a sentinel. Here no text ever encodes to a
-  sentinel, and sentinels, pad, eos and unk decode to nothing.
-  """
-
-  def __init__(self, sentencepiece_model_file, extra_ids: int = NUM_EXTRA_IDS):
-    super().__init__(str(sentencepiece_model_file), extra_ids=extra_ids)
-
-  def _model_context(self):
-    if self._model:
-      return self._model
-    # The model as trained (extra_ids=0: no sentinel pieces added, see the class docstring).
-    self._model = seqio.vocabularies._load_model(  # pylint: disable=protected-access
-        self._sentencepiece_model_file, 0, None, True)
-    _check_model(self._sentencepiece_model_file, self._model.sp_model)
-    return self._model
-
-  @property
-  def vocab_size(self) -> int:
-    return self._base_vocab_size + self.extra_ids
-
-  @functools.cached_property
-  def _space_symbol_ids(self) -> List[int]:
-    return [self.tokenizer.PieceToId(f"<0x{b:02X}>") for b in SPACE_SYMBOL.encode("utf-8")]
-
-  def __getstate__(self):
-    state = super().__getstate__()
-    state.pop("_space_symbol_ids", None)
-    return state
-
-  def _encode(self, s: str) -> List[int]:
-    ids = []
-    for i, part in enumerate(s.split(SPACE_SYMBOL)):
-      if i:
-        ids.extend(self._space_symbol_ids)
-      ids.extend(self.tokenizer.EncodeAsIds(part))
-    return ids
-
-  def _encode_tf(self, s):
-    """Rank 0 (what seqio's tokenize passes): int32 ids; rank 1: a RaggedTensor of ids."""
-    s = tf.convert_to_tensor(s, tf.string)
-    if s.shape.rank == 0:
-      return self._encode_scalar_tf(s)
-    return tf.map_fn(self._encode_scalar_tf, s,
-                     fn_output_signature=tf.RaggedTensorSpec([None], tf.int32))
-
-  def _encode_scalar_tf(self, s):
-    parts = tf.strings.split(s, sep=SPACE_SYMBOL)  # [n_parts], at least one (maybe empty)
-    pieces = tf.cast(self.tf_tokenizer.tokenize(parts), tf.int32)  # ragged [n_parts, None]
-    symbol = tf.constant(self._space_symbol_ids, tf.int32)
-    # Append the "▁" byte pieces to every part, then drop the ones after the last part.
-    marks = tf.RaggedTensor.from_tensor(tf.tile(symbol[tf.newaxis], [tf.size(parts), 1]))
-    ids = tf.concat([pieces, marks], axis=1).flat_values
-    return ids[:tf.size(ids) - len(self._space_symbol_ids)]
-
-  def _decode(self, ids) -> str:
-    # Vocabulary.decode has cut at EOS and mapped sentinels to unk; pad, eos are control pieces
-    # (decoded to nothing) and unk is removed (SentencePiece would write " ⁇ ").
-    unk = self.tokenizer.unk_id()
-    return self.tokenizer.DecodeIds([int(i) for i in ids if int(i) != unk])
-
-  def _decode_tf(self, ids):
-    ids = tf.convert_to_tensor(ids)
-    kept = tf.ragged.boolean_mask(ids, tf.not_equal(ids, self.tokenizer.unk_id()))
-    return self.tf_tokenizer.detokenize(kept)
-
-  def __str__(self) -> str:
-    return f"Code{super().__str__()}"
+# CodeSentencePieceVocabulary lives in code_t5/spm_vocabulary.py and is re-exported here as
+# `vocab.CodeSentencePieceVocabulary`: it subclasses seqio's SentencePieceVocabulary, so defining
+# it imports seqio and TensorFlow, which training a vocabulary (`code-t5 vocab`) does not need.
 
 
-def _check_model(path, sp_model: bytes) -> None:
-  """Refuses models that would not round-trip code (e.g. T5's default NFKC vocabulary)."""
-  model = sentencepiece_model_pb2.ModelProto.FromString(sp_model)
-  problems = []
-  if model.normalizer_spec.name != "identity":
-    problems.append(f"normalization {model.normalizer_spec.name!r} (want identity)")
-  if model.normalizer_spec.add_dummy_prefix:
-    problems.append("add_dummy_prefix")
-  if model.normalizer_spec.remove_extra_whitespaces:
-    problems.append("remove_extra_whitespaces")
-  if not model.trainer_spec.byte_fallback:
-    problems.append("no byte_fallback")
-  ids = (model.trainer_spec.pad_id, model.trainer_spec.eos_id, model.trainer_spec.unk_id,
-         model.trainer_spec.bos_id)
-  if ids != (0, 1, 2, -1):
-    problems.append(f"pad/eos/unk/bos ids {ids} (want 0, 1, 2, -1)")
-  if problems:
-    raise VocabError(f"{path} is not a code vocabulary ({'; '.join(problems)}): train one with "
-                     "`code-t5 vocab`")
+def __getattr__(name: str):
+  if name == "CodeSentencePieceVocabulary":
+    from code_t5 import spm_vocabulary  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
+    return spm_vocabulary.CodeSentencePieceVocabulary
+  raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def dev_spm_vocabulary() -> CodeSentencePieceVocabulary:
+def dev_spm_vocabulary() -> spm_vocabulary.CodeSentencePieceVocabulary:
   """The committed SentencePiece vocabulary trained on dataset-dev's train split."""
-  return CodeSentencePieceVocabulary(DEV_SPM_MODEL)
+  from code_t5 import spm_vocabulary  # pylint: disable=g-import-not-at-top,redefined-outer-name
+  return spm_vocabulary.CodeSentencePieceVocabulary(DEV_SPM_MODEL)
 
 
 # name -> factory. Each name gets its own versioned tasks (code_t5/tasks.py); "byte" keeps the
@@ -301,7 +213,8 @@ def train_spm(root, size: int, out, force: bool = False, validation_fraction: fl
 def _cli(args) -> int:
   out = train_spm(args.root, args.size, args.out, force=args.force,
                   validation_fraction=args.validation_fraction, test_fraction=args.test_fraction)
-  vocabulary = CodeSentencePieceVocabulary(out)
+  from code_t5 import spm_vocabulary  # pylint: disable=g-import-not-at-top,redefined-outer-name
+  vocabulary = spm_vocabulary.CodeSentencePieceVocabulary(out)
   print(f"wrote {out}: {vocabulary.tokenizer.GetPieceSize()} pieces "
         f"(+{vocabulary.extra_ids} sentinels = {vocabulary.vocab_size} ids)")
   return 0

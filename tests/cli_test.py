@@ -1,9 +1,21 @@
-"""code_t5/cli.py: one set of dataset flags for commands that read a root; `prepare`'s report."""
+"""code_t5/cli.py: one set of dataset flags for commands that read a root; `prepare`'s report;
+start-up (--help and argument errors import no TensorFlow), registration, quiet by default."""
+
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
 
 import pytest
 
+import code_t5
 from code_t5 import cli
+from code_t5 import task_names
 from code_t5 import test_utils
+from code_t5 import vocab
 
 DATASET_FLAGS = ["--validation-fraction", "0.2", "--test-fraction", "0.1",
                  "--prepared-dir", "/data/prepared"]
@@ -65,3 +77,167 @@ def test_prepare_prints_each_split_and_warns_on_an_empty_one(tmp_path, capsys):
   out, err = capsys.readouterr()
   assert "validation split" in err and "empty" in err and "--validation-fraction" in err
   assert list(prepared.iterdir())  # written where --prepared-dir says
+
+
+# --- start-up: nothing heavy before a command needs it; registration; quiet by default ----------
+
+# What `code-t5 --help` and argument errors must not import (seconds of start-up between them).
+HEAVY = ("tensorflow", "seqio", "t5", "mesh_tensorflow", "jax", "apache_beam")
+# The libraries' chatter: TF's C++ log ("2024-01-01 10:00:00.123: E external/...cuda_dnn.cc:..."
+# or absl's "W0101 10:00:00.123 ..."), Python logging's default format ("ERROR:root:Path not
+# found: ..." from gin, "WARNING:tensorflow:..."), Python warnings (tensorflow_hub's
+# "pkg_resources is deprecated"), CUDA/cuDNN/TensorRT notes.
+NOISE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] |^[IWEF]\d{4} \d\d:\d\d:\d\d|"
+                   r"^(?:DEBUG|INFO|WARNING|ERROR):[\w.]+:|[A-Z]\w*Warning: |pkg_resources|"
+                   r"(?i:cuda|tensorrt)", re.M)
+CONSOLE_SCRIPT = pathlib.Path(sys.executable).parent / "code-t5"
+PRETRAINED = (pathlib.Path(code_t5.__file__).parent / "pretrained" /
+              "causal_lm-mini-spm_dev-sitepackages")
+
+# Runs command lines as the `code-t5` console script does (argv[0] "code-t5", so `import code_t5`
+# registers nothing), one after the other in one fresh interpreter, and writes for each its exit
+# status, output, and which HEAVY packages are imported by then.
+_DRIVER = """
+import contextlib, io, json, sys
+report, heavy, cases = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+sys.argv = ["code-t5"]
+from code_t5 import cli
+results = []
+for argv in cases:
+  out, err = io.StringIO(), io.StringIO()
+  with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    try:
+      code = cli.main(argv)
+    except SystemExit as e:
+      code = e.code
+  results.append({"argv": argv, "code": code, "out": out.getvalue(), "err": err.getvalue(),
+                  "heavy": [m for m in heavy if m in sys.modules]})
+with open(report, "w") as f:
+  json.dump(results, f)
+"""
+
+
+def _env(**changes):
+  env = {k: v for k, v in os.environ.items() if k not in ("TF_CPP_MIN_LOG_LEVEL", "PYTHONWARNINGS")}
+  return dict(env, **changes)
+
+
+def _console_script(args, **kwargs) -> subprocess.CompletedProcess:
+  """`code-t5 ARGS` in a fresh process, as typed (the installed script, or an equivalent)."""
+  command = ([str(CONSOLE_SCRIPT)] if CONSOLE_SCRIPT.exists() else
+             [sys.executable, "-c", "import sys; sys.argv[0] = 'code-t5'; "
+              "from code_t5.cli import main; sys.exit(main())"])
+  return subprocess.run(command + list(args), capture_output=True, text=True,
+                        env=kwargs.pop("env", _env()), **kwargs)
+
+
+def test_help_and_argument_errors_import_nothing_heavy(tmp_path):
+  missing = str(tmp_path / "missing")
+  source = tmp_path / "m.py"
+  source.write_text("import os\n")
+  subparsers = cli.build_parser()._subparsers._group_actions[0]  # pylint: disable=protected-access
+  commands = sorted(subparsers.choices)
+  helps = [["--help"]] + [[command, "--help"] for command in commands]
+  argparse_errors = [[], ["nosuch"], ["train", "--steps", "x"], ["plot"], ["vocab", "--out", "x"],
+                     ["convert", "--dtype", "int3", missing, missing], ["complete"]]
+  # Each command's own checks of its arguments, before it loads anything: one line, status 2.
+  checked = [["train", "--model", "nosuch"], ["eval", "--root", missing],
+             ["prepare", "--test-fraction", "-0.1"], ["prepare", "--root", missing],
+             ["plot", "--model-dir", missing], ["import", missing, "--out", missing],
+             ["complete", "--checkpoint", missing, str(source)],
+             ["complete", "--checkpoint", str(PRETRAINED), f"{source}:9:1"],
+             ["export", "--checkpoint", missing], ["serve", "--checkpoint", missing],
+             ["lsp", "--checkpoint", missing],
+             ["cache", "--output-cache-dir", missing, "--root", missing],
+             ["vocab", "--root", missing, "--out", str(tmp_path / "v.model")],
+             ["vocab", "--root", str(tmp_path), "--out", str(tmp_path / "v.model"), "--size", "9"],
+             ["baseline", "--root", missing, "--out", str(tmp_path / "b.json")],
+             ["convert", missing, missing], ["pack", missing, "--out", missing]]
+  report = tmp_path / "report.json"
+  driver = subprocess.run(
+      [sys.executable, "-c", _DRIVER, str(report), json.dumps(HEAVY),
+       json.dumps(helps + argparse_errors + checked)],
+      capture_output=True, text=True, env=_env(), timeout=120)
+  assert driver.returncode == 0, driver.stderr[-3000:]
+  results = {tuple(r["argv"]): r for r in json.loads(report.read_text())}
+  for argv, r in results.items():
+    assert not r["heavy"], f"`code-t5 {' '.join(argv)}` (or one before it) imported {r['heavy']}"
+  for argv in map(tuple, helps):
+    assert results[argv]["code"] == 0 and "usage: code-t5" in results[argv]["out"], argv
+    assert not results[argv]["err"], argv
+  for argv in map(tuple, argparse_errors):
+    r = results[argv]
+    assert r["code"] == 2 and not r["out"], argv
+    assert r["err"].startswith("usage: code-t5"), argv  # argparse's usage, then the error line
+    assert re.fullmatch(r"code-t5( \S+)?: error: [^\n]+\n", r["err"].splitlines(True)[-1]), r
+  for argv in map(tuple, checked):
+    r = results[argv]
+    assert r["code"] == 2 and not r["out"], r
+    assert re.fullmatch(fr"code-t5 {argv[0]}: [^\n]+\n", r["err"]), r  # exactly one line
+
+
+@pytest.mark.skipif(not CONSOLE_SCRIPT.exists(), reason="code-t5 is not installed in this venv")
+def test_the_installed_command_answers_help_without_tensorflow():
+  result = subprocess.run([sys.executable, "-X", "importtime", str(CONSOLE_SCRIPT), "--help"],
+                          capture_output=True, text=True, env=_env())
+  assert result.returncode == 0 and "usage: code-t5" in result.stdout
+  imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()
+              if line.startswith("import time:")}
+  assert "code_t5.cli" in imported and not imported & set(HEAVY)
+
+
+def test_import_code_t5_registers_every_task_mixture_and_the_gin_path():
+  # As `python -m t5.models.mesh_transformer_main --module_import=code_t5` does it.
+  code = ("import sys; sys.argv[0] = '/venv/t5/models/mesh_transformer_main.py'\n"
+          "import importlib; importlib.import_module('code_t5')\n"
+          "import gin, seqio\n"
+          "from code_t5 import task_names, vocab\n"
+          "names = [task_names.name_of(o, v) for o in task_names.OBJECTIVES\n"
+          "         for v in vocab.VOCABULARIES]\n"
+          "for name in names:\n"
+          "  seqio.get_mixture_or_task(name)\n"
+          "gin.parse_config_file('vocabs/spm_dev.gin')\n"
+          "print(len(names))\n")
+  result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=_env(TF_CPP_MIN_LOG_LEVEL="3"), cwd="/")
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert int(result.stdout) == len(task_names.OBJECTIVES) * len(vocab.VOCABULARIES)
+
+
+def test_a_command_that_needs_the_registry_registers_it(tmp_path):
+  # `cache` parses gin and looks the tasks up in-process: an unknown task is refused with the
+  # list of registered ones, which the `code-t5` process must have registered itself.
+  # dataset.gin is found on gin's search path, which the process must have set too.
+  result = _console_script(["cache", "--output-cache-dir", str(tmp_path / "cache"),
+                            "--tasks", "nosuch_v1", "--gin-file", "dataset.gin"], cwd=tmp_path)
+  assert result.returncode == 2, result.stderr[-3000:]
+  assert re.fullmatch(r"code-t5 cache: unknown task\(s\) nosuch_v1; registered: .*\n",
+                      result.stderr), result.stderr[-3000:]
+  assert "flcc_py_prefix_lm_v1" in result.stderr and "flcc_py_cursor_lm_spm_dev_v1" in result.stderr
+
+
+def test_complete_on_a_checkpoint_without_runtime_registers_and_is_quiet(tmp_path):
+  # The first completion from a checkpoint writes its NumPy runtime from the seqio task's
+  # vocabulary (TensorFlow, seqio, t5 in-process): found, and nothing but progress on stderr.
+  model_dir = tmp_path / "model"
+  shutil.copytree(PRETRAINED, model_dir, ignore=shutil.ignore_patterns("runtime"))
+  source = tmp_path / "m.py"
+  source.write_text("import os\nimport sys\n\n\ndef main(argv):\n  ")
+  result = _console_script(["complete", "--checkpoint", str(model_dir), str(source), "--json"])
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert "completion" in json.loads(result.stdout)
+  assert "writing the runtime of" in result.stderr  # progress: the registry was used
+  assert not NOISE.search(result.stderr), result.stderr[-3000:]
+
+
+def test_library_chatter_is_hidden_unless_verbose(tmp_path):
+  args = ["prepare", "--root", str(test_utils.make_flcc_tree(tmp_path / "flcc", {
+      test_utils.repo_in_split("train"): {"m.py": "x = 1\n"}})),
+          "--prepared-dir", str(tmp_path / "prepared")]
+  quiet = _console_script(args)
+  assert quiet.returncode == 0, quiet.stderr[-3000:]
+  assert "prepared:" in quiet.stdout and not NOISE.search(quiet.stderr), quiet.stderr[-3000:]
+  verbose = _console_script(["--verbose"] + args)
+  assert verbose.returncode == 0, verbose.stderr[-3000:]
+  assert verbose.stdout == quiet.stdout  # the same report...
+  assert NOISE.search(verbose.stderr), verbose.stderr[-3000:]  # ...and what the libraries said

@@ -5,6 +5,9 @@ logits is runtime_test; that healing completes half-typed words of memorised fil
 learning_test. Here: what the search returns and how the options change it.
 """
 
+import types
+
+import numpy as np
 import pytest
 
 from code_t5 import complete
@@ -12,6 +15,7 @@ from code_t5 import decoding
 from code_t5 import flcc
 from code_t5 import line_completion
 from code_t5 import sources
+from code_t5 import tokenizers
 
 PRETRAINED = sources.REPO_ROOT / "code_t5" / "pretrained" / "causal_lm-mini-spm_dev-sitepackages"
 PLAIN = complete.EngineOptions(top=5, heal=False, filters=False)
@@ -80,3 +84,42 @@ def test_min_score_shows_nothing_rather_than_a_doubtful_line():
   result = strict.complete_at(text, cursor)
   assert result.candidates == () and result.completion == ""
   assert result.reply()["completions"] == [] and result.reply()["completion"] == ""
+
+
+class _ChainNetwork:
+  """A language model whose next-piece distribution is a fixed table on the last piece (a Markov
+  chain), in the interface LineSearch uses: its most probable line is known exactly."""
+
+  num_heads, head_dim, layers = 1, 1, ()
+
+  def __init__(self, pieces, table):
+    self.tokenizer = types.SimpleNamespace(piece_bytes=pieces)
+    self.vocab_rows = len(pieces)
+    self._logits = np.log(np.asarray(table, np.float32) + 1e-30)
+
+  def start(self, context_ids):
+    return types.SimpleNamespace(logits=self._logits[context_ids[-1]], length=len(context_ids))
+
+  def step(self, beams, tokens):
+    return self._logits[tokens]
+
+
+def test_a_confident_line_beats_the_unlikely_endings_of_the_first_steps():
+  # After the context and after each of the pieces a..e comes the next letter with p 0.9, or the
+  # line ends (EOS or a newline, p 0.05 each); after f it ends. The best line is "abcdef" (log p
+  # -0.63, score -0.26); each shorter line is < 5 % as likely. A search that stopped once 5 lines
+  # had ended returned one of the short ones: the endings of the first steps fill that count.
+  pieces = [None, None, None] + [c.encode() for c in "abcdef"] + [b"\n", b"x"]
+  a, f, newline, context = 3, 8, 9, 10  # pad, EOS, unk are 0-2; "x" is the context
+  table = np.zeros((len(pieces), len(pieces)))
+  for row, letter in zip([context] + list(range(a, f)), range(a, f + 1)):
+    table[row, letter] = 0.9
+    table[row, [tokenizers.EOS_ID, newline]] = 0.05
+  table[f, newline] = 1.0
+  table[newline, newline] = table[tokenizers.EOS_ID, newline] = 1.0  # (never read)
+  search = decoding.LineSearch(_ChainNetwork(pieces, table))
+  lines = search.search([context], beam_size=5, top=5, max_tokens=16)
+  assert [line.text for line in lines] == ["abcdef", "abcde", "abcd", "abc", "ab"]
+  assert lines[0].tokens == 7
+  assert lines[0].score == pytest.approx(6 * np.log(0.9) / 7 ** decoding.LENGTH_EXPONENT,
+                                         abs=1e-4)

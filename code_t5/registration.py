@@ -1,0 +1,44 @@
+"""Registers the project with seqio and gin: `register()`, idempotent.
+
+What it does: imports code_t5.tasks and code_t5.mixtures (which add every task and mixture to
+seqio's registries and define the `code_t5.*` gin configurables) and puts the project's
+gin_configs/ on gin's search path, so `--gin_file=models/shared-prefix_lm.gin` works from any
+directory.
+
+Who calls it:
+- `import code_t5` (and so `--module_import=code_t5` of mesh_transformer_main and seqio's cache
+  job, and Beam workers), in every process except the `code-t5` console script;
+- the `code-t5` commands that need the registry or gin, just before they do: the console script
+  imports no TensorFlow (~5 s) until a command needs it, so `--help` and argument errors answer
+  at once.
+
+This module itself imports nothing heavy: importing it is free, calling `register()` is not.
+"""
+
+import importlib.resources
+import threading
+
+# The gin_configs/ folder (the package code_t5.gin_configs), as gin's search path gets it.
+GIN_CONFIGS = str(importlib.resources.files("code_t5.gin_configs"))
+
+_lock = threading.RLock()  # re-entrant: a task module that called register() would not hang
+_registered = False
+
+
+def register() -> None:
+  """Registers every seqio task and mixture and adds GIN_CONFIGS to gin's search path (once)."""
+  global _registered
+  if _registered:
+    return
+  with _lock:
+    if _registered:
+      return
+    import gin  # pylint: disable=g-import-not-at-top
+    import code_t5_compat  # pylint: disable=g-import-not-at-top
+    # Registers the mixtures, and before them the tasks (imports seqio, t5 and TensorFlow).
+    from code_t5 import mixtures  # pylint: disable=g-import-not-at-top,unused-import
+    from code_t5 import tasks  # pylint: disable=g-import-not-at-top,unused-import
+
+    gin.add_config_file_search_path(GIN_CONFIGS)
+    code_t5_compat.patch_gin_for_namespace_packages()
+    _registered = True

@@ -1,0 +1,120 @@
+"""`CodeSentencePieceVocabulary`: the seqio vocabulary of a code SentencePiece model.
+
+Also `code_t5.vocab.CodeSentencePieceVocabulary`. Its own module because it subclasses seqio's
+SentencePieceVocabulary, so defining it imports seqio and TensorFlow; code_t5/vocab.py (the
+vocabularies' names, the SentencePiece trainer and `code-t5 vocab`) imports it only when a
+vocabulary is built.
+"""
+
+import functools
+from typing import List
+
+import seqio
+from sentencepiece import sentencepiece_model_pb2
+import tensorflow.compat.v2 as tf
+
+from code_t5 import vocab
+
+
+class CodeSentencePieceVocabulary(seqio.SentencePieceVocabulary):
+  """A code SentencePiece model: decode(encode(text)) == text for every str, in Python and in TF.
+
+  SentencePiece (trained with vocab.TRAINER_OPTIONS) keeps whitespace, newlines and any character
+  (byte fallback) exactly, with ONE exception: it writes spaces as "▁" (U+2581) internally and turns
+  every "▁" back into a space when decoding, so a literal "▁" in the text would come back as " ".
+  The fix is a reversible mapping around SentencePiece: the text is split at each literal "▁", the
+  parts are encoded by SentencePiece, and each "▁" is inserted as its three UTF-8 byte pieces
+  <0xE2><0x96><0x81> (which SentencePiece decodes to "▁" itself, not to a space). Text without
+  "▁" — nearly all code — is encoded exactly as SentencePiece alone would. `_encode` and
+  `_encode_tf` do the same split, so both sides give the same ids (tested over dataset-dev).
+
+  Sentinels: the 100 extra ids are the ids after the model's pieces, as in ByteVocabulary, not the
+  "▁<extra_id_N>" pieces seqio's SentencePieceVocabulary adds to the model: with those, a text
+  containing " <extra_id_0>" would be encoded as a sentinel. Here no text ever encodes to a
+  sentinel, and sentinels, pad, eos and unk decode to nothing.
+  """
+
+  def __init__(self, sentencepiece_model_file, extra_ids: int = vocab.NUM_EXTRA_IDS):
+    super().__init__(str(sentencepiece_model_file), extra_ids=extra_ids)
+
+  def _model_context(self):
+    if self._model:
+      return self._model
+    # The model as trained (extra_ids=0: no sentinel pieces added, see the class docstring).
+    self._model = seqio.vocabularies._load_model(  # pylint: disable=protected-access
+        self._sentencepiece_model_file, 0, None, True)
+    _check_model(self._sentencepiece_model_file, self._model.sp_model)
+    return self._model
+
+  @property
+  def vocab_size(self) -> int:
+    return self._base_vocab_size + self.extra_ids
+
+  @functools.cached_property
+  def _space_symbol_ids(self) -> List[int]:
+    return [self.tokenizer.PieceToId(f"<0x{b:02X}>") for b in vocab.SPACE_SYMBOL.encode("utf-8")]
+
+  def __getstate__(self):
+    state = super().__getstate__()
+    state.pop("_space_symbol_ids", None)
+    return state
+
+  def _encode(self, s: str) -> List[int]:
+    ids = []
+    for i, part in enumerate(s.split(vocab.SPACE_SYMBOL)):
+      if i:
+        ids.extend(self._space_symbol_ids)
+      ids.extend(self.tokenizer.EncodeAsIds(part))
+    return ids
+
+  def _encode_tf(self, s):
+    """Rank 0 (what seqio's tokenize passes): int32 ids; rank 1: a RaggedTensor of ids."""
+    s = tf.convert_to_tensor(s, tf.string)
+    if s.shape.rank == 0:
+      return self._encode_scalar_tf(s)
+    return tf.map_fn(self._encode_scalar_tf, s,
+                     fn_output_signature=tf.RaggedTensorSpec([None], tf.int32))
+
+  def _encode_scalar_tf(self, s):
+    parts = tf.strings.split(s, sep=vocab.SPACE_SYMBOL)  # [n_parts], at least one (maybe empty)
+    pieces = tf.cast(self.tf_tokenizer.tokenize(parts), tf.int32)  # ragged [n_parts, None]
+    symbol = tf.constant(self._space_symbol_ids, tf.int32)
+    # Append the "▁" byte pieces to every part, then drop the ones after the last part.
+    marks = tf.RaggedTensor.from_tensor(tf.tile(symbol[tf.newaxis], [tf.size(parts), 1]))
+    ids = tf.concat([pieces, marks], axis=1).flat_values
+    return ids[:tf.size(ids) - len(self._space_symbol_ids)]
+
+  def _decode(self, ids) -> str:
+    # Vocabulary.decode has cut at EOS and mapped sentinels to unk; pad, eos are control pieces
+    # (decoded to nothing) and unk is removed (SentencePiece would write " ⁇ ").
+    unk = self.tokenizer.unk_id()
+    return self.tokenizer.DecodeIds([int(i) for i in ids if int(i) != unk])
+
+  def _decode_tf(self, ids):
+    ids = tf.convert_to_tensor(ids)
+    kept = tf.ragged.boolean_mask(ids, tf.not_equal(ids, self.tokenizer.unk_id()))
+    return self.tf_tokenizer.detokenize(kept)
+
+  def __str__(self) -> str:
+    return f"Code{super().__str__()}"
+
+
+def _check_model(path, sp_model: bytes) -> None:
+  """Refuses models that would not round-trip code (e.g. T5's default NFKC vocabulary)."""
+  model = sentencepiece_model_pb2.ModelProto.FromString(sp_model)
+  problems = []
+  if model.normalizer_spec.name != "identity":
+    problems.append(f"normalization {model.normalizer_spec.name!r} (want identity)")
+  if model.normalizer_spec.add_dummy_prefix:
+    problems.append("add_dummy_prefix")
+  if model.normalizer_spec.remove_extra_whitespaces:
+    problems.append("remove_extra_whitespaces")
+  if not model.trainer_spec.byte_fallback:
+    problems.append("no byte_fallback")
+  ids = (model.trainer_spec.pad_id, model.trainer_spec.eos_id, model.trainer_spec.unk_id,
+         model.trainer_spec.bos_id)
+  if ids != (0, 1, 2, -1):
+    problems.append(f"pad/eos/unk/bos ids {ids} (want 0, 1, 2, -1)")
+  if problems:
+    raise vocab.VocabError(f"{path} is not a code vocabulary ({'; '.join(problems)}): train one "
+                           "with `code-t5 vocab`")

@@ -1,0 +1,315 @@
+"""line_filters: which completion candidates cannot be valid Python where the cursor is."""
+
+import os
+import pathlib
+
+import pytest
+
+from code_t5 import line_filters
+
+DEV_LANGUAGES = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev" / "v3" / "languages"
+BRACKETS, STRING, TOKENIZE, REPEATS = line_filters.REASONS
+
+
+def _reason(prefix: str, completion: str, suffix: str = ""):
+  return line_filters.LineContext.of(prefix, suffix).reject_reason(completion)
+
+
+def test_reasons_keep_their_names_and_order():
+  assert line_filters.REASONS == ("unbalanced_brackets", "unterminated_string", "tokenize_error",
+                                  "repeats_previous_line")
+
+
+# (prefix, completion, expected reason) for an empty suffix. Each group has lines that pass.
+CASES = {
+    "brackets": [
+        ("foo(a,\n    b", ")", None),  # closes the bracket of an earlier line
+        ("foo(a)\n", ")", BRACKETS),  # closes nothing
+        ("x = [1, (2", ")]", None),
+        ("x = [1, (2", "])", BRACKETS),  # wrong kind
+        ("", "foo(a]", BRACKETS),
+        ("d = {\n    'a': [1,\n        ", "2]}", None),
+        ("d = {\n    'a': [1,\n        ", "2})", BRACKETS),
+        ("", "foo(bar(", None),  # left open: the statement goes on
+        ("", "s = ')' + \"]\" + '}'", None),  # brackets in strings do not count
+        ("", "s = '(' )", BRACKETS),
+        ("", "x = 1  # )]}", None),  # nor in comments
+        ("foo(\n", "    a)  # ) ) )", None),
+        ("", 'x = """)', None),  # a triple-quoted string opened on the line
+        ("", 'x = f"{a}{b!r:>{width}}"', None),  # f-string braces are inside the string
+        ("", "x = f'{{literal}} {x}'", None),
+        ("", "x = f\"{d['k']}\"", None),  # 3.11: other quotes inside
+        ("", 'x = f"{x}")', BRACKETS),
+        ("x = 1 + \\\n", ")", BRACKETS),
+        ("x = (1 + \\\n", "2)", None),
+    ],
+    "strings": [
+        ("", "s = 'abc", STRING),
+        ("", 's = "abc', STRING),
+        ("", "s = f'abc{x}", STRING),
+        ("", "s = rb'abc", STRING),
+        ("", "s = 'it\\'s'", None),
+        ("", "s = 'it\\'s", STRING),  # the escaped quote does not close it
+        ("", "s = r'\\'", STRING),  # nor in a raw string
+        ("", "s = 'abc\\", None),  # a backslash at the end continues the string
+        ("", 's = """abc', None),
+        ("", "s = '''abc", None),
+        ("", "s = ''", None),
+        ('print("', 'hello")', None),  # the cursor is inside a string
+        ('print("', "hello)", STRING),
+        ("", "print('a)", STRING),  # not a bracket error: the ) is in the string
+    ],
+    "tokenize": [
+        ("x = ", "a $ b", TOKENIZE),
+        ("x = ", "a ? b : c", TOKENIZE),
+        ("x = ", "`a`", TOKENIZE),
+        ("if ", "a ! b:", TOKENIZE),
+        ("x = a ", "\\ b", TOKENIZE),  # a backslash that does not end the line
+        ("x = ", "a \\", None),  # one that does
+        ("x = ", "1abc", TOKENIZE),
+        ("x = ", "08", TOKENIZE),
+        ("x = ", "1.2.3", TOKENIZE),
+        ("x = ", "1.real", TOKENIZE),
+        ("x = ", "1 .real", None),
+        ("x = ", "1if y else 2", None),  # a number then a keyword is valid
+        ("x = ", "0x1f + 1_000.5e-3j", None),
+        ("x = ", "\u201chi\u201d", TOKENIZE),  # curly quotes
+        ("x = ", "a\u00a0+ b", TOKENIZE),  # a no-break space
+        ("x = ", "\U0001f642", TOKENIZE),
+        ("", "\u540d\u524d = 1", None),  # non-ASCII identifiers
+        ("", "cafe\u0301 = 1", None),  # with a combining mark, which tokenize's \w misses
+        ("", "x = '\u00fcn\u00efc\u00f6d\u00e9 \u2192 $?'", None),  # anything goes in a string
+        ("", "x = 1  # \u2192 $?`", None),  # or a comment
+        # Dedents must match an outer level; indents and what is inside brackets are not judged.
+        ("if a:\n    if b:\n        x\n", "  y = 1", TOKENIZE),
+        ("if a:\n    if b:\n        x\n  ", "y = 1", TOKENIZE),
+        ("if a:\n    if b:\n        x\n    ", "y = 1", None),
+        ("if a:\n    if b:\n        x\n", "y = 1", None),
+        ("if a:\n    x = (1,\n  2)\n    ", "y = 1", None),  # the continuation line sets no level
+        ("if a:\n    x = (1,\n  2)\n  ", "y = 1", TOKENIZE),
+        ("if a:\n    x = 1 + \\\n  2\n    ", "y = 1", None),
+        ("if a:\n    x = 1 + \\\n  2\n  ", "y = 1", TOKENIZE),
+        ("if a:\n    s = '''\n  '''\n  ", "y = 1", TOKENIZE),  # nor does a line in a string
+        ("x = 1\n    ", "y = 2", None),  # unexpected indent: the parser's, not tokenize's
+        ("foo(a,\n", "  b)", None),
+        ("if a:\n    x\n", "  # note", None),
+        ("if a:\n\tif b:\n\t\tx\n\t", "y = 1", None),  # tabs count to the next multiple of 8
+        ("if a:\n\tif b:\n\t\tx\n    ", "y = 1", TOKENIZE),
+    ],
+    "repeats": [
+        ("x = 1\n", "x = 1", REPEATS),
+        ("import os\n", "import os", REPEATS),
+        ("def f():\n    return x\n    ", "return x", REPEATS),
+        ("for x in y:\n", "for x in y:", REPEATS),
+        ("class A(B):\n", "class A(B):", REPEATS),
+        ("self.a = a\n\n  \n", "self.a = a", REPEATS),  # blank lines in between
+        ("x: int = 1\n", "x: int = 1", REPEATS),
+        ("x = None\n", "x = None", REPEATS),
+        ("x = 1\n", "x = 2", None),
+        ("x = f(x)\n", "x = f(x)", None),  # reads what it assigns: updates state
+        ("self._c = g(self._c, 1)\n", "self._c = g(self._c, 1)", None),
+        ("a, b = b, a + b\n", "a, b = b, a + b", None),
+        ("assert f(x) is y\n", "assert f(x) is y", None),  # tests repeat assertions
+        ("# set up\n", "# set up", None),
+        ("while True:\n    ", "while True:", None),  # another block: real code nests these
+        ("f.close()\n", "f.close()", None),  # calls have effects
+        ("next(it)\n", "next(it)", None),
+        ("print()\n", "print()", None),
+        ("a == b\n", "a == b", None),
+        ("f(x=1)\n", "f(x=1)", None),  # keyword arguments are no assignment
+        ("i += 1\n", "i += 1", None),
+        ("del a[0]\n", "del a[0]", None),
+        ("@overload\n", "@overload", None),
+        ("while x:\n    pass\n    ", "pass", None),
+        ("try:\n    ", "try:", None),
+        ("def f():\n    return\n    ", "return", None),
+        ("if 1: pass\n", "if 1: pass", None),
+        ("#\n", "#", None),
+        ("...\n", "...", None),
+        ("x = [\n    0,\n    ", "0,", None),  # inside brackets: elements repeat
+        ("if a:\n    return x\n", "return x", None),  # another indentation: another block
+        ("x = 1 + \\\n", "x = 1 + \\", None),
+    ],
+    "not judged": [
+        ("x = 1  # see (", "anything )) '", None),  # the cursor is in a comment
+        ('def f():\n    """Doc.\n    ', "it's )", None),  # in a docstring
+        ('x = """abc ', "it's )", None),
+        ("s = 'abc\\\n", "def )", None),  # in a string continued by a backslash
+        ("", "x = 1\n)", None),  # a candidate of more than one line
+        ("", 'x = f"{d["k"]}"', None),  # 3.12 nests quotes; 3.11 would read strings ending early
+        ("", 'x = f"{d[")"]}"', None),
+    ],
+    "empty": [
+        ("", "", None),
+        ("", ")", BRACKETS),
+        ("", "x = 1", None),
+        ("foo(a)", "", None),  # an empty candidate judges the line as typed
+        ("foo(a))", "", BRACKETS),
+        ("x = 1\n", "", None),
+    ],
+    "crlf": [
+        ("def f(x):\r\n    return (x +\r\n        ", "1)\r", None),
+        ("def f(x):\r\n    return (x +\r\n        ", "1)", None),
+        ("def f(x):\r\n    return x\r\n", ")\r", BRACKETS),
+        ("x = 1\r\n", "x = 1\r", REPEATS),
+        ("x = 1\r\n", "y = 'a\r", STRING),
+        ('def f():\r\n    """Doc.\r\n    ', "it's )\r", None),
+        ("x = 1 + \\\r\n", "2\r", None),
+        ("if a:\r\n    if b:\r\n        x\r\n  ", "y = 1\r", TOKENIZE),
+    ],
+}
+
+
+@pytest.mark.parametrize("prefix,completion,expected", [
+    pytest.param(*case, id=f"{group}-{i}") for group, cases in CASES.items()
+    for i, case in enumerate(cases)])
+def test_reject_reason(prefix, completion, expected):
+  assert _reason(prefix, completion) == expected
+
+
+@pytest.mark.parametrize("prefix,completion,suffix,expected", [
+    ("print(", "x", ")", None),
+    ("print(", "x)", ")", None),  # types over the auto-inserted ")"
+    ("print(", "x))", ")", BRACKETS),
+    ("print(", '"a', '")', None),
+    ("print(", '"a', "", STRING),
+    ("f(", "x", ")\r", None),
+])
+def test_the_suffix_completes_the_line(prefix, completion, suffix, expected):
+  assert _reason(prefix, completion, suffix) == expected
+
+
+def test_a_context_judges_many_candidates_independently():
+  context = line_filters.LineContext.of("foo(a,\n    ")
+  assert [context.reject_reason(c) for c in ["b)", "b))", "b)", "'b", "b]", ""]] == [
+      None, BRACKETS, None, STRING, BRACKETS, None]
+
+
+# --------------------------------------------------------------------------------------------------
+# Prefixes longer than the window.
+
+
+def _functions(count: int) -> str:
+  return "".join(f"def f{i}(x):\n    return g(x, {i})  # it's f{i}\n\n" for i in range(count))
+
+
+def test_a_long_file_is_read_through_its_window():
+  code = _functions(2000)
+  assert len(code) > 4 * line_filters.WINDOW_CHARS
+  assert _reason(code + "y = foo(a,\n    ", "b)") is None
+  assert _reason(code + "y = foo(a,\n    ", "b))") == BRACKETS
+  assert _reason(code, ")") == BRACKETS
+  assert _reason(code + "def h():\n    '''Doc.\n    ", "it's )") is None  # in a docstring
+  assert _reason(code + "class A:\n    def f(self):\n        x\n", "  y = 1") == TOKENIZE
+  assert _reason(code + "y = 1\n", "y = 1") == REPEATS
+
+
+def test_a_window_that_starts_inside_a_docstring_is_not_judged():
+  # Example code at column 0 in a long module docstring looks like a place to start reading;
+  # its prose (an apostrophe read as a quote) shows that it is not.
+  docstring = '"""Examples:\n\n' + "import os\nIt's a module (see below.\n\n" * 1500
+  assert len(docstring) > 2 * line_filters.WINDOW_CHARS
+  assert _reason(docstring, "it's )") is None
+  # After the docstring, the text from its example lines to the code does not read as closed (the
+  # closing quotes read as opening ones): nothing is judged while the last WINDOW_CHARS hold one.
+  code = docstring + '"""\n\n' + _functions(2) + "y = foo(a,\n    "
+  assert _reason(code, "b))") is None
+  code = docstring + '"""\n\n' + _functions(2000) + "y = foo(a,\n    "
+  assert _reason(code, "b))") == BRACKETS
+
+
+def test_deep_in_a_long_class_the_read_starts_before_the_class(monkeypatch):
+  monkeypatch.setattr(line_filters, "WINDOW_CHARS", 2000)
+  # A long class whose methods hold code in strings.
+  methods = "".join(f'    def m{i}(self):\n        return run("""\n    def g{i}(x):\n'
+                    f'        return (x,\n""")\n\n' for i in range(200))
+  for code in ("class A:\n" + methods,  # fewer than two top-level lines: read whole
+               "import os\n\nclass A:\n" + methods):  # read from the line before the class
+    assert len(code) > 5 * line_filters.WINDOW_CHARS
+    assert _reason(code + "    def n(self):\n        return (1,\n            ", "2)") is None
+    assert _reason(code + "    def n(self):\n        return (1,\n            ", "2))") == BRACKETS
+    assert _reason(code + "    def n(self):\n        if x:\n            y\n", "      z") == TOKENIZE
+    assert _reason(code + '    def n(self):\n        run("""\n    def h(x):\n', "))") is None
+    # Not further back than WHOLE_CHARS: then nothing is judged.
+    monkeypatch.setattr(line_filters, "WHOLE_CHARS", len(code) - 100)
+    assert _reason(code + "    def n(self):\n        return (1,\n            ", "2))") is None
+    monkeypatch.undo()
+    monkeypatch.setattr(line_filters, "WINDOW_CHARS", 2000)
+  # Nor has a long literal.
+  table = "TABLE = {\n" + "".join(f"    {i}: 'v{i}',\n" for i in range(1000))
+  assert _reason(table, "}") is None
+  assert _reason(table, "})") == BRACKETS
+  monkeypatch.setattr(line_filters, "WHOLE_CHARS", len(table) - 1)
+  assert _reason(table, "})") is None
+
+
+def test_top_level_lines_in_strings_are_not_read_as_code(monkeypatch):
+  # Tests that write modules from string literals have top-level lines inside strings; a read from
+  # there meets the closing quotes as opening ones and runs to the end unterminated.
+  monkeypatch.setattr(line_filters, "WINDOW_CHARS", 2000)
+  tests = "".join(f'    def test_{i}(self):\n        write("""\nimport m{i}\ndef g{i}(x):\n'
+                  f'    return x\n""")\n\n' for i in range(200))
+  code = "class T:\n" + tests + "    def test(self):\n        check(1,\n            "
+  assert _reason(code, "2))") is None
+  # A module template: its last top-level lines are in the string, not the window's first.
+  code = _functions(1000) + ('TEMPLATE = """\\\nimport sys\nfrom itertools import chain\n'
+                             "from pathlib import Path\n\nMAPPING = {mapping!r}\n")
+  assert _reason(code, "NAMESPACES = {namespaces!r}") is None
+
+
+# --------------------------------------------------------------------------------------------------
+# Real code: no line of dataset-dev may be rejected (ground truth is valid code).
+
+
+def _dev_files():
+  return sorted(pathlib.Path(folder, name) for folder, _, names in os.walk(DEV_LANGUAGES)
+                for name in names if name.endswith(".py"))
+
+
+def _points(text: str, every: int):
+  """(cursor, rest of line) after the indentation, in the middle and at the end (before a "\\r")
+  of every `every`-th line."""
+  pos = 0
+  for number, line in enumerate(text.split("\n")):
+    if number % every == 0:
+      content = line[:-1] if line.endswith("\r") else line
+      indent = len(content) - len(content.lstrip(" \t\f"))
+      for cursor in sorted({indent, (indent + len(content)) // 2, len(content)}):
+        yield pos + cursor, line[cursor:]
+    pos += len(line) + 1
+
+
+def _judge_real_lines(texts, every: int):
+  """(rejected real lines, points, points whose line has code, of those how many are rejected with
+  a ")" appended)."""
+  rejected, points, lines, caught = [], 0, 0, 0
+  for name, text in texts:
+    for cursor, rest in _points(text, every):
+      context = line_filters.LineContext.of(text[:cursor])
+      points += 1
+      reason = context.reject_reason(rest)
+      if reason is not None:
+        rejected.append((name, text.count("\n", 0, cursor) + 1, rest, reason))
+      elif rest.strip():
+        lines += 1
+        caught += context.reject_reason(rest.rstrip("\r") + ")") is not None
+  return rejected, points, lines, caught
+
+
+def test_no_line_of_dataset_dev_is_rejected():
+  files = _dev_files()
+  assert len(files) > 300
+  texts = ((path.name, path.read_text(encoding="utf-8")) for path in files)
+  rejected, points, lines, caught = _judge_real_lines(texts, every=15)
+  assert points > 15_000
+  assert not rejected
+  assert caught > 0.6 * lines  # and the filters are not a no-op (~76%)
+
+
+def test_crlf_files_are_read_like_lf_files():
+  texts = [(path.name, path.read_text(encoding="utf-8").replace("\n", "\r\n"))
+           for path in _dev_files()[:12]]
+  rejected, points, lines, caught = _judge_real_lines(texts, every=5)
+  assert points > 1000
+  assert not rejected
+  assert caught > 0.6 * lines
