@@ -56,6 +56,7 @@ setuptools.setup(
         "msgpack",
         "tqdm",
         "matplotlib",
+        "threadpoolctl",
     ],
     entry_points={"console_scripts": ["code-t5=code_t5.cli:main"]},
 )

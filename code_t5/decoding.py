@@ -7,11 +7,14 @@ healing at the cursor.
 - Each step ranks every open beam's continuations; a line that ends there is kept only if it
   ranks among the `beam_size` best of them (as Hugging Face's beam search does), the
   `beam_size` best that go on are the next beams. The search stops once `beam_size` lines have
-  ended and the best open beam scores below the worst of them (Hugging Face's default stopping
-  rule, with its score as it stands). Stopping as soon as `beam_size` lines have ended is faster
-  but wrong for a confident model: the unlikely endings of the first steps (EOS, a newline after
-  one piece) fill the count before the likely line has ended, and a half line wins
-  (tests/decoding_test.py).
+  ended and the best of them scores above every open beam, scored as it stands. Measured with
+  the shipped model at dataset-dev's 192 validation points (beam 5, healing, filters): this rule
+  EM 8.3 / ES 25.9 in 12.9 decode steps per line; waiting until no open beam beats the *worst*
+  ended line (Hugging Face's rule): 6.8 / 23.6 in 21.4 steps, half the searches running to
+  `max_tokens` after loops whose score rises as they repeat. Stopping as soon as `beam_size`
+  lines have ended is wrong for a confident model: the unlikely endings of the first steps (EOS,
+  a newline after one piece) fill the count before the likely line has ended, and a half line
+  wins (tests/decoding_test.py, learning_test).
 - Score: the candidate's log-probability divided by sqrt(its tokens) (the ending piece counted;
   LENGTH_EXPONENT): the sum alone prefers short lines, the mean per token long ones; candidates
   come best first, one per distinct text.
@@ -131,12 +134,12 @@ class LineSearch:
 
   @staticmethod
   def _done(finished, open_hypotheses, beam_size: int) -> bool:
-    """`beam_size` lines have ended and no open beam, scored as it stands, beats the worst."""
+    """`beam_size` lines have ended and the best of them beats every open beam as it stands."""
     if len(finished) < beam_size:
       return False
-    worst = sorted(line.score for line in finished.values())[-beam_size]
+    best = max(line.score for line in finished.values())
     best_open = max(h.logprob / h.tokens ** LENGTH_EXPONENT for h in open_hypotheses)
-    return best_open < worst
+    return best_open < best
 
   @staticmethod
   def _finish(finished, data: bytes, heal: bytes, logprob: float, tokens: int):

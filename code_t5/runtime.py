@@ -23,6 +23,7 @@ from 0. Relative-position buckets are bidirectional unless the model is fully au
 """
 
 import dataclasses
+import functools
 import json
 import pathlib
 import shutil
@@ -168,6 +169,19 @@ class _RelativeBias:
     return self._by_relative[:, keys[None, :] - queries[:, None] + self._offset]
 
 
+def _use_one_blas_thread() -> None:
+  """Limits NumPy's BLAS (OpenBLAS here) to one thread for the rest of the process.
+
+  A decode step multiplies a few beams' vectors by each matrix: too little work to share, and
+  OpenBLAS's worker threads spin-wait for the CPU when anything else is running. On this 2-core
+  machine, beside a training job, the shipped model's best line took 2.5 s (median) with 2
+  threads and 0.15 s with one; on an idle machine one thread is as fast
+  (benchmarks/latency_benchmark.py).
+  """
+  import threadpoolctl  # pylint: disable=g-import-not-at-top
+  threadpoolctl.threadpool_limits(limits=1, user_api="blas")
+
+
 def _rms_norm(x, scale):
   return x * (1.0 / np.sqrt(np.mean(np.square(x), axis=-1, keepdims=True) + _EPSILON)) * scale
 
@@ -195,9 +209,21 @@ class _Attention:
 
   def heads(self, x, kernel):
     """[..., n, d_model] -> [..., heads, n, head_dim]."""
-    y = x @ kernel
+    return self.split(x @ kernel)
+
+  def split(self, y):
+    """[..., n, heads * head_dim] -> [..., heads, n, head_dim]."""
     y = y.reshape(y.shape[:-1] + (self.num_heads, -1))
     return np.swapaxes(y, -2, -3)
+
+  @functools.cached_property
+  def _query_key_value(self) -> np.ndarray:
+    """[d_model, 3 * heads * head_dim]: the three projections as one matrix product."""
+    return np.ascontiguousarray(np.concatenate([self.query, self.key, self.value], axis=1))
+
+  def query_key_value_heads(self, x):
+    """heads(x, query), heads(x, key), heads(x, value), with one matrix product."""
+    return tuple(self.split(y) for y in np.split(x @ self._query_key_value, 3, axis=-1))
 
   def merge(self, y):
     """[..., heads, n, head_dim] -> [..., n, d_model]."""
@@ -225,6 +251,11 @@ class Prefix:
   cross: Optional[List[Tuple[np.ndarray, np.ndarray]]]
   length: int  # decoder positions the prefix takes (the first generated token's input position)
   logits: np.ndarray  # [vocab] for the first generated token
+
+  @functools.cached_property
+  def keys_t(self) -> List[np.ndarray]:
+    """The keys as [heads, head_dim, n], contiguous: what every decode step multiplies by."""
+    return [np.ascontiguousarray(np.swapaxes(k, -1, -2)) for k in self.keys]
 
 
 class Beams:
@@ -303,7 +334,9 @@ class Network:
 
   @classmethod
   def load(cls, directory: pathlib.Path) -> "Network":
+    """The network of a runtime folder; from then on this process's BLAS runs on one thread."""
     directory = pathlib.Path(directory)
+    _use_one_blas_thread()
     try:
       meta = json.loads((directory / MODEL_FILE).read_text(encoding="utf-8"))
       stored = np.load(directory / PARAMS_FILE)
@@ -334,7 +367,14 @@ class Network:
     return x + hidden @ layer.mlp_out
 
   def logits(self, y) -> np.ndarray:
-    return _rms_norm(y, self.final_norm) @ self._logits_kernel
+    """[d_model] -> [vocab], or [B, d_model] -> [B, vocab] one row at a time: OpenBLAS's
+    matrix-vector product is ~4x faster than its matrix product for a few rows against the
+    [d_model, vocab] kernel (5 x 256 x 8,100 on one thread: 0.66 against 2.7 ms; measured
+    here), and this product is most of a decode step."""
+    normed = _rms_norm(y, self.final_norm)
+    if normed.ndim == 1:
+      return normed @ self._logits_kernel
+    return np.stack([row @ self._logits_kernel for row in normed])
 
   def _encode(self, tokens: np.ndarray) -> np.ndarray:
     """The encoder's output for [n] tokens (no padding): [n, d_model]."""
@@ -344,7 +384,7 @@ class Network:
     for layer in self.encoder_layers:
       h = _rms_norm(x, layer.self_norm)
       att = layer.self_attention
-      q, k, v = att.heads(h, att.query), att.heads(h, att.key), att.heads(h, att.value)
+      q, k, v = att.query_key_value_heads(h)
       x = x + att.merge(_softmax(q @ np.swapaxes(k, -1, -2) + bias) @ v)
       x = self._mlp(layer, x)
     return _rms_norm(x, self.encoder_norm)
@@ -375,7 +415,7 @@ class Network:
     for i, layer in enumerate(self.layers):
       h = _rms_norm(x, layer.self_norm)
       att = layer.self_attention
-      q, k, v = att.heads(h, att.query), att.heads(h, att.key), att.heads(h, att.value)
+      q, k, v = att.query_key_value_heads(h)
       keys.append(k)
       values.append(v)
       x = x + att.merge(_softmax(q @ np.swapaxes(k, -1, -2) + bias) @ v)
@@ -399,19 +439,22 @@ class Network:
     prefix_bias = self.bias(query, np.arange(prefix.length))[:, 0]  # [heads, n]
     own_bias = self.bias(query, np.arange(prefix.length, position + 1))[:, 0]  # [heads, t + 1]
     x = self.embedding[tokens][:, None, :]  # [B, 1, d]
+    n = prefix.length
     for i, layer in enumerate(self.layers):
       h = _rms_norm(x, layer.self_norm)
       att = layer.self_attention
-      q, k, v = att.heads(h, att.query), att.heads(h, att.key), att.heads(h, att.value)
+      q, k, v = att.query_key_value_heads(h)  # [B, heads, 1, head_dim] each
       beams.keys[i] = np.concatenate([beams.keys[i], k], axis=2)
       beams.values[i] = np.concatenate([beams.values[i], v], axis=2)
       # [B, heads, 1, n] against the shared prefix, [B, heads, 1, t + 1] against the beam's own.
-      shared = np.einsum("bhqd,hnd->bhqn", q, prefix.keys[i]) + prefix_bias[None, :, None, :]
-      own = q @ np.swapaxes(beams.keys[i], -1, -2) + own_bias[None, :, None, :]
-      weights = _softmax(np.concatenate([shared, own], axis=-1))
-      n = prefix.length
-      out = (np.einsum("bhqn,hnd->bhqd", weights[..., :n], prefix.values[i])
-             + weights[..., n:] @ beams.values[i])
+      # The prefix's part as one [heads, B, hd] x [heads, hd, n] product (BLAS, not einsum).
+      by_head = np.swapaxes(q[:, :, 0], 0, 1)  # [heads, B, hd]
+      shared = np.swapaxes(by_head @ prefix.keys_t[i], 0, 1)[:, :, None]
+      own = q @ np.swapaxes(beams.keys[i], -1, -2)
+      weights = _softmax(np.concatenate([shared + prefix_bias[None, :, None, :],
+                                         own + own_bias[None, :, None, :]], axis=-1))
+      from_prefix = np.swapaxes(np.swapaxes(weights[:, :, 0, :n], 0, 1) @ prefix.values[i], 0, 1)
+      out = from_prefix[:, :, None] + weights[..., n:] @ beams.values[i]
       x = x + att.merge(out)
       if prefix.cross is not None:
         x = x + self._cross(layer, x, prefix.cross[i])
