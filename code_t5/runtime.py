@@ -175,8 +175,8 @@ def _use_one_blas_thread() -> None:
   A decode step multiplies a few beams' vectors by each matrix: too little work to share, and
   OpenBLAS's worker threads spin-wait for the CPU when anything else is running. On this 2-core
   machine, beside a training job, the shipped model's best line took 2.5 s (median) with 2
-  threads and 0.15 s with one; on an idle machine one thread is as fast
-  (benchmarks/latency_benchmark.py).
+  threads and 0.15 s with one. On an idle machine two threads were faster (80 against 111 ms,
+  before `logits` went row by row): a trade made for an editor's machine, which is rarely idle.
   """
   import threadpoolctl  # pylint: disable=g-import-not-at-top
   threadpoolctl.threadpool_limits(limits=1, user_api="blas")
