@@ -43,6 +43,11 @@ _NEG_INF = np.float32(-np.inf)
 LENGTH_EXPONENT = 0.5
 
 
+def _score(logprob: float, tokens: int) -> float:
+  """How lines are ranked, and open beams against them when the search decides to stop."""
+  return logprob / tokens ** LENGTH_EXPONENT
+
+
 @dataclasses.dataclass(frozen=True)
 class Line:
   text: str  # the rest of the line after the cursor, no newline
@@ -138,7 +143,7 @@ class LineSearch:
     if len(finished) < beam_size:
       return False
     best = max(line.score for line in finished.values())
-    best_open = max(h.logprob / h.tokens ** LENGTH_EXPONENT for h in open_hypotheses)
+    best_open = max(_score(h.logprob, h.tokens) for h in open_hypotheses)
     return best_open < best
 
   @staticmethod
@@ -146,6 +151,6 @@ class LineSearch:
     if not data.startswith(heal):
       return  # ended before the healed characters were all produced
     text = data[len(heal):].decode("utf-8", errors="ignore")
-    line = Line(text, logprob / tokens ** LENGTH_EXPONENT, tokens)
+    line = Line(text, _score(logprob, tokens), tokens)
     if text not in finished or finished[text].score < line.score:
       finished[text] = line
