@@ -123,3 +123,34 @@ def test_a_confident_line_beats_the_unlikely_endings_of_the_first_steps():
   assert lines[0].tokens == 7
   assert lines[0].score == pytest.approx(6 * np.log(0.9) / 7 ** decoding.LENGTH_EXPONENT,
                                          abs=1e-4)
+
+
+def test_loops_are_groups_of_pieces_repeated_three_times_or_one_piece_four():
+  assert decoding.loops([7, 1, 2, 1, 2, 1, 2])
+  assert not decoding.loops([7, 1, 2, 1, 2])
+  assert decoding.loops([3, 4, 5, 3, 4, 5, 3, 4, 5])
+  assert decoding.loops([5, 5, 5, 5]) and not decoding.loops([5, 5, 5])
+  assert not decoding.loops([1, 2, 1, 2, 1, 2, 9])  # the last pieces must repeat
+
+
+def test_a_looping_beam_does_not_hold_the_search_open():
+  # After the context: "c" (p 0.3, then the line ends) or "a" (p 0.7); a and b then follow each
+  # other with p 0.99 and end the line with p 0.01. The loop abab... grows more likely per piece
+  # as it goes, so by score it stays ahead of the ended "c" for ever: a search that waited for it
+  # ran to max_tokens. It must stop once the open beams have looped, with "c" first and the
+  # ended ab-lines kept (real lines repeat too: they are not dropped).
+  pieces = [None, None, None, b"a", b"b", b"c", b"\n", b"x"]
+  a, b, c, newline, context = 3, 4, 5, 6, 7
+  table = np.zeros((len(pieces), len(pieces)))
+  table[context, [c, a]] = 0.3, 0.7
+  table[c, newline] = 1.0
+  table[a, [b, tokenizers.EOS_ID]] = 0.99, 0.01
+  table[b, [a, newline]] = 0.99, 0.01
+  network = _ChainNetwork(pieces, table)
+  steps = []
+  step = network.step
+  network.step = lambda beams, tokens: steps.append(1) or step(beams, tokens)
+  lines = decoding.LineSearch(network).search([context], beam_size=5, top=5, max_tokens=40)
+  assert lines[0].text == "c"
+  assert "ab" in [line.text for line in lines]
+  assert len(steps) < 10

@@ -62,7 +62,7 @@ BAR = 0.75
 # to learn 500 bytes by heart in that time.
 SIZE = ["d_model = 128", "d_ff = 512", "num_heads = 4", "d_kv = 32", "num_layers = 2",
         "utils.run.sequence_length = {'inputs': 128, 'targets': 128}"]
-STEPS = {"causal_lm": 1500}
+STEPS = {"causal_lm": 2000}
 
 
 REPO = test_utils.repo_in_split("train", prefix="learning/files")
