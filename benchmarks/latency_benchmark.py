@@ -1,7 +1,8 @@
 """Latency and memory of line completion on this CPU: the NumPy engine, where its time goes, and
 what it replaced.
 
-    python benchmarks/latency_benchmark.py [--requests 60] [--no-small] [--no-savedmodel]
+    python benchmarks/latency_benchmark.py [--requests 60] [--no-shipped] [--no-small]
+                                           [--no-savedmodel]
 
 Models: the shipped one (code_t5/pretrained, decoder-only d256 x 4, 5.2M parameters, 8k pieces)
 and a "small" decoder-only (d512 x 6, ~25M parameters; trained one step here, once, into --work:
@@ -31,6 +32,7 @@ import argparse
 import json
 import pathlib
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -201,9 +203,14 @@ def _cold(model_dir, runs=3) -> float:
   return statistics.median(seconds)
 
 
-def _savedmodel(model_dir, points) -> dict:
+def _savedmodel(model_dir, points, work: pathlib.Path) -> dict:
   """The previous path: Mesh TF's greedy SavedModel export in a TF1 session (in a subprocess,
-  so its RSS is its own)."""
+  so its RSS is its own). Exported into a copy under `work`: the shipped model is part of the
+  package, which a benchmark does not write to."""
+  copy = work / "savedmodel" / pathlib.Path(model_dir).name
+  if not copy.exists():
+    shutil.copytree(model_dir, copy, ignore=shutil.ignore_patterns("runtime"))
+  model_dir = copy
   code = f"""
 import json, resource, sys, time
 sys.path.insert(0, {str(REPO)!r})
@@ -254,7 +261,7 @@ def measure(name, model_dir, points, args) -> dict:
   figures["serve"] = _serve(model_dir, points)
   figures["cold_s"] = _cold(model_dir)
   if args.savedmodel:
-    figures["savedmodel"] = _savedmodel(model_dir, points)
+    figures["savedmodel"] = _savedmodel(model_dir, points, args.work)
   return figures
 
 
@@ -292,12 +299,13 @@ def main(argv=None):
   parser.add_argument("--work", type=pathlib.Path,
                       default=pathlib.Path(tempfile.gettempdir()) / "code_t5_latency")
   parser.add_argument("--requests", type=int, default=60)
+  parser.add_argument("--no-shipped", dest="shipped", action="store_false")
   parser.add_argument("--no-small", dest="small", action="store_false")
   parser.add_argument("--no-savedmodel", dest="savedmodel", action="store_false")
   args = parser.parse_args(argv)
   print(f"load average before: {bench_utils.load_average()}")
   points = _points(args.requests)
-  models = [("shipped", SHIPPED)]
+  models = [("shipped", SHIPPED)] if args.shipped else []
   if args.small:
     models.append(("small", _small_model(args.work)))
   rows = [measure(name, model_dir, points, args) for name, model_dir in models]

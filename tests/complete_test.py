@@ -271,7 +271,8 @@ def test_complete_and_serve_over_http_give_identical_replies(cli_replies):
     assert line.startswith("serving on http://127.0.0.1:"), line
     url = line.split()[-1]
     with urllib.request.urlopen(url + "/health", timeout=60) as response:
-      assert json.loads(response.read())["step"] == 1800
+      packed = json.loads((SHIPPED / "pack.json").read_text())
+      assert json.loads(response.read())["step"] == packed["step"]
     replies = [_post(url + "/complete", json.dumps(r).encode()) for r in _requests()]
     assert all(status == 200 for status, _ in replies)
     expected_at_cursor, expected_short = map(_without_timing, cli_replies)
