@@ -32,7 +32,8 @@ def _experiment(args) -> launcher.Experiment:
   return launcher.Experiment(model=args.model, size=args.size, run=args.run, vocab=args.vocab,
                              model_dir=model_dir, root=args.root, gin_params=args.gin_param,
                              validation_fraction=args.validation_fraction,
-                             test_fraction=args.test_fraction, prepared_dir=args.prepared_dir)
+                             test_fraction=args.test_fraction, prepared_dir=args.prepared_dir,
+                             init_from=getattr(args, "init_from", None))
 
 
 def _add_experiment_flags(parser):
@@ -122,6 +123,10 @@ def build_parser():
   _add_experiment_flags(train)
   train.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="train up to this step")
   train.add_argument("--no-eval", action="store_true")
+  train.add_argument("--init-from", type=pathlib.Path, metavar="CHECKPOINT",
+                     help="start a new run from these weights: a model dir (its newest "
+                     "checkpoint), a packed model or a checkpoint prefix; the steps, the "
+                     "learning-rate schedule and the optimizer state start afresh")
   train.set_defaults(func=_train)
 
   evaluate = sub.add_parser("eval", help="decode the validation repositories with the latest "

@@ -67,6 +67,9 @@ class Experiment:
   validation_fraction: Optional[float] = None
   test_fraction: Optional[float] = None
   prepared_dir: Optional[pathlib.Path] = None
+  # `code-t5 train --init-from`: a model dir (its newest checkpoint) or a checkpoint prefix whose
+  # weights a new run starts from.
+  init_from: Optional[pathlib.Path] = None
 
   def __post_init__(self):
     for flag, value, choices in (("--model", self.model, MODELS), ("--size", self.size, SIZES),
@@ -76,6 +79,8 @@ class Experiment:
     if self.root is not None and not self.root.exists():
       raise LaunchError(f"--root {self.root} does not exist: give the folder that holds v3/")
     check_fractions(self.validation_fraction, self.test_fraction)
+    if self.init_from is not None:
+      self.init_from = _checkpoint_prefix(self.init_from)
 
   def gin_files(self) -> List[str]:
     vocab = [] if self.vocab == "byte" else [f"vocabs/{self.vocab}.gin"]
@@ -92,7 +97,15 @@ class Experiment:
             [f"--gin_param={p}" for p in params])
 
   def train_command(self, steps: int) -> List[str]:
-    return self.command(extra_gin_params=[f"utils.run.train_steps = {steps}"])
+    params = [f"utils.run.train_steps = {steps}"]
+    if self.init_from is not None:
+      # Mesh TF reads these variables of the checkpoint into a run's first graph (a resumed run
+      # then restores its own checkpoint over them): the weights only -- the new run counts its
+      # own steps from 0 (its learning-rate schedule starts again) and starts its optimizer
+      # state afresh, whether the source is a packed model (no slots) or a whole model dir.
+      params += [f"utils.run.init_checkpoint = '{self.init_from}'",
+                 f"tpu_estimator_model_fn.init_variable_filter = '{_WEIGHTS_ONLY}'"]
+    return self.command(extra_gin_params=params)
 
   def eval_command(self, line_completion: bool = False, max_files: Optional[int] = None,
                    extra_gin_params=()) -> List[str]:
@@ -154,6 +167,21 @@ def dataset_gin_params(root=None, validation_fraction=None, test_fraction=None,
     if value is not None:
       params.append(f"code_t5.flcc_dataset.{name} = {float(value)!r}")
   return params
+
+
+# Every checkpoint variable but the global step and the optimizer's slots ("<var>_slot_vr").
+_WEIGHTS_ONLY = r"^(?!global_step$)(?!.*_slot_[a-z]+$)"
+
+
+def _checkpoint_prefix(path: pathlib.Path) -> pathlib.Path:
+  """`--init-from`'s checkpoint: a prefix given as is, or a model dir's newest checkpoint."""
+  if pathlib.Path(f"{path}.index").is_file():
+    return path.resolve()
+  step = latest_step(path) if path.is_dir() else None
+  if step is None:
+    raise LaunchError(f"--init-from {path} is neither a model dir with a checkpoint nor a "
+                      "checkpoint prefix (model.ckpt-<step>, with its .index file)")
+  return (path / f"model.ckpt-{step}").resolve()
 
 
 def latest_step(model_dir: pathlib.Path) -> Optional[int]:
@@ -363,7 +391,9 @@ def _train_and_eval(experiment: Experiment, steps: int, evaluate: bool, echo) ->
   model_dir = experiment.model_dir
   resumed = latest_step(model_dir)
   echo(f"model dir {model_dir}: " +
-       (f"resuming from step {resumed}" if resumed is not None else "new run") +
+       (f"resuming from step {resumed}" if resumed is not None else
+        "new run" + (f" from the weights of {experiment.init_from}" if experiment.init_from
+                     else "")) +
        f", training to step {steps}")
   code = run(experiment.train_command(steps), model_dir / "logs" / "train.log", echo,
              loss_table=model_dir / curves.LOSS_TABLE, first_step=(resumed or 0) + 1)

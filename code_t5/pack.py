@@ -2,12 +2,12 @@
 
 A Mesh TF checkpoint holds the weights (bfloat16) and Adafactor's slots (float32); completing
 code needs only the weights. `pack` writes `OUT/model.ckpt-<step>` with every variable of the
-checkpoint except the optimizer's slots, Mesh TF's `checkpoint` state file and the model dir's
-`operative_config.gin` (the whole training composition, which `eval`/`export` rebuild the
-model from), the same weights as the NumPy runtime `complete`/`serve`/`lsp` load
-(`OUT/runtime/step<step>/`, code_t5/runtime.py), plus `pack.json` saying where it came from. Written to a temporary folder and
-renamed; an existing OUT is replaced only with --force.
-"""
+checkpoint except the optimizer's slots, Mesh TF's `checkpoint` state file, the model dir's
+`operative_config.gin` (the whole training composition, which `eval`/`export` rebuild the model
+from; less the run's `init_checkpoint`, a path on the machine that trained it), the same weights
+as the NumPy runtime `complete`/`serve`/`lsp` load (`OUT/runtime/step<step>/`,
+code_t5/runtime.py), and `pack.json` saying where it came from. Written to a temporary folder
+and renamed; an existing OUT is replaced only with --force."""
 
 import json
 import pathlib
@@ -23,6 +23,10 @@ from code_t5 import runtime
 
 # Adafactor's (and Mesh TF's other optimizers') slot variables: "<variable>_slot_<name>".
 _SLOT = re.compile(r"_slot_[a-z]+$")
+# The run's starting point (`utils.run.init_checkpoint`: a path on the machine that trained it,
+# e.g. the checkpoint a run continued from) is not part of the pack, whose weights are its own
+# checkpoint: Mesh TF would read that path again when the pack is trained further.
+_INIT_CHECKPOINT = re.compile(r"^run\.init_checkpoint = (?:\\\n\s*)?'[^'\n]*'$", re.M)
 PACK_FILE = "pack.json"
 
 
@@ -58,7 +62,9 @@ def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
                       shape_and_slices=[""] * len(names), tensors=tensors)
     (tmp / "checkpoint").write_text(f'model_checkpoint_path: "{prefix.name}"\n'
                                     f'all_model_checkpoint_paths: "{prefix.name}"\n')
-    shutil.copyfile(config, tmp / operative_config.FILE_NAME)
+    (tmp / operative_config.FILE_NAME).write_text(
+        _INIT_CHECKPOINT.sub("run.init_checkpoint = None", config.read_text(encoding="utf-8")),
+        encoding="utf-8")
     # The NumPy runtime `complete`/`serve`/`lsp` load (code_t5/runtime.py): shipped with the
     # weights, so that completing needs no TensorFlow at all.
     from code_t5 import complete  # pylint: disable=g-import-not-at-top  (no cycle: complete

@@ -4,6 +4,7 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from code_t5 import launcher
@@ -66,6 +67,35 @@ def test_second_run_resumes_instead_of_starting_over(trained):
   assert launcher.latest_step(model_dir) == 6
 
 
+def _variables(prefix):
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  reader = tf.train.load_checkpoint(str(prefix))
+  return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
+
+
+def test_init_from_starts_a_new_run_from_the_weights_with_its_own_steps_and_optimizer(
+    trained, tmp_path, prepared_dir):
+  source_dir, _, _ = trained
+  model_dir = tmp_path / "continued"
+  # Learning rate 0: after its first step the new run's weights are still the ones it read.
+  result = _code_t5("train", "--steps", "1", "--no-eval", "--model-dir", str(model_dir),
+                    "--init-from", str(source_dir),
+                    "--gin-param", f"code_t5.flcc_dataset.prepared_dir = '{prepared_dir}'",
+                    "--gin-param", "utils.run.learning_rate_schedule = 0.0")
+  assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+  assert f"new run from the weights of {source_dir.resolve()}/model.ckpt-6" in result.stdout
+  assert launcher.latest_step(model_dir) == 1
+  source, started = _variables(source_dir / "model.ckpt-6"), _variables(model_dir / "model.ckpt-1")
+  assert set(started) == set(source)
+  weights = [name for name in source if "_slot_" not in name and name != "global_step"]
+  slots = [name for name in source if "_slot_" in name]
+  assert weights and slots
+  for name in weights:
+    np.testing.assert_array_equal(started[name], source[name], err_msg=name)
+  # Adafactor's second moments after one step are that step's alone, not the source's six.
+  assert all(not np.array_equal(started[name], source[name]) for name in slots)
+
+
 def _one_line_error(result) -> str:
   # TensorFlow's own start-up chatter may precede it; the error is the last line, no traceback.
   assert result.returncode == 2
@@ -78,6 +108,8 @@ def test_bad_flag_values_give_one_line_errors(tmp_path):
   assert error.startswith("code-t5 train: --model 'gpt' is not one of")
   error = _one_line_error(_code_t5("train", "--root", str(tmp_path / "missing")))
   assert error.startswith("code-t5 train: --root") and "missing" in error
+  error = _one_line_error(_code_t5("train", "--init-from", str(tmp_path / "nothing")))
+  assert error.startswith("code-t5 train: --init-from") and "nothing" in error
   error = _one_line_error(_code_t5("train", "--vocab", "t5", "--model-dir", str(tmp_path)))
   assert error.startswith("code-t5 train: --vocab 't5' is not one of byte, spm_dev")
 

@@ -1,11 +1,14 @@
 """The model shipped in code_t5/pretrained/ gives, through `complete`, the completions behind the
 README's numbers.
 
-results/line_completion_dev_sitepackages.json holds, for random held-out points of dataset-dev,
-what the Mesh TF eval of that model decoded there (the decodes the table scores); the shipped
-runtime (code_t5/runtime.py), searched greedily (beam 1, no healing, no filters) by the Completer
-that `code-t5 complete`, `serve` and `lsp` use, must give the same lines: the NumPy engine
-computes what Mesh TF computes, and the package needs no TensorFlow to complete.
+results/line_completion_dev_sitepackages-3300.json holds, for random held-out points of
+dataset-dev, what the Mesh TF eval of that model decoded there (the decodes the README's table
+scores); the shipped runtime (code_t5/runtime.py), searched greedily (beam 1, no healing, no
+filters) by the Completer that `code-t5 complete`, `serve` and `lsp` use, must give the same
+lines: the NumPy engine computes what Mesh TF computes, and the package needs no TensorFlow to
+complete. One difference is by design: Mesh TF decodes a line that never ends up to its length
+limit (a loop, `the name of the name of ...`), the engine drops a line still open after its
+`max_tokens` pieces and offers nothing there.
 """
 
 import json
@@ -18,7 +21,7 @@ from code_t5 import line_completion
 from code_t5 import sources
 
 PRETRAINED = sources.REPO_ROOT / "code_t5" / "pretrained" / "causal_lm-mini-spm_dev-sitepackages"
-RESULTS = sources.REPO_ROOT / "results" / "line_completion_dev_sitepackages.json"
+RESULTS = sources.REPO_ROOT / "results" / "line_completion_dev_sitepackages-3300.json"
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +37,16 @@ def test_shipped_model_completes_the_results_points_as_its_eval_did(completer):
            for f in flcc.read_files(sources.DEV_ROOT, only_split=results["split"])}
   examples = results["examples"]
   assert len(examples) == 10
+  ended = 0
   for example in examples:
     text = texts[example["repo"], example["path"]]
     [point] = [p for p in line_completion.select_points(text, example["repo"], example["path"])
                if (p.line, p.kind) == (example["line"], example["kind"])]
     assert point.target(text) == example["target"]
-    assert completer.complete_at(text, point.cursor).completion == example[model_key], example
+    decoded = example[model_key]
+    if len(completer.tokenizer.encode(decoded)) >= completer.max_tokens:
+      decoded = ""  # Mesh TF's line never ended; the engine drops such a line
+    else:
+      ended += 1
+    assert completer.complete_at(text, point.cursor).completion == decoded, example
+  assert ended >= 8  # most of the lines are compared as decoded
