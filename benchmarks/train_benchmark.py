@@ -13,11 +13,16 @@ median step time over the whole process' wall time); model FLOPs utilisation (MF
 per token, N = the weights the token passes through (model_flops_per_step; attention's
 O(length^2) FLOPs not counted), against the machine's fp32 matmul peak measured in the same run;
 beside it, the same rate from Mesh TF's own count of the step's einsum multiply-adds (attention
-and logits included). Figures are for the encoder-decoder models (batch x (inputs + targets)).
+and logits included). Token slots are batch x (inputs + targets) for every model: the
+encoder-decoders' two sequences, the decoder-only models' one sequence of both.
 
-With --torch it then trains the same architecture and batch in PyTorch (transformers' T5 with the
-encoder's layers tied to the decoder's, as in `shared-prefix_lm`; ReLU, no dropout, Adafactor) and
-prints its token slots/s and our ratio to it. Prints figures only; asserts nothing.
+With --torch it then trains the same architecture and batch in PyTorch and prints its token
+slots/s and our ratio to it: transformers' T5 with the encoder's layers tied to the decoder's, as
+in `shared-prefix_lm`, or, for `causal_lm`, transformers' T5 decoder stack alone (no
+encoder-decoder attention) with the logits through the embedding; ReLU, no dropout, Adafactor.
+Prints figures only; asserts nothing.
+
+    python benchmarks/train_benchmark.py --model causal_lm --size mini --vocab spm_dev --torch
 """
 
 import argparse
@@ -39,6 +44,7 @@ from code_t5 import launcher  # pylint: disable=g-import-not-at-top,wrong-import
 
 SIZES = {  # d_model, d_ff, layers, heads, d_kv: gin_configs/sizes/*.gin
     "tiny": (64, 256, 2, 4, 16),
+    "mini": (256, 1024, 4, 4, 64),
     "small": (512, 2048, 6, 8, 64),
     "base": (768, 3072, 12, 12, 64),
 }
@@ -64,8 +70,12 @@ def model_flops_per_step(params: Dict[str, int], batch: int, length: int) -> flo
   tokens go through the encoder, its target tokens through the decoder and the logits).
 
   A shared encoder-decoder (make_bitransformer.encoder_name = "decoder") has no encoder/
-  variables: its encoder runs the decoder's weights less the encoder-decoder attention.
+  variables: its encoder runs the decoder's weights less the encoder-decoder attention. A
+  decoder-only model's variables are all under transformer/ (its embedding is also its logits
+  layer), and every one of its 2 x length tokens passes through all of them.
   """
+  if "transformer" in params:
+    return 6 * batch * 2 * length * params["transformer"]
   embedding = params.get("shared", 0)  # the input lookup is no matmul, tied logits are one
   decoder = params.get("decoder", 0) + embedding
   encoder = params.get("encoder", params.get("decoder", 0) - params.get("enc_dec_attention", 0))
@@ -76,12 +86,40 @@ def checkpoint_vocab_size(model_dir: pathlib.Path) -> int:
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   path = tf.train.latest_checkpoint(str(model_dir))
   shapes = dict(tf.train.list_variables(path))
-  return shapes["shared/embedding"][0]
+  return next(shapes[name][0] for name in ("shared/embedding", "transformer/embedding")
+              if name in shapes)
+
+
+def _torch_decoder_only(transformers, torch, config):
+  """The causal LM of models/causal_lm.gin in PyTorch: T5's decoder stack without its
+  encoder-decoder attention, logits through the embedding (scaled by d_model^-0.5, as T5's tied
+  logits are): a module, (ids, labels) -> mean cross-entropy."""
+  config = transformers.T5Config(**{**config.to_dict(), "is_decoder": True,
+                                    "is_encoder_decoder": False, "use_cache": False})
+  embedding = torch.nn.Embedding(config.vocab_size, config.d_model)
+  stack = transformers.models.t5.modeling_t5.T5Stack(config, embed_tokens=embedding)
+  for block in stack.block:  # drop the unused cross-attention: self-attention, feed-forward
+    block.layer = torch.nn.ModuleList([block.layer[0], block.layer[-1]])
+
+  class DecoderOnly(torch.nn.Module):
+
+    def __init__(self):
+      super().__init__()
+      self.stack = stack
+
+    def forward(self, ids, labels):
+      hidden = self.stack(input_ids=ids).last_hidden_state * config.d_model ** -0.5
+      logits = hidden @ embedding.weight.T
+      return torch.nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+  return DecoderOnly()
 
 
 def torch_throughput(size: str, vocab_size: int, batch: int, length: int, steps: int,
-                     threads: int) -> dict:
-  """Token slots/s of the same encoder-decoder (towers sharing weights) trained in PyTorch."""
+                     threads: int, decoder_only: bool = False) -> dict:
+  """Token slots/s of the same model trained in PyTorch: the encoder-decoder with its towers
+  sharing weights (batch x length in, batch x length out) or, with `decoder_only`, the causal
+  LM over batch x 2 length tokens."""
   import torch  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
   from transformers.optimization import Adafactor  # pylint: disable=g-import-not-at-top
@@ -93,22 +131,26 @@ def torch_throughput(size: str, vocab_size: int, batch: int, length: int, steps:
       vocab_size=vocab_size, d_model=d_model, d_ff=d_ff, num_layers=layers,
       num_decoder_layers=layers, num_heads=heads, d_kv=d_kv, feed_forward_proj="relu",
       dropout_rate=0.0, tie_word_embeddings=True, decoder_start_token_id=0, pad_token_id=0)
-  model = transformers.T5ForConditionalGeneration(config)
-  # shared-prefix_lm: the encoder runs the decoder's self-attention and feed-forward weights.
-  for enc, dec in zip(model.encoder.block, model.decoder.block):
-    enc.layer[0].SelfAttention = dec.layer[0].SelfAttention
-    enc.layer[0].layer_norm = dec.layer[0].layer_norm
-    enc.layer[1] = dec.layer[2]
-  model.encoder.final_layer_norm = model.decoder.final_layer_norm
+  generator = torch.Generator().manual_seed(0)
+  if decoder_only:
+    model = _torch_decoder_only(transformers, torch, config)
+    ids = torch.randint(1, vocab_size, (batch, 2 * length), generator=generator)
+
+    def loss_fn():
+      return model(ids, ids)
+  else:
+    model = _torch_tied_encoder_decoder(transformers, config)
+    inputs = torch.randint(1, vocab_size, (batch, length), generator=generator)
+    labels = torch.randint(1, vocab_size, (batch, length), generator=generator)
+
+    def loss_fn():
+      return model(input_ids=inputs, labels=labels).loss
   model.train()
   params = sum(p.numel() for p in model.parameters())
   optimizer = Adafactor(model.parameters(), lr=1e-3, relative_step=False, scale_parameter=False)
-  generator = torch.Generator().manual_seed(0)
-  inputs = torch.randint(1, vocab_size, (batch, length), generator=generator)
-  labels = torch.randint(1, vocab_size, (batch, length), generator=generator)
 
   def step():
-    loss = model(input_ids=inputs, labels=labels).loss
+    loss = loss_fn()
     loss.backward()
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
@@ -126,11 +168,24 @@ def torch_throughput(size: str, vocab_size: int, batch: int, length: int, steps:
           "torch_token_slots_per_s": batch * 2 * length / step_s}
 
 
+def _torch_tied_encoder_decoder(transformers, config):
+  """shared-prefix_lm in PyTorch: transformers' T5 whose encoder runs the decoder's weights."""
+  model = transformers.T5ForConditionalGeneration(config)
+  # shared-prefix_lm: the encoder runs the decoder's self-attention and feed-forward weights.
+  for enc, dec in zip(model.encoder.block, model.decoder.block):
+    enc.layer[0].SelfAttention = dec.layer[0].SelfAttention
+    enc.layer[0].layer_norm = dec.layer[0].layer_norm
+    enc.layer[1] = dec.layer[2]
+  model.encoder.final_layer_norm = model.decoder.final_layer_norm
+  return model
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("--model", default="shared-prefix_lm", choices=launcher.MODELS)
   parser.add_argument("--size", default="tiny", choices=list(SIZES))
   parser.add_argument("--run", default="cpu")
+  parser.add_argument("--vocab", default="byte", choices=launcher.VOCABS)
   parser.add_argument("--steps", type=int, default=100)
   parser.add_argument("--batch", type=int, default=8, help="sequences per batch")
   parser.add_argument("--length", type=int, default=256, help="inputs and targets length")
@@ -170,7 +225,7 @@ def main(argv=None):
   if args.summary_steps:
     params.append(f"code_t5.train_model.summary_steps = {args.summary_steps}")
   experiment = launcher.Experiment(
-      model=args.model, size=args.size, run=args.run,
+      model=args.model, size=args.size, run=args.run, vocab=args.vocab,
       model_dir=model_dir / f"{args.model}-{args.size}-{args.run}",
       gin_params=params + args.gin_param)
   env = dict(item.split("=", 1) for item in args.env)
@@ -218,15 +273,17 @@ def main(argv=None):
 
   if args.torch:
     vocab_size = checkpoint_vocab_size(experiment.model_dir)
+    decoder_only = "transformer" in params
     # In a fresh process: PyTorch next to TensorFlow's thread pools runs 10x+ slower.
     torch_figures = bench_utils.in_subprocess(
         "torch_throughput", args.size, vocab_size, args.batch, args.length, args.torch_steps, 2,
-        module="train_benchmark")
+        decoder_only, module="train_benchmark")
     figures.update(torch_figures)
     if "token_slots_per_s" in figures:
       figures["ratio_to_torch"] = (figures["token_slots_per_s"] /
                                    torch_figures["torch_token_slots_per_s"])
-    print(f"PyTorch (transformers T5, towers tied, {torch_figures['torch_params']:,} params, "
+    print(f"PyTorch (transformers T5, {'decoder only' if decoder_only else 'towers tied'}, "
+          f"{torch_figures['torch_params']:,} params, "
           f"2 threads): {torch_figures['torch_step_s']:.3f} s/step = "
           f"{torch_figures['torch_token_slots_per_s']:,.0f} token slots/s; "
           f"Mesh TF / PyTorch = {figures.get('ratio_to_torch', float('nan')):.2f}")

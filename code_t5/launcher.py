@@ -26,7 +26,7 @@ from code_t5 import processes
 _REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 _DEV_ROOT = _REPO_ROOT / "dataset-dev"
 GIN_CONFIGS = _REPO_ROOT / "gin_configs"
-MODELS = ("shared-prefix_lm", "prefix_lm", "causal_lm", "span_corruption")
+MODELS = ("shared-prefix_lm", "shared-cursor_lm", "prefix_lm", "causal_lm", "span_corruption")
 SIZES = ("tiny", "mini", "small", "base")
 RUNS = ("cpu", "cpu_x2", "cpu_x4", "gpu", "gpu_x2", "gpu_x4", "gpu_x8", "tpu_v3_8", "tpu_v3_32")
 # Vocabularies (code_t5/vocab.py VOCABULARIES): "byte" is dataset.gin's default, the others switch

@@ -47,7 +47,7 @@ def _task():
 def test_every_gin_file_is_covered_by_a_composition():
   on_disk = {str(p.relative_to(GIN_DIR)) for p in GIN_DIR.rglob("*.gin")}
   composed = {"dataset.gin", "runs/eval.gin", "runs/eval_line_completion.gin",
-              "runs/export.gin", "vocabs/spm_dev.gin"}
+              "runs/export.gin", "vocabs/spm_dev.gin", "schedules/warmup_constant_decay.gin"}
   composed |= {f"models/{m}.gin" for m in launcher.MODELS}
   composed |= {f"sizes/{s}.gin" for s in launcher.SIZES}
   composed |= {f"runs/{r}.gin" for r in launcher.RUNS}

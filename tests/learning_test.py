@@ -1,16 +1,18 @@
 """Proof of learning: models trained on a few files complete those files' lines exactly.
 
 The whole chain runs for real — FLCC files -> seqio task -> mesh_transformer_main training ->
-Mesh TF's line-completion eval, and -> the NumPy runtime -> `complete.Completer` — for the causal
-LM (`models/causal_lm.gin`, the recipe of README "A completer trained here"). It must learn two
-short files by heart and then complete the task's points of them (line starts and half-typed
-lines) exactly. A misaligned target, a context that never reaches the decode, a decode cut in
-the wrong place or a vocabulary mismatch between training and completion each keep exact match
-far below the bar.
+Mesh TF's line-completion eval, and -> the NumPy runtime -> `complete.Completer` — for both
+architectures the project ships: the decoder-only causal LM (`models/causal_lm.gin`, the recipe
+of README "A completer trained here") and the shared encoder-decoder trained the same way
+(`models/shared-cursor_lm.gin`). Each must learn two short files by heart and then complete the
+task's points of them (line starts and half-typed lines) exactly. A misaligned target, an
+ignored encoder, a context that never reaches the decode, a decode cut in the wrong place or a
+vocabulary mismatch between training and completion each keep exact match far below the bars.
 
-The other architectures do not pass yet (README "Proof of learning"): the decoder-only prefix LM
-reaches 75 % on `cursor_lm` and 0 % on t5's prefix_lm objective, the shared encoder-decoder of
-`make train-dev` 0 %. tests/gin_configs_test.py guards the prefix LM's fixed label leak.
+Not passing (README "Proof of learning"): the decoder-only prefix LM reaches 75 % on
+`cursor_lm` and 0 % on t5's prefix_lm objective, the shared encoder-decoder of `make train-dev`
+(prefix_lm, rsqrt schedule) 0 %. tests/gin_configs_test.py guards the prefix LM's fixed label
+leak.
 
 The files' repository is in the train split, and the line-completion eval runs on that split
 (`utils.run.dataset_split = 'train'`), so its points are points of the training files.
@@ -18,6 +20,7 @@ The files' repository is in the train split, and the line-completion eval runs o
 
 import os
 import subprocess
+from typing import List, NamedTuple
 
 import pytest
 
@@ -52,17 +55,36 @@ FILES = {
         "    return round(total, 2)\n"
     ),
 }
-# Exact match the model must reach at the files' points (16 points: 8 per file): 12 of them. Two
-# points have nothing before the cursor (a file's first line), where the model can give only one
-# of the two files' first lines; the misses of a model that has learnt the files are a character
-# dropped or added right after a cursor inside a word (README "Proof of learning"). A model that
-# ignores its context, or a chain that misaligns it, scores near 0.
+# Exact match the model must reach at the files' points (16 points: 8 per file) with the engine's
+# default search: 12 of them. Two points have nothing before the cursor (a file's first line),
+# where the model can give only one of the two files' first lines; the misses of a model that has
+# learnt the files are a character dropped or added right after a cursor inside a word (README
+# "Proof of learning"). A model that ignores its context, or a chain that misaligns it, scores
+# near 0 (at most the two empty contexts).
 BAR = 0.75
-# d_model 128, 2 layers: small enough to train in well under a minute on 2 cores, large enough
-# to learn 500 bytes by heart in that time.
+# d_model 128, 2 layers: small enough to train in minutes on 2 cores, large enough to learn
+# 500 bytes by heart in that time.
 SIZE = ["d_model = 128", "d_ff = 512", "num_heads = 4", "d_kv = 32", "num_layers = 2",
         "utils.run.sequence_length = {'inputs': 128, 'targets': 128}"]
-STEPS = {"causal_lm": 2000}
+
+
+class Recipe(NamedTuple):
+  steps: int
+  bindings: List[str]
+  greedy_bar: float  # Mesh TF's eval and the Completer's greedy line
+
+
+# The encoder-decoder learns the lines within a few hundred steps, but not exactly where in a
+# line the cursor is: the decoder reads that from the encoder's output by content alone (T5's
+# encoder-decoder attention has no positions), and at 4,000 or 6,000 steps its greedy line still
+# starts 1-3 bytes early or late at 6 of 16 points (10 of 16 exact in both runs; 8 of 16 with
+# 64-byte contexts), while the beam finds the exact line at 14-15 (README "Proof of learning").
+# 64-byte targets hold any line of the files and make its steps cheaper.
+RECIPES = {
+    "causal_lm": Recipe(2000, [], BAR),
+    "shared-cursor_lm": Recipe(
+        4000, ["utils.run.sequence_length = {'inputs': 128, 'targets': 64}"], 0.5),
+}
 
 
 REPO = test_utils.repo_in_split("train", prefix="learning/files")
@@ -78,14 +100,16 @@ def _points():
           for point in line_completion.select_points(text, REPO, path)]
 
 
-@pytest.mark.parametrize("model", sorted(STEPS))
+@pytest.mark.parametrize("model", sorted(RECIPES))
 def test_model_learns_files_and_completes_their_lines_exactly(model, root, tmp_path,
                                                              prepared_dir):
+  recipe = RECIPES[model]
   experiment = launcher.Experiment(
       model=model, size="tiny", run="cpu", model_dir=tmp_path / model, root=root,
-      gin_params=SIZE + [f"code_t5.flcc_dataset.prepared_dir = '{prepared_dir}'"])
+      gin_params=SIZE + recipe.bindings + [
+          f"code_t5.flcc_dataset.prepared_dir = '{prepared_dir}'"])
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-  for command in (experiment.train_command(STEPS[model]),
+  for command in (experiment.train_command(recipe.steps),
                   experiment.eval_command(True, extra_gin_params=[
                       "utils.run.dataset_split = 'train'"])):
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -97,7 +121,7 @@ def test_model_learns_files_and_completes_their_lines_exactly(model, root, tmp_p
                               echo=lambda _: None)
   system = results["systems"][f"model:{model}"]
   assert system["points"] == results["points"]["count"] == 16
-  assert system["metrics"]["all"]["exact_match"] >= 100 * BAR, system
+  assert system["metrics"]["all"]["exact_match"] >= 100 * recipe.greedy_bar, system
 
   # The model, through the Completer that `complete` and `serve` use, at the same points: greedy,
   # as the eval decodes, then the engine's default search (beam, healing, filters).
@@ -106,7 +130,7 @@ def test_model_learns_files_and_completes_their_lines_exactly(model, root, tmp_p
   completions = [(completer.complete_at(text, point.cursor).completion, point.target(text))
                  for text, point in _points()]
   exact = sum(got == want for got, want in completions) / len(completions)
-  assert exact >= BAR, completions
+  assert exact >= recipe.greedy_bar, completions
   engine = complete.Completer(experiment.model_dir)
   completions = [(engine.complete_at(text, point.cursor).completion, point.target(text))
                  for text, point in _points()]
