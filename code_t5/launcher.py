@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Sequence
 from code_t5 import errors
 from code_t5 import line_completion as line_completion_lib
 from code_t5 import processes
+from code_t5 import t5x
 
 # sources.REPO_ROOT and sources.DEV_ROOT: sources is not imported here, as it imports TensorFlow
 # and the `code-t5` command line imports this module to build its parser.
@@ -175,13 +176,10 @@ _WEIGHTS_ONLY = r"^(?!global_step$)(?!.*_slot_[a-z]+$)"
 
 def _checkpoint_prefix(path: pathlib.Path) -> pathlib.Path:
   """`--init-from`'s checkpoint: a prefix given as is, or a model dir's newest checkpoint."""
-  if pathlib.Path(f"{path}.index").is_file():
-    return path.resolve()
-  step = latest_step(path) if path.is_dir() else None
-  if step is None:
-    raise LaunchError(f"--init-from {path} is neither a model dir with a checkpoint nor a "
-                      "checkpoint prefix (model.ckpt-<step>, with its .index file)")
-  return (path / f"model.ckpt-{step}").resolve()
+  try:
+    return pathlib.Path(t5x.find_checkpoint(path)).resolve()
+  except t5x.ConvertError as error:
+    raise LaunchError(f"--init-from: {error}") from None
 
 
 def latest_step(model_dir: pathlib.Path) -> Optional[int]:

@@ -1,4 +1,5 @@
-"""Test helpers: small FLCC trees on disk (stdlib only, like code_t5.flcc)."""
+"""Test helpers: small FLCC trees on disk (stdlib only, like code_t5.flcc), and a checkpoint's
+variables (TensorFlow, imported only when called)."""
 
 import hashlib
 import itertools
@@ -82,3 +83,10 @@ def wait_for(predicate, what: str, seconds: float = 900) -> None:
   while not predicate():
     assert time.monotonic() < deadline, f"gave up waiting for {what}"
     time.sleep(0.1)
+
+
+def checkpoint_variables(prefix) -> dict:
+  """Every variable of the TF checkpoint `prefix` (model.ckpt-<step>), by name, as arrays."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top  (only callers that need it)
+  reader = tf.train.load_checkpoint(str(prefix))
+  return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}

@@ -10,6 +10,7 @@ import pytest
 from code_t5 import launcher
 from code_t5 import line_completion
 from code_t5 import postprocessors
+from code_t5 import test_utils
 
 
 def _code_t5(*args) -> subprocess.CompletedProcess:
@@ -67,12 +68,6 @@ def test_second_run_resumes_instead_of_starting_over(trained):
   assert launcher.latest_step(model_dir) == 6
 
 
-def _variables(prefix):
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  reader = tf.train.load_checkpoint(str(prefix))
-  return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
-
-
 def test_init_from_starts_a_new_run_from_the_weights_with_its_own_steps_and_optimizer(
     trained, tmp_path, prepared_dir):
   source_dir, _, _ = trained
@@ -85,7 +80,8 @@ def test_init_from_starts_a_new_run_from_the_weights_with_its_own_steps_and_opti
   assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
   assert f"new run from the weights of {source_dir.resolve()}/model.ckpt-6" in result.stdout
   assert launcher.latest_step(model_dir) == 1
-  source, started = _variables(source_dir / "model.ckpt-6"), _variables(model_dir / "model.ckpt-1")
+  source = test_utils.checkpoint_variables(source_dir / "model.ckpt-6")
+  started = test_utils.checkpoint_variables(model_dir / "model.ckpt-1")
   assert set(started) == set(source)
   weights = [name for name in source if "_slot_" not in name and name != "global_step"]
   slots = [name for name in source if "_slot_" in name]

@@ -9,6 +9,7 @@ import pytest
 from code_t5 import complete
 from code_t5 import operative_config
 from code_t5 import pack
+from code_t5 import test_utils
 
 PREFIX = "import os\nimport sys\n\n\ndef main(argv):\n    "
 
@@ -22,18 +23,12 @@ def trained(tiny_run, tmp_path):
   return copy
 
 
-def _variables(prefix):
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  reader = tf.train.load_checkpoint(str(prefix))
-  return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
-
-
 def test_pack_keeps_the_weights_drops_the_optimizer_and_completes_alike(trained, tmp_path):
   out = tmp_path / "packed"
   summary = pack.pack(trained, out)
   step = summary["step"]
-  source = _variables(trained / f"model.ckpt-{step}")
-  packed = _variables(out / f"model.ckpt-{step}")
+  source = test_utils.checkpoint_variables(trained / f"model.ckpt-{step}")
+  packed = test_utils.checkpoint_variables(out / f"model.ckpt-{step}")
   assert any("_slot_" in name for name in source)  # Adafactor's state was there
   assert set(packed) == {name for name in source if "_slot_" not in name}
   for name, value in packed.items():
