@@ -1,7 +1,5 @@
 """Multi-device meshes on one CPU: data- and model-parallel layouts train to the same losses.
 
-(And so does Mesh TF's one-hot embedding lookup in place of runs/cpu.gin's gather.)
-
 The CPU is split into several TF devices (runs/cpu_x2.gin, cpu_x4.gin); every layout starts from
 the same weights (the 1-device run's step-0 checkpoint), reads the same batches (fixed input seed)
 and has no dropout, so the per-step losses may differ only by float summation order. (That needs
@@ -23,10 +21,6 @@ LAYOUTS = {  # name: (runs/ file, extra bindings)
     "model:1,batch:2": ("cpu_x2", []),
     "model:1,batch:4": ("cpu_x4", []),
     "model:2,batch:1": ("cpu_x2", ["utils.run.mesh_shape = 'model:2,batch:1'"]),
-    # Not a layout: Mesh TF's own one-hot embedding lookup in place of runs/cpu.gin's gather
-    # (code_t5/embeddings.py), which must train to the same losses.
-    "model:1,batch:1, one-hot embedding lookup": (
-        "cpu", ["get_vocab_embedding_cls.cls = @code_t5.OneHotVocabEmbedding"]),
 }
 
 
