@@ -48,6 +48,9 @@ _TF_LOGGER_PREFIXES = ("INFO:tensorflow:", "WARNING:tensorflow:", "ERROR:tensorf
 # Mesh TF lines worth showing: errors and the eval metrics.
 _SHOWN = re.compile(r"Error|error:|Traceback|eval/|Skipping training|"
                     r"Saving checkpoints for|Restoring parameters from")
+# The last line of the traceback of a code_t5 error (every one is an errors.UserError) raised in
+# Mesh TF's process: what `run` reports as the one-line error.
+_CHILD_USER_ERROR = re.compile(r"^code_t5\.(?:\w+\.)*\w*Error: (.+)$")
 
 
 class LaunchError(errors.UserError):
@@ -104,8 +107,14 @@ class Experiment:
       # then restores its own checkpoint over them): the weights only -- the new run counts its
       # own steps from 0 (its learning-rate schedule starts again) and starts its optimizer
       # state afresh, whether the source is a packed model (no slots) or a whole model dir.
+      # code_t5.init_from_variable refuses a checkpoint of another model, which Mesh TF would
+      # read in part. The import: only runs/cpu*.gin import code_t5.training.
       params += [f"utils.run.init_checkpoint = '{self.init_from}'",
-                 f"tpu_estimator_model_fn.init_variable_filter = '{_WEIGHTS_ONLY}'"]
+                 f"tpu_estimator_model_fn.init_variable_filter = '{_WEIGHTS_ONLY}'",
+                 "import code_t5.training",
+                 "init_checkpoint_variable_mapping.mapping_fn = @code_t5.init_from_variable",
+                 f"code_t5.init_from_variable.checkpoint = '{self.init_from}'",
+                 f"code_t5.init_from_variable.weights = '{_WEIGHTS_ONLY}'"]
     return self.command(extra_gin_params=params)
 
   def eval_command(self, line_completion: bool = False, max_files: Optional[int] = None,
@@ -317,6 +326,7 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
   steps/s and token slots/s since the previous line, and the ETA to the run's train_steps (both
   read from the model dir's fresh operative_config.gin).
 
+  A code_t5 error that ends the command is raised here as a LaunchError with its message.
   The command runs in its own process group and dies with this process (processes.start_child);
   SIGTERM/SIGINT are forwarded to it. Returns its exit status (negative: killed by that signal).
   """
@@ -336,9 +346,12 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
         errors="replace"))
     forwarder.attach(process)
     loss_per_byte = None
+    user_error = None
     try:
       for line in process.stdout:
         log.write(line)
+        if m := _CHILD_USER_ERROR.match(line.rstrip()):
+          user_error = m.group(1)
         if line.startswith(_TF_LOGGER_PREFIXES):
           continue
         if m := _BYTE_LOSS_LINE.match(line.rstrip()):
@@ -359,6 +372,8 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
     except BaseException:
       processes.kill_group(process)  # an error here must not leave the trainer running
       raise
+  if process.returncode and user_error:
+    raise LaunchError(f"{user_error} (full log: {log_path})")
   if process.returncode:
     if progress.shape is None and model_dir:
       progress.shape = run_shape(pathlib.Path(model_dir), progress.start)

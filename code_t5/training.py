@@ -11,11 +11,16 @@
 2. `updates_after_backward`: wraps the optimizer so the weights are updated only after the
    whole backward pass (Mesh TF's CPU/GPU lowering lets updates race with backward reads).
 
+3. `init_from_variable`: `code-t5 train --init-from` refuses a checkpoint whose weights are not
+   the new model's (Mesh TF reads the ones whose names match and silently leaves the rest random).
+
 Training itself is Mesh TF's own `utils.train_model`; benchmarks/train_benchmark.py measures what
 each option changes.
 """
 
 import contextlib
+import re
+import weakref
 
 import gin
 import mesh_tensorflow as mtf
@@ -23,6 +28,7 @@ from mesh_tensorflow.transformer import utils as mtf_utils
 import tensorflow.compat.v1 as tf
 
 import code_t5_compat
+from code_t5 import errors
 
 
 def session_config(base, intra_op_threads=None, inter_op_threads=None, meta_optimizer=True,
@@ -159,3 +165,51 @@ def updates_after_backward(learning_rate, optimizer=gin.REQUIRED):
 
   opt.apply_grads = apply_grads_after_backward
   return opt
+
+
+class InitFromError(errors.UserError):
+  """`--init-from`'s checkpoint does not hold the weights of the model being trained."""
+
+
+_checked_graphs = weakref.WeakSet()  # Mesh TF calls the mapping once per variable
+
+
+@gin.configurable(module="code_t5", denylist=["name"])
+def init_from_variable(name, checkpoint=gin.REQUIRED, weights=gin.REQUIRED):
+  """Mesh TF's `init_checkpoint_variable_mapping.mapping_fn` for `code-t5 train --init-from`.
+
+  Maps each variable of the graph to the same name in `checkpoint`, after checking (once per
+  graph) that the checkpoint's weights -- the variables whose names match the regex `weights` --
+  are exactly the graph's, in the graph's shapes. Mesh TF itself initialises from a checkpoint
+  only the variables both have and leaves the rest random without a word, so a checkpoint of
+  another model or size would give a run that looks started from it but is not.
+  """
+  graph = tf.get_default_graph()
+  if graph not in _checked_graphs:
+    _check_weights(checkpoint, re.compile(weights))
+    _checked_graphs.add(graph)
+  return name
+
+
+def _check_weights(checkpoint, weights):
+  saved = {n: list(shape) for n, shape in tf.train.list_variables(checkpoint)
+           if weights.search(n)}
+  graph = {v.op.name: v.shape.as_list() for v in tf.global_variables()
+           if weights.search(v.op.name)}
+  missing = sorted(set(graph) - set(saved))
+  extra = sorted(set(saved) - set(graph))
+  reshaped = sorted(n for n in set(graph) & set(saved) if graph[n] != saved[n])
+  problems = []
+  if missing:
+    problems.append(f"{len(missing)} of the model's {len(graph)} weights are not in it (e.g. "
+                    f"{missing[0]})")
+  if extra:
+    problems.append(f"{len(extra)} of its weights are not in the model (e.g. {extra[0]})")
+  if reshaped:
+    name = reshaped[0]
+    problems.append(f"{len(reshaped)} of its weights have another shape (e.g. {name}: "
+                    f"{saved[name]} there, {graph[name]} here)")
+  if problems:
+    raise InitFromError(
+        f"--init-from: {checkpoint} is a checkpoint of another model: " + "; ".join(problems) +
+        ". Give one trained with the same --model, --size, --vocab and size --gin-params.")

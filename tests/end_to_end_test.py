@@ -92,6 +92,20 @@ def test_init_from_starts_a_new_run_from_the_weights_with_its_own_steps_and_opti
   assert all(not np.array_equal(started[name], source[name]) for name in slots)
 
 
+def test_init_from_refuses_a_checkpoint_of_another_model(trained, tmp_path, prepared_dir):
+  """Mesh TF would read the weights whose names match and leave a third layer random."""
+  source_dir, _, _ = trained
+  model_dir = tmp_path / "deeper"
+  result = _code_t5("train", "--steps", "1", "--no-eval", "--model-dir", str(model_dir),
+                    "--init-from", str(source_dir), "--gin-param", "num_layers = 3",
+                    "--gin-param", f"code_t5.flcc_dataset.prepared_dir = '{prepared_dir}'")
+  error = _one_line_error(result)
+  assert error.startswith(f"code-t5 train: --init-from: {source_dir.resolve()}/model.ckpt-6 is "
+                          "a checkpoint of another model: "), error
+  assert "weights are not in it (e.g. " in error and "block_002" in error, error
+  assert launcher.latest_step(model_dir) is None  # no step was trained from a partial start
+
+
 def _one_line_error(result) -> str:
   # TensorFlow's own start-up chatter may precede it; the error is the last line, no traceback.
   assert result.returncode == 2

@@ -105,6 +105,19 @@ def test_a_trainer_killed_by_sigkill_is_reported_as_out_of_memory_with_the_batch
           "\"utils.run.batch_size = ('sequences_per_batch', 64)\"; full log: ") in message
 
 
+def test_a_code_t5_error_in_the_trainer_is_the_launchers_one_line_error(tmp_path):
+  # As code_t5.training.init_from_variable raises inside Mesh TF's process.
+  failing = "from code_t5 import training\nraise training.InitFromError('--init-from: x is bad')"
+  with pytest.raises(launcher.LaunchError) as raised:
+    launcher.run([sys.executable, "-c", failing], tmp_path / "train.log", echo=lambda _: None)
+  assert str(raised.value) == f"--init-from: x is bad (full log: {tmp_path / 'train.log'})"
+  assert "Traceback" in (tmp_path / "train.log").read_text()
+  # Any other failure is the trainer's exit status, as before.
+  code = launcher.run([sys.executable, "-c", "raise ValueError('a bug')"], tmp_path / "train.log",
+                      echo=lambda _: None)
+  assert code == 1
+
+
 def test_progress_lines_give_steps_tokens_per_second_and_eta(tiny_run):
   _, model_dir = tiny_run("shared-prefix_lm")  # a real operative_config.gin: 8 x (256+256)
   shape = launcher.run_shape(model_dir)
