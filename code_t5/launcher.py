@@ -112,9 +112,7 @@ class Experiment:
       params += [f"utils.run.init_checkpoint = '{self.init_from}'",
                  f"tpu_estimator_model_fn.init_variable_filter = '{_WEIGHTS_ONLY}'",
                  "import code_t5.training",
-                 "init_checkpoint_variable_mapping.mapping_fn = @code_t5.init_from_variable",
-                 f"code_t5.init_from_variable.checkpoint = '{self.init_from}'",
-                 f"code_t5.init_from_variable.weights = '{_WEIGHTS_ONLY}'"]
+                 "init_checkpoint_variable_mapping.mapping_fn = @code_t5.init_from_variable"]
     return self.command(extra_gin_params=params)
 
   def eval_command(self, line_completion: bool = False, max_files: Optional[int] = None,

@@ -24,11 +24,9 @@ from code_t5 import runtime
 # Adafactor's (and Mesh TF's other optimizers') slot variables: "<variable>_slot_<name>".
 _SLOT = re.compile(r"_slot_[a-z]+$")
 # The run's starting point (`utils.run.init_checkpoint`: a path on the machine that trained it,
-# e.g. the checkpoint a run continued from, and the same path that `--init-from`'s check,
-# code_t5.training.init_from_variable, read) is not part of the pack, whose weights are its own
+# e.g. the checkpoint a run continued from) is not part of the pack, whose weights are its own
 # checkpoint: Mesh TF would read that path again when the pack is trained further.
-_INIT_CHECKPOINT = re.compile(
-    r"^(run\.init_checkpoint|init_from_variable\.checkpoint) = (?:\\\n\s*)?'[^'\n]*'$", re.M)
+_INIT_CHECKPOINT = re.compile(r"^run\.init_checkpoint = (?:\\\n\s*)?'[^'\n]*'$", re.M)
 PACK_FILE = "pack.json"
 
 
@@ -65,7 +63,7 @@ def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
     (tmp / "checkpoint").write_text(f'model_checkpoint_path: "{prefix.name}"\n'
                                     f'all_model_checkpoint_paths: "{prefix.name}"\n')
     (tmp / operative_config.FILE_NAME).write_text(
-        _INIT_CHECKPOINT.sub(r"\1 = None", config.read_text(encoding="utf-8")),
+        _INIT_CHECKPOINT.sub("run.init_checkpoint = None", config.read_text(encoding="utf-8")),
         encoding="utf-8")
     # The NumPy runtime `complete`/`serve`/`lsp` load (code_t5/runtime.py): shipped with the
     # weights, so that completing needs no TensorFlow at all.

@@ -175,18 +175,20 @@ _checked_graphs = weakref.WeakSet()  # Mesh TF calls the mapping once per variab
 
 
 @gin.configurable(module="code_t5", denylist=["name"])
-def init_from_variable(name, checkpoint=gin.REQUIRED, weights=gin.REQUIRED):
+def init_from_variable(name):
   """Mesh TF's `init_checkpoint_variable_mapping.mapping_fn` for `code-t5 train --init-from`.
 
-  Maps each variable of the graph to the same name in `checkpoint`, after checking (once per
-  graph) that the checkpoint's weights -- the variables whose names match the regex `weights` --
-  are exactly the graph's, in the graph's shapes. Mesh TF itself initialises from a checkpoint
-  only the variables both have and leaves the rest random without a word, so a checkpoint of
-  another model or size would give a run that looks started from it but is not.
+  Maps each variable of the graph to the same name in the run's `utils.run.init_checkpoint`,
+  after checking (once per graph) that the checkpoint's weights -- the variables that
+  `tpu_estimator_model_fn.init_variable_filter` lets Mesh TF read -- are exactly the graph's, in
+  the graph's shapes. Mesh TF itself initialises from a checkpoint only the variables both have
+  and leaves the rest random without a word, so a checkpoint of another model or size would give
+  a run that looks started from it but is not.
   """
   graph = tf.get_default_graph()
   if graph not in _checked_graphs:
-    _check_weights(checkpoint, re.compile(weights))
+    _check_weights(gin.query_parameter("utils.run.init_checkpoint"),
+                   re.compile(gin.query_parameter("tpu_estimator_model_fn.init_variable_filter")))
     _checked_graphs.add(graph)
   return name
 
