@@ -345,11 +345,32 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
     forwarder.attach(process)
     loss_per_byte = None
     user_error = None
+    # The shown lines of a traceback are held until its last line says what ended it: a code_t5
+    # error becomes the one-line LaunchError alone, anything else is shown whole.
+    held: Optional[List[str]] = None
+
+    def show(line: str) -> None:
+      echo("  " + _ABSL_PREFIX.sub("", line).rstrip()[-300:])
+
     try:
       for line in process.stdout:
         log.write(line)
         if m := _CHILD_USER_ERROR.match(line.rstrip()):
           user_error = m.group(1)
+        if held is not None:  # inside a traceback
+          if line.startswith(" "):
+            if _SHOWN.search(line):
+              held.append(line)
+            continue
+          if m:  # a code_t5 error: its message alone is raised below
+            held = None
+            continue
+          for shown in held:
+            show(shown)
+          held = None
+        if line.startswith("Traceback (most recent call last):"):
+          held = [line]
+          continue
         if line.startswith(_TF_LOGGER_PREFIXES):
           continue
         if m := _BYTE_LOSS_LINE.match(line.rstrip()):
@@ -365,7 +386,9 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
                          ("" if loss_per_byte is None else f"\t{loss_per_byte}") + "\n")
           progress.step(step, loss, loss_per_byte)
         elif _SHOWN.search(line):
-          echo("  " + _ABSL_PREFIX.sub("", line).rstrip()[-300:])
+          show(line)
+      for shown in held or ():  # the output ended inside a traceback
+        show(shown)
       process.wait()  # with SIGTERM/SIGINT still forwarded
     except BaseException:
       processes.kill_group(process)  # an error here must not leave the trainer running

@@ -7,6 +7,7 @@ launcher reads) and sleeps; the last one kills a real `code-t5 train`.
 
 import os
 import pathlib
+import shlex
 import signal
 import subprocess
 import sys
@@ -108,14 +109,18 @@ def test_a_trainer_killed_by_sigkill_is_reported_as_out_of_memory_with_the_batch
 def test_a_code_t5_error_in_the_trainer_is_the_launchers_one_line_error(tmp_path):
   # As code_t5.training.init_from_variable raises inside Mesh TF's process.
   failing = "from code_t5 import training\nraise training.InitFromError('--init-from: x is bad')"
+  shown = []
   with pytest.raises(launcher.LaunchError) as raised:
-    launcher.run([sys.executable, "-c", failing], tmp_path / "train.log", echo=lambda _: None)
+    launcher.run([sys.executable, "-c", failing], tmp_path / "train.log", echo=shown.append)
   assert str(raised.value) == f"--init-from: x is bad (full log: {tmp_path / 'train.log'})"
   assert "Traceback" in (tmp_path / "train.log").read_text()
-  # Any other failure is the trainer's exit status, as before.
+  assert shown == [f"$ {sys.executable} -c {shlex.quote(failing)}"]  # the error's line alone
+  # Any other failure is the trainer's exit status, as before, with its traceback shown.
+  shown.clear()
   code = launcher.run([sys.executable, "-c", "raise ValueError('a bug')"], tmp_path / "train.log",
-                      echo=lambda _: None)
+                      echo=shown.append)
   assert code == 1
+  assert shown[1:3] == ["  Traceback (most recent call last):", "  ValueError: a bug"]
 
 
 def test_progress_lines_give_steps_tokens_per_second_and_eta(tiny_run):
