@@ -1,11 +1,13 @@
 """What each part of the completion engine does to quality, at `code-t5 baseline`'s points.
 
 `code-t5 baseline --checkpoint DIR` runs the engine (code_t5.complete.Completer) on the model at
-every held-out line-completion point, once per rung of a ladder, each rung adding one change:
+every held-out line-completion point, once per rung of a ladder:
 
     greedy        beam 1, no healing, no filters: Mesh TF's greedy decode, cut at the newline
-    beam          beam search (5 lines), the best by log-probability / sqrt(pieces)
-    beam+heal     + token healing at the cursor
+    greedy+heal   greedy with token healing at the cursor: the n-gram's own decoding (it too
+                  extends a half-typed word), so the like-for-like comparison with it
+    beam          beam search (5 lines), the best by log-probability / sqrt(pieces), no healing
+    beam+heal     beam search and token healing
     beam+heal+filters  + dropping lines that cannot be valid Python there (the engine's default)
 
 and scores each rung's best line like any other system (EM, ES by point kind). For the last rung
@@ -24,6 +26,7 @@ from code_t5 import complete
 
 RUNGS: Dict[str, complete.EngineOptions] = {
     "greedy": complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False),
+    "greedy+heal": complete.EngineOptions(top=1, beam_size=1, filters=False),
     "beam": complete.EngineOptions(top=1, heal=False, filters=False),
     "beam+heal": complete.EngineOptions(top=1, filters=False),
     "beam+heal+filters": complete.EngineOptions(top=1),

@@ -1,0 +1,61 @@
+"""`code-t5 baseline --checkpoint`: the engine's ladder scored at the n-gram's points."""
+
+import pytest
+
+from code_t5 import baseline
+from code_t5 import complete
+from code_t5 import engine_eval
+from code_t5 import flcc
+from code_t5 import line_completion
+from code_t5 import sources
+
+PRETRAINED = sources.REPO_ROOT / "code_t5" / "pretrained" / "causal_lm-mini-spm_dev-sitepackages"
+FILES = 2  # 16 points of dataset-dev's validation split
+
+
+@pytest.fixture(scope="module")
+def results():
+  return baseline.evaluate(sources.DEV_ROOT, max_files=FILES, checkpoints=[PRETRAINED],
+                           examples=16, echo=lambda _: None)
+
+
+def test_every_rung_is_scored_at_the_ngrams_points(results):
+  points = results["points"]["count"]
+  assert points == FILES * 8
+  rungs = [f"engine:{rung}" for rung in engine_eval.RUNGS]
+  assert [key for key in results["systems"] if key.startswith("engine:")] == rungs
+  for key in rungs:
+    system = results["systems"][key]
+    assert system["step"] == complete.model_info(PRETRAINED).step
+    assert set(system["metrics"]) == set(results["systems"]["ngram"]["metrics"])
+    assert 0 <= system["metrics"]["all"]["exact_match"] <= 100
+  # The examples hold every rung's line at every point: one line each, what `complete` shows.
+  assert len(results["examples"]) == points
+  for example in results["examples"]:
+    assert all("\n" not in example[key] for key in rungs)
+
+
+def test_the_greedy_rungs_are_what_complete_gives_with_those_options(results):
+  # The README's figures are what `code-t5 complete` shows: greedy is `--beam-size 1
+  # --no-healing --no-filters`, greedy+heal the same with healing (the n-gram's decoding).
+  files = line_completion.sample_files(
+      list(flcc.read_files(sources.DEV_ROOT, only_split="validation")), FILES)
+  points = list(line_completion.points_of_files(files))
+  assert [(p.line, p.kind) for _, p in points] == [
+      (e["line"], e["kind"]) for e in results["examples"]]
+  for rung in ("greedy", "greedy+heal"):
+    completer = complete.Completer(PRETRAINED, engine_eval.RUNGS[rung], echo=lambda _: None)
+    for (source_file, point), example in zip(points, results["examples"]):
+      completion = completer.complete_at(source_file.text, point.cursor).completion
+      assert completion == example[f"engine:{rung}"], (rung, example)
+
+
+def test_confidence_thresholds_count_what_they_show(results):
+  [engine] = results["engine"].values()
+  rows = engine["threshold"]["rows"]
+  assert rows[0]["min_score"] is None and engine["threshold"]["points"] == FILES * 8
+  shown = [row["shown"] for row in rows]
+  assert shown == sorted(shown, reverse=True)  # a higher bar shows fewer lines
+  for row in rows:
+    assert row["correct"] + row["wrong"] == row["shown"]
+  assert engine["filters"]["candidates"] >= shown[0]
