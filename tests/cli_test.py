@@ -11,7 +11,6 @@ import sys
 
 import pytest
 
-import code_t5
 from code_t5 import cli
 from code_t5 import task_names
 from code_t5 import test_utils
@@ -91,8 +90,6 @@ NOISE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] |^[IWEF]\d{4} 
                    r"^(?:DEBUG|INFO|WARNING|ERROR):[\w.]+:|[A-Z]\w*Warning: |pkg_resources|"
                    r"(?i:cuda|tensorrt)", re.M)
 CONSOLE_SCRIPT = pathlib.Path(sys.executable).parent / "code-t5"
-PRETRAINED = (pathlib.Path(code_t5.__file__).parent / "pretrained" /
-              "causal_lm-mini-spm_dev-sitepackages")
 
 # Runs command lines as the `code-t5` console script does (argv[0] "code-t5", so `import code_t5`
 # registers nothing), one after the other in one fresh interpreter, and writes for each its exit
@@ -145,7 +142,7 @@ def test_help_and_argument_errors_import_nothing_heavy(tmp_path):
              ["prepare", "--test-fraction", "-0.1"], ["prepare", "--root", missing],
              ["plot", "--model-dir", missing], ["import", missing, "--out", missing],
              ["complete", "--checkpoint", missing, str(source)],
-             ["complete", "--checkpoint", str(PRETRAINED), f"{source}:9:1"],
+             ["complete", "--checkpoint", str(test_utils.PRETRAINED), f"{source}:9:1"],
              ["export", "--checkpoint", missing], ["serve", "--checkpoint", missing],
              ["lsp", "--checkpoint", missing],
              ["cache", "--output-cache-dir", missing, "--root", missing],
@@ -220,7 +217,7 @@ def test_complete_on_a_checkpoint_without_runtime_registers_and_is_quiet(tmp_pat
   # The first completion from a checkpoint writes its NumPy runtime from the seqio task's
   # vocabulary (TensorFlow, seqio, t5 in-process): found, and nothing but progress on stderr.
   model_dir = tmp_path / "model"
-  shutil.copytree(PRETRAINED, model_dir, ignore=shutil.ignore_patterns("runtime"))
+  shutil.copytree(test_utils.PRETRAINED, model_dir, ignore=shutil.ignore_patterns("runtime"))
   source = tmp_path / "m.py"
   source.write_text("import os\nimport sys\n\n\ndef main(argv):\n  ")
   result = _console_script(["complete", "--checkpoint", str(model_dir), str(source), "--json"])

@@ -21,6 +21,7 @@ import seqio
 
 from code_t5 import complete
 from code_t5 import serve
+from code_t5 import test_utils
 from code_t5 import vocab
 
 # Tabs, spaces, unicode and blank lines, longer than the tiny models' 255-token context.
@@ -47,7 +48,6 @@ SOURCE = (
     "        return self.values\n"
 )
 CURSOR_LINE = 19  # "self.values[key.strip()] = value.strip()", the cursor right after "= "
-SHIPPED = pathlib.Path(complete.__file__).parent / "pretrained" / "causal_lm-mini-spm_dev-sitepackages"
 
 
 def _code_t5(*args, stdin=None) -> subprocess.CompletedProcess:
@@ -174,11 +174,11 @@ def test_newlines_and_indentation_reach_the_model_exactly(completer):
 def test_complete_file_line_col_prints_the_top_lines(source_file):
   line, col = _cursor()
   target = f"{source_file}:{line}:{col}"
-  result = _code_t5("complete", "--checkpoint", str(SHIPPED), target)
+  result = _code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED), target)
   assert result.returncode == 0, result.stderr[-3000:]
   assert result.stdout.endswith("\n") and result.stdout.count("\n") == 1
   assert "writing the runtime" not in result.stderr  # shipped with the weights
-  top = _code_t5("complete", "--checkpoint", str(SHIPPED), "--top", "3", target)
+  top = _code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED), "--top", "3", target)
   assert top.returncode == 0, top.stderr[-3000:]
   lines = top.stdout.splitlines()
   assert len(lines) == 3 and len(set(lines)) == 3 and lines[0] + "\n" == result.stdout
@@ -216,17 +216,17 @@ def _without_timing(reply):
 
 @pytest.fixture(scope="module")
 def shipped_completer() -> complete.Completer:
-  return complete.Completer(SHIPPED)
+  return complete.Completer(test_utils.PRETRAINED)
 
 
 @pytest.fixture(scope="module")
 def cli_replies(source_file):
   line, col = _cursor()
   # serve's default --top is 5, complete's 1.
-  at_cursor = _code_t5("complete", "--json", "--top", "5", "--checkpoint", str(SHIPPED),
-                       f"{source_file}:{line}:{col}")
-  short = _code_t5("complete", "--json", "--top", "5", "--checkpoint", str(SHIPPED), "-",
-                   stdin=_requests()[3]["prefix"])
+  at_cursor = _code_t5("complete", "--json", "--top", "5", "--checkpoint",
+                       str(test_utils.PRETRAINED), f"{source_file}:{line}:{col}")
+  short = _code_t5("complete", "--json", "--top", "5", "--checkpoint", str(test_utils.PRETRAINED),
+                   "-", stdin=_requests()[3]["prefix"])
   for result in (at_cursor, short):
     assert result.returncode == 0, result.stderr[-3000:]
   return [json.loads(at_cursor.stdout), json.loads(short.stdout)]
@@ -237,7 +237,7 @@ def test_complete_and_serve_over_stdin_give_identical_replies(cli_replies, shipp
   requests = _requests()
   stdin = "".join(json.dumps(r) + "\n" for r in requests) + "not json\n"
   result = subprocess.run([sys.executable, "-m", "code_t5.cli", "serve", "--checkpoint",
-                           str(SHIPPED)], input=stdin, capture_output=True, text=True)
+                           str(test_utils.PRETRAINED)], input=stdin, capture_output=True, text=True)
   assert result.returncode == 0, result.stderr[-3000:]
   replies = [json.loads(line) for line in result.stdout.splitlines()]
   assert [r.get("id") for r in replies] == [1, 2, 3, 4, 5, None]
@@ -264,14 +264,14 @@ def _post(url, body: bytes):
 
 def test_complete_and_serve_over_http_give_identical_replies(cli_replies):
   process = subprocess.Popen([sys.executable, "-m", "code_t5.cli", "serve", "--checkpoint",
-                              str(SHIPPED), "--port", "0"], stdout=subprocess.PIPE,
+                              str(test_utils.PRETRAINED), "--port", "0"], stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL, text=True)
   try:
     line = process.stdout.readline()  # printed once the model is loaded
     assert line.startswith("serving on http://127.0.0.1:"), line
     url = line.split()[-1]
     with urllib.request.urlopen(url + "/health", timeout=60) as response:
-      packed = json.loads((SHIPPED / "pack.json").read_text())
+      packed = json.loads((test_utils.PRETRAINED / "pack.json").read_text())
       assert json.loads(response.read())["step"] == packed["step"]
     replies = [_post(url + "/complete", json.dumps(r).encode()) for r in _requests()]
     assert all(status == 200 for status, _ in replies)

@@ -15,15 +15,15 @@ from code_t5 import decoding
 from code_t5 import flcc
 from code_t5 import line_completion
 from code_t5 import sources
+from code_t5 import test_utils
 from code_t5 import tokenizers
 
-PRETRAINED = sources.REPO_ROOT / "code_t5" / "pretrained" / "causal_lm-mini-spm_dev-sitepackages"
 PLAIN = complete.EngineOptions(top=5, heal=False, filters=False)
 
 
 @pytest.fixture(scope="module")
 def completer():
-  return complete.Completer(PRETRAINED, PLAIN)
+  return complete.Completer(test_utils.PRETRAINED, PLAIN)
 
 
 def _points(count=12):
@@ -49,7 +49,8 @@ def test_the_best_line_does_not_depend_on_how_many_are_asked_for(completer):
 
 
 def test_lines_that_do_not_end_within_max_tokens_are_dropped(completer):
-  short = complete.Completer(PRETRAINED, complete.EngineOptions(max_tokens=3, filters=False))
+  short = complete.Completer(test_utils.PRETRAINED,
+                             complete.EngineOptions(max_tokens=3, filters=False))
   for text, cursor in _points(6):
     _, ranked = short.ranked(text[:cursor])
     assert all(line.tokens <= 3 for line, _ in ranked)
@@ -70,16 +71,16 @@ def test_split_heal_takes_back_the_last_piece_unless_it_holds_a_newline(complete
 
 def test_healing_completes_a_half_typed_word_with_whole_pieces():
   prefix = "import os\nimport sys\n\n\ndef main(argv):\n    path = os.pa"
-  healing = complete.Completer(PRETRAINED, complete.EngineOptions(top=5, filters=False))
+  healing = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(top=5, filters=False))
   healed = healing.complete(prefix).candidates
   # The cursor's last piece "pa" is taken back: the model writes "path" as it learnt it.
   assert healed[0].text.startswith("th(")
-  plain = complete.Completer(PRETRAINED, PLAIN).complete(prefix).candidates
+  plain = complete.Completer(test_utils.PRETRAINED, PLAIN).complete(prefix).candidates
   assert [c.text for c in plain] != [c.text for c in healed]
 
 
 def test_min_score_shows_nothing_rather_than_a_doubtful_line():
-  strict = complete.Completer(PRETRAINED, complete.EngineOptions(min_score=-1e-6))
+  strict = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_score=-1e-6))
   text, cursor = _points(1)[0]
   result = strict.complete_at(text, cursor)
   assert result.candidates == () and result.completion == ""

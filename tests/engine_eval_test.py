@@ -8,15 +8,15 @@ from code_t5 import engine_eval
 from code_t5 import flcc
 from code_t5 import line_completion
 from code_t5 import sources
+from code_t5 import test_utils
 
-PRETRAINED = sources.REPO_ROOT / "code_t5" / "pretrained" / "causal_lm-mini-spm_dev-sitepackages"
 FILES = 2  # 16 points of dataset-dev's validation split
 
 
 @pytest.fixture(scope="module")
 def results():
-  return baseline.evaluate(sources.DEV_ROOT, max_files=FILES, checkpoints=[PRETRAINED],
-                           examples=16, echo=lambda _: None)
+  return baseline.evaluate(sources.DEV_ROOT, max_files=FILES,
+                           checkpoints=[test_utils.PRETRAINED], examples=16, echo=lambda _: None)
 
 
 def test_every_rung_is_scored_at_the_ngrams_points(results):
@@ -26,7 +26,7 @@ def test_every_rung_is_scored_at_the_ngrams_points(results):
   assert [key for key in results["systems"] if key.startswith("engine:")] == rungs
   for key in rungs:
     system = results["systems"][key]
-    assert system["step"] == complete.model_info(PRETRAINED).step
+    assert system["step"] == complete.model_info(test_utils.PRETRAINED).step
     assert set(system["metrics"]) == set(results["systems"]["ngram"]["metrics"])
     assert 0 <= system["metrics"]["all"]["exact_match"] <= 100
   # The examples hold every rung's line at every point: one line each, what `complete` shows.
@@ -44,7 +44,8 @@ def test_the_greedy_rungs_are_what_complete_gives_with_those_options(results):
   assert [(p.line, p.kind) for _, p in points] == [
       (e["line"], e["kind"]) for e in results["examples"]]
   for rung in ("greedy", "greedy+heal"):
-    completer = complete.Completer(PRETRAINED, engine_eval.RUNGS[rung], echo=lambda _: None)
+    completer = complete.Completer(test_utils.PRETRAINED, engine_eval.RUNGS[rung],
+                                   echo=lambda _: None)
     for (source_file, point), example in zip(points, results["examples"]):
       completion = completer.complete_at(source_file.text, point.cursor).completion
       assert completion == example[f"engine:{rung}"], (rung, example)

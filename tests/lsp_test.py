@@ -23,12 +23,11 @@ import pytest
 from code_t5 import cli
 from code_t5 import complete
 from code_t5 import lsp
-from code_t5 import sources
+from code_t5 import test_utils
 
-PRETRAINED = sources.REPO_ROOT / "code_t5" / "pretrained" / "causal_lm-mini-spm_dev-sitepackages"
 # The line filters are the engine's business (complete_test); here the server's Completer and the
 # test's own are built from the same flags and must agree.
-SERVER_FLAGS = ["--checkpoint", str(PRETRAINED), "--top", "3"]
+SERVER_FLAGS = ["--checkpoint", str(test_utils.PRETRAINED), "--top", "3"]
 NVIM_SCRIPT = pathlib.Path(__file__).with_name("nvim_lsp_complete.lua")
 URI = "file:///work/sample.py"
 TIMEOUT = 30

@@ -19,15 +19,15 @@ from code_t5 import complete
 from code_t5 import flcc
 from code_t5 import line_completion
 from code_t5 import sources
+from code_t5 import test_utils
 
-PRETRAINED = sources.REPO_ROOT / "code_t5" / "pretrained" / "causal_lm-mini-spm_dev-sitepackages"
 RESULTS = sources.REPO_ROOT / "results" / "line_completion_dev_sitepackages-3300.json"
 
 
 @pytest.fixture(scope="module")
 def completer():
   greedy = complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False)
-  return complete.Completer(PRETRAINED, greedy)
+  return complete.Completer(test_utils.PRETRAINED, greedy)
 
 
 def test_shipped_model_completes_the_results_points_as_its_eval_did(completer):
