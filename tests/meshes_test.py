@@ -58,7 +58,10 @@ def test_layout_trains_to_the_same_losses_as_one_device(layout, reference, tmp_p
                        [*params, f"utils.run.init_checkpoint = '{init}'"])
   print(f"{layout}: {losses}  (1 device: {expected})")
   assert "Variables in graph but not in" in log  # Mesh TF read the init checkpoint ...
-  assert losses == pytest.approx(expected, rel=1e-5, abs=1e-6)
+  # Splitting a matmul over devices changes float32 summation order, and three Adafactor steps
+  # amplify it: model:2 was seen 1.1e-5 (relative) away at step 3 in a clean-clone CI run of
+  # unchanged code. A wrong layout or misread batch moves losses by percents.
+  assert losses == pytest.approx(expected, rel=1e-4, abs=1e-6)
   if run != "cpu":
     devices = int(run[-1])
     assert f"code_t5.train_model: {devices} CPU devices, soft placement False" in log
