@@ -49,10 +49,10 @@ from code_t5 import flcc  # pylint: disable=g-import-not-at-top,wrong-import-pos
 from code_t5 import launcher  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5 import line_completion  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5 import sources  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5 import test_utils  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 import bench_utils  # pylint: disable=g-import-not-at-top,wrong-import-position  (benchmarks/)
 
-SHIPPED = REPO / "code_t5" / "pretrained" / "causal_lm-mini-spm_dev-sitepackages"
 CODE_T5 = pathlib.Path(sys.executable).parent / "code-t5"
 GREEDY = complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False)
 DEFAULT = complete.EngineOptions(top=1)
@@ -305,7 +305,7 @@ def main(argv=None):
   args = parser.parse_args(argv)
   print(f"load average before: {bench_utils.load_average()}")
   points = _points(args.requests)
-  models = [("shipped", SHIPPED)] if args.shipped else []
+  models = [("shipped", test_utils.PRETRAINED)] if args.shipped else []
   if args.small:
     models.append(("small", _small_model(args.work)))
   rows = [measure(name, model_dir, points, args) for name, model_dir in models]

@@ -61,14 +61,13 @@ FILES = {
 # must be one of them. A model that ignores its context, or a chain that misaligns it, scores
 # near 0 at the 14.
 ENGINE_BAR = 0.9
-# d_model 64, 2 layers (sizes/tiny.gin's width): large enough to learn 500 bytes by heart (both
+# sizes/tiny.gin's network (d_model 64, 2 layers): large enough to learn 500 bytes by heart (both
 # models passed at the recipes' steps in every probe, README "Proof of learning"), at 1.7x the
 # steps/s of d_model 128, which needed as many steps. No dropout: the test asks for memorisation,
 # and with T5's 0.1 both models kept starting lines a byte early or late after a cursor inside a
 # word for thousands of steps more. The learning rate warms up to the model files' 0.03 over 100
 # steps, not 200, as the runs are short.
-SIZE = ["d_model = 64", "d_ff = 256", "num_heads = 4", "d_kv = 16", "num_layers = 2",
-        "dropout_rate = 0.0", "learning_rate_schedules.linear_warmup.steps_or_fraction = 100"]
+COMMON = ["dropout_rate = 0.0", "learning_rate_schedules.linear_warmup.steps_or_fraction = 100"]
 
 
 class Recipe(NamedTuple):
@@ -107,7 +106,7 @@ def test_model_learns_files_and_completes_their_lines_exactly(model, root, tmp_p
   recipe = RECIPES[model]
   experiment = launcher.Experiment(
       model=model, size="tiny", run="cpu", model_dir=tmp_path / model, root=root,
-      gin_params=SIZE + recipe.bindings + [
+      gin_params=COMMON + recipe.bindings + [
           f"utils.run.save_checkpoints_steps = {recipe.steps}",
           f"code_t5.flcc_dataset.prepared_dir = '{prepared_dir}'"])
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
