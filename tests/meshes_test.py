@@ -1,5 +1,7 @@
 """Multi-device meshes on one CPU: data- and model-parallel layouts train to the same losses.
 
+(And so does Mesh TF's one-hot embedding lookup in place of runs/cpu.gin's gather.)
+
 The CPU is split into several TF devices (runs/cpu_x2.gin, cpu_x4.gin); every layout starts from
 the same weights (the 1-device run's step-0 checkpoint), reads the same batches (fixed input seed)
 and has no dropout, so the per-step losses may differ only by float summation order. (That needs
@@ -21,6 +23,10 @@ LAYOUTS = {  # name: (runs/ file, extra bindings)
     "model:1,batch:2": ("cpu_x2", []),
     "model:1,batch:4": ("cpu_x4", []),
     "model:2,batch:1": ("cpu_x2", ["utils.run.mesh_shape = 'model:2,batch:1'"]),
+    # Not a layout: Mesh TF's own one-hot embedding lookup in place of runs/cpu.gin's gather
+    # (code_t5/embeddings.py), which must train to the same losses.
+    "model:1,batch:1, one-hot embedding lookup": (
+        "cpu", ["get_vocab_embedding_cls.cls = @code_t5.OneHotVocabEmbedding"]),
 }
 
 
@@ -58,10 +64,14 @@ def test_layout_trains_to_the_same_losses_as_one_device(layout, reference, tmp_p
                        [*params, f"utils.run.init_checkpoint = '{init}'"])
   print(f"{layout}: {losses}  (1 device: {expected})")
   assert "Variables in graph but not in" in log  # Mesh TF read the init checkpoint ...
-  # Splitting a matmul over devices changes float32 summation order, and three Adafactor steps
-  # amplify it: model:2 was seen 1.1e-5 (relative) away at step 3 in a clean-clone CI run of
-  # unchanged code. A wrong layout or misread batch moves losses by percents.
-  assert losses == pytest.approx(expected, rel=1e-4, abs=1e-6)
+  # Step 1's loss is a forward pass of the same weights over the same batch: a layout may change
+  # only float32 summation order (seen up to 2e-7 relative). Later steps follow Adafactor
+  # updates, which scale each weight's step by its gradient's running RMS and so amplify that
+  # order to 1e-5 (model:2, one-hot lookup) and 1.2e-4 (model:2, gather lookup), each seen once
+  # in clean-clone CI runs of unchanged code. A wrong layout or a misread batch moves losses by
+  # percents: at step 1 already where the forward pass is wrong, from step 2 where gradients are.
+  assert losses[0] == pytest.approx(expected[0], rel=1e-5)
+  assert losses[1:] == pytest.approx(expected[1:], rel=1e-3)
   if run != "cpu":
     devices = int(run[-1])
     assert f"code_t5.train_model: {devices} CPU devices, soft placement False" in log

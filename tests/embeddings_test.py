@@ -1,0 +1,56 @@
+"""code_t5/embeddings.py: the gather lookup gives Mesh TF's one-hot lookup's embeddings and
+gradients, on one device and on meshes that split the vocabulary or the batch."""
+
+import mesh_tensorflow as mtf
+import numpy as np
+import pytest
+import tensorflow.compat.v1 as tf
+
+from code_t5 import embeddings
+
+VOCAB, D_MODEL, BATCH, LENGTH = 10, 4, 4, 3
+LAYOUTS = {  # mesh shape: layout rules
+    "one device": ("model:1,batch:1", "vocab:model,batch:batch"),
+    "vocabulary split": ("model:2,batch:1", "vocab:model,batch:batch"),
+    "batch split": ("model:1,batch:2", "vocab:model,batch:batch"),
+    "both split": ("model:2,batch:2", "vocab:model,batch:batch"),
+}
+
+
+def _lookup_and_gradient(layout, lookup, weights_value, ids_value, dy_value):
+  mesh_shape, layout_rules = LAYOUTS[layout]
+  devices = [""] * mtf.convert_to_shape(mesh_shape).size
+  graph = mtf.Graph()
+  mesh = mtf.Mesh(graph, "mesh")
+  vocab_dim, d_model = mtf.Dimension("vocab", VOCAB), mtf.Dimension("d_model", D_MODEL)
+  batch, length = mtf.Dimension("batch", BATCH), mtf.Dimension("length", LENGTH)
+  with tf.Graph().as_default():
+    weights = mtf.import_tf_tensor(mesh, tf.constant(weights_value), [vocab_dim, d_model])
+    ids = mtf.import_tf_tensor(mesh, tf.constant(ids_value), [batch, length])
+    dy = mtf.import_tf_tensor(mesh, tf.constant(dy_value), [batch, length, d_model])
+    out = lookup(weights, ids, vocab_dim)
+    [grad] = mtf.gradients([out], [weights], [dy])
+    mesh_impl = mtf.placement_mesh_impl.PlacementMeshImpl(mesh_shape, layout_rules, devices)
+    lowering = mtf.Lowering(graph, {mesh: mesh_impl})
+    with tf.Session() as session:
+      return session.run([lowering.export_to_tf_tensor(out),
+                          lowering.export_to_tf_tensor(grad)])
+
+
+def _gather(weights, ids, vocab_dim):
+  return embeddings._GatherOperation(weights, ids, vocab_dim).outputs[0]  # pylint: disable=protected-access
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_gather_gives_the_one_hot_lookups_embeddings_and_gradients(layout):
+  rng = np.random.default_rng(0)
+  weights = rng.normal(size=(VOCAB, D_MODEL)).astype(np.float32)
+  ids = rng.integers(0, VOCAB, size=(BATCH, LENGTH)).astype(np.int32)
+  ids[0, :] = 7  # a row looked up several times: its gradient is a sum
+  dy = rng.normal(size=(BATCH, LENGTH, D_MODEL)).astype(np.float32)
+  out, grad = _lookup_and_gradient(layout, _gather, weights, ids, dy)
+  np.testing.assert_array_equal(out, weights[ids])
+  expected_out, expected_grad = _lookup_and_gradient(layout, mtf.gather, weights, ids, dy)
+  np.testing.assert_allclose(out, expected_out, rtol=1e-6, atol=1e-6)
+  np.testing.assert_allclose(grad, expected_grad, rtol=1e-5, atol=1e-6)
+  assert np.abs(grad[7]).sum() > 0 and not np.any(grad[np.setdiff1d(np.arange(VOCAB), ids)])
