@@ -594,7 +594,7 @@ class Completer:
     ids = self.tokenizer.encode(context)
     heal = b""
     if options.heal:
-      ids, heal = decoding.split_heal(ids, self.tokenizer, self._search.heal_prefixes)
+      ids, heal = decoding.split_heal(ids, self.tokenizer)
     # Filters remove candidates: search for a few more than are shown.
     wanted = top + (options.beam_size if options.filters else 0)
     lines = self._search.search(ids, heal, beam_size=max(options.beam_size, top),

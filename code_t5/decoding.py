@@ -39,7 +39,7 @@ healing at the cursor.
 """
 
 import dataclasses
-from typing import FrozenSet, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -99,15 +99,9 @@ def loops(ids: Sequence[int], max_period: int = LOOP_MAX_PERIOD,
   return False
 
 
-def piece_prefixes(pieces: Sequence[Optional[bytes]]) -> FrozenSet[bytes]:
-  """Every non-empty prefix of every piece: the texts healing may take back."""
-  return frozenset(piece[:n] for piece in pieces if piece for n in range(1, len(piece) + 1))
-
-
-def split_heal(ids: Sequence[int], tokenizer: tokenizers.Tokenizer,
-               prefixes: FrozenSet[bytes]) -> Tuple[List[int], bytes]:
+def split_heal(ids: Sequence[int], tokenizer: tokenizers.Tokenizer) -> Tuple[List[int], bytes]:
   """(context ids without the healed pieces, their bytes) or (ids, b"") if the last piece cannot
-  be healed; `prefixes` is piece_prefixes(tokenizer.piece_bytes)."""
+  be healed."""
   pieces = tokenizer.piece_bytes
 
   def piece_bytes(i: int) -> Optional[bytes]:
@@ -122,7 +116,7 @@ def split_heal(ids: Sequence[int], tokenizer: tokenizers.Tokenizer,
     if not piece or b"\n" in piece:
       break
     text = piece + text
-    if text in prefixes:  # always for k = 1: the last piece is a piece
+    if text in tokenizer.piece_prefixes:  # always for k = 1: the last piece is a piece
       taken, heal = k, text
   return list(ids[:-taken]), heal
 
@@ -140,7 +134,6 @@ class LineSearch:
     allowed[tokenizers.EOS_ID] = True
     self._blocked = ~allowed
     self._ends = np.array([p is not None and b"\n" in p for p in self._pieces])
-    self.heal_prefixes = piece_prefixes(pieces)
 
   def _heal_mask(self, remaining: bytes) -> np.ndarray:
     """Ids whose bytes agree with the heal text still to produce (a prefix of it, or past it)."""

@@ -11,8 +11,9 @@ encode dataset-dev to the same ids.
   as its three UTF-8 byte pieces (see that class for why).
 """
 
+import functools
 import re
-from typing import List, Optional, Sequence
+from typing import FrozenSet, List, Optional, Sequence
 
 PAD_ID, EOS_ID, UNK_ID = 0, 1, 2
 NUM_SPECIAL = 3
@@ -33,6 +34,13 @@ class Tokenizer:
   def decode(self, ids: Sequence[int]) -> str:
     return b"".join(self.piece_bytes[i] or b"" for i in ids
                     if 0 <= i < len(self.piece_bytes)).decode("utf-8", errors="ignore")
+
+  @functools.cached_property
+  def piece_prefixes(self) -> FrozenSet[bytes]:
+    """Every non-empty prefix of every piece: the texts token healing may take back
+    (code_t5.decoding.split_heal)."""
+    return frozenset(piece[:n] for piece in self.piece_bytes if piece
+                     for n in range(1, len(piece) + 1))
 
 
 class Bytes(Tokenizer):

@@ -61,17 +61,16 @@ def test_lines_that_do_not_end_within_max_tokens_are_dropped():
 
 def test_split_heal_takes_back_the_last_piece_unless_it_holds_a_newline(completer):
   tokenizer = completer.tokenizer
-  prefixes = decoding.piece_prefixes(tokenizer.piece_bytes)
   ids = tokenizer.encode("import os\nos.pa")
-  context, heal = decoding.split_heal(ids, tokenizer, prefixes)
+  context, heal = decoding.split_heal(ids, tokenizer)
   assert context == ids[:-1] and heal == tokenizer.piece_bytes[ids[-1]] and heal.endswith(b"pa")
   assert tokenizer.decode(context).encode() + heal == b"import os\nos.pa"
   ends_in_newline = tokenizer.encode("import os\n")
-  assert decoding.split_heal(ends_in_newline, tokenizer, prefixes) == (ends_in_newline, b"")
+  assert decoding.split_heal(ends_in_newline, tokenizer) == (ends_in_newline, b"")
   one_piece = tokenizer.encode("x")
-  assert decoding.split_heal(one_piece, tokenizer, prefixes) == (one_piece, b"")
+  assert decoding.split_heal(one_piece, tokenizer) == (one_piece, b"")
   indented = tokenizer.encode("def f():\n    ")
-  assert decoding.split_heal(indented, tokenizer, prefixes) == (indented, b"")
+  assert decoding.split_heal(indented, tokenizer) == (indented, b"")
 
 
 @pytest.mark.parametrize("prefix, heal", [
@@ -81,8 +80,7 @@ def test_split_heal_takes_back_the_last_piece_unless_it_holds_a_newline(complete
 def test_split_heal_takes_back_the_pieces_a_whole_piece_would_cover(completer, prefix, heal):
   tokenizer = completer.tokenizer
   ids = tokenizer.encode(prefix)
-  prefixes = decoding.piece_prefixes(tokenizer.piece_bytes)
-  context, taken = decoding.split_heal(ids, tokenizer, prefixes)
+  context, taken = decoding.split_heal(ids, tokenizer)
   assert taken == heal and len(ids) - len(context) > 1
   assert tokenizer.decode(context).encode() + taken == prefix.encode()
   assert any(p and p.startswith(heal) and p != heal for p in tokenizer.piece_bytes)
