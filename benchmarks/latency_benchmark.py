@@ -246,22 +246,35 @@ print(json.dumps({{"times": times,
 
 
 def measure(name, model_dir, points, args) -> dict:
+  """Every figure of one model; a line per stage as it ends (the whole takes minutes)."""
   print(f"{name}: {model_dir}")
   figures = {"name": name}
+  stages = 8 + args.savedmodel
+  done = 0
+
+  def timed(label, function, *arguments):
+    nonlocal done
+    start = time.perf_counter()
+    result = function(*arguments)
+    done += 1
+    print(f"  [{done}/{stages}] {label}: {time.perf_counter() - start:.1f} s", flush=True)
+    return result
+
   start = time.perf_counter()
-  complete.Completer(model_dir, DEFAULT, echo=lambda line: None)
+  timed("load", complete.Completer, model_dir, DEFAULT, lambda line: None)
   figures["load_s"] = time.perf_counter() - start
   for label, options in (("greedy", GREEDY), ("best", DEFAULT), ("top5", TOP5)):
-    times, lengths = _in_process(model_dir, options, points)
+    times, lengths = timed(f"{label}, {len(points)} requests", _in_process, model_dir, options,
+                           points)
     figures[label] = _percentiles(times)
     figures[f"{label}_chars"] = statistics.mean(lengths)
-  figures["breakdown"] = _breakdown(model_dir, points)
-  uncached = _uncached_greedy(model_dir, points)
-  figures["uncached"] = _percentiles(uncached)
-  figures["serve"] = _serve(model_dir, points)
-  figures["cold_s"] = _cold(model_dir)
+  figures["breakdown"] = timed("breakdown", _breakdown, model_dir, points)
+  figures["uncached"] = _percentiles(timed("no cache", _uncached_greedy, model_dir, points))
+  figures["serve"] = timed("serve", _serve, model_dir, points)
+  figures["cold_s"] = timed("cold complete x3", _cold, model_dir)
   if args.savedmodel:
-    figures["savedmodel"] = _savedmodel(model_dir, points, args.work)
+    figures["savedmodel"] = timed("SavedModel (exports first)", _savedmodel, model_dir, points,
+                                  args.work)
   return figures
 
 

@@ -9,7 +9,8 @@ How a completion is made (`Completer`):
    TensorFlow: ~0.1 s and ~100 MB for the shipped model).
 2. Per request: the context is the code before the cursor, cut from the LEFT to the model's input
    length (the last tokens are kept; one slot is the EOS the model reads after its inputs). With
-   token healing (default) its last piece is taken back and must start the completion.
+   token healing (default) its last pieces are taken back and must start the completion
+   (decoding.split_heal: those a whole piece would cover, spaces after code with their word).
 3. Beam search (code_t5/decoding.py) continues it to the end of the line: a line ends at the
    first newline in any piece, or at EOS. Lines are ranked by log-probability / sqrt(pieces);
    lines that cannot be valid Python at the cursor are dropped (code_t5/line_filters.py), and so

@@ -67,10 +67,33 @@ def test_split_heal_takes_back_the_last_piece_unless_it_holds_a_newline(complete
   assert tokenizer.decode(context).encode() + heal == b"import os\nos.pa"
   ends_in_newline = tokenizer.encode("import os\n")
   assert decoding.split_heal(ends_in_newline, tokenizer) == (ends_in_newline, b"")
-  one_piece = tokenizer.encode("x")
-  assert decoding.split_heal(one_piece, tokenizer) == (one_piece, b"")
-  indented = tokenizer.encode("def f():\n    ")
-  assert decoding.split_heal(indented, tokenizer) == (indented, b"")
+  one_piece = tokenizer.encode('""')  # a file's first piece too: '"""' is a piece
+  assert decoding.split_heal(one_piece, tokenizer) == ([], b'""')
+  for indented in ("def f():\n    ", "def f():\n    x = 1\n  "):
+    ids = tokenizer.encode(indented)
+    assert decoding.split_heal(ids, tokenizer) == (ids, b"")
+
+
+@pytest.mark.parametrize("prefix, heal", [
+    ("        return ", b"return "),  # "return" " ": the model chooses " self", not indentation
+    ("    missing = ", b" = "),
+    ("    x = f(a, ", b"(a, "),
+])
+def test_split_heal_takes_back_spaces_after_code_with_the_piece_before_them(completer, prefix,
+                                                                           heal):
+  tokenizer = completer.tokenizer
+  ids = tokenizer.encode(prefix)
+  context, taken = decoding.split_heal(ids, tokenizer)
+  assert taken == heal and len(ids) - len(context) == 2
+  assert tokenizer.decode(context).encode() + taken == prefix.encode()
+
+
+def test_healed_spaces_after_code_are_followed_by_code_not_indentation():
+  healing = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(top=5))
+  for prefix in ("class X:\n    def domain(self):\n        return ",
+                 "def f(expected):\n    i = j = 0\n    missing = "):
+    candidates = healing.complete(prefix).candidates
+    assert candidates and all(c.text[:1].strip() for c in candidates), candidates
 
 
 @pytest.mark.parametrize("prefix, heal", [
