@@ -101,6 +101,10 @@ _GLOBAL_VAR = re.compile(r"^(?:(shared|transformer)/embedding"
                          r"|(encoder|decoder|transformer)/(?:rms_norm|final_layer_norm)/scale"
                          r"|(decoder|transformer)/logits/kernel|(global_step))$")
 _SLOT = re.compile(r"^(.+)_slot_(v|vr|vc)$")
+# Mesh TF's AdamWeightDecayOptimizer keeps <param>/adam_m and <param>/adam_v. T5X's Adafactor state
+# has no place for them: --params-only (and the completion runtime, which reads params only)
+# leaves them out; a full conversion refuses them.
+_ADAM_SLOT = re.compile(r"^(.+)/adam_(m|v)$")
 _NORM = "norm"
 _T5X_ATTENTION = {"q": "query", "k": "key", "v": "value", "o": "out"}
 _T5X_SUBLAYER = {("encoder", "SelfAttention"): "attention",
@@ -374,8 +378,12 @@ def plan(shapes: Dict[str, Sequence[int]], prefix: str, params_only: bool = Fals
          operative: Optional[operative_config.OperativeConfig] = None) -> Plan:
   """Checks the variable set of a checkpoint and maps every variable to its T5X paths."""
   slot_names = sorted(n for n in shapes if _SLOT.match(n))
+  adam = sorted(n for n in shapes if _ADAM_SLOT.match(n) and _ADAM_SLOT.match(n).group(1) in shapes)
+  if adam and not params_only:
+    raise ConvertError(f"{prefix} was trained with Adam ({adam[0]}): T5X's Adafactor state has no "
+                       "place for its slots; convert it with --params-only")
   block_vars, globals_ = [], []
-  for name in sorted(set(shapes) - set(slot_names)):
+  for name in sorted(set(shapes) - set(slot_names) - set(adam)):
     var = _parse_block_var(name, prefix)
     if var:
       block_vars.append(var)

@@ -281,6 +281,29 @@ def test_bfloat16_params_only(tiny_run, tmp_path):
   assert all(line in summary and f"#   {line}\n" in gin for line in restore)
 
 
+def test_adam_trained_checkpoint_converts_params_only(tiny_run, tmp_path, capsys):
+  """Mesh TF's Adam keeps <param>/adam_m and /adam_v in place of Adafactor's slots."""
+  _, model_dir = tiny_run("prefix_lm")
+  prefix = _prefix(model_dir)
+  reader = tf.train.load_checkpoint(prefix)
+  names = reader.get_variable_to_shape_map()
+  slots = [n for n in names if "_slot_" in n]
+  params = [n for n in names if "_slot_" not in n and n != "global_step"]
+  adam = {f"{n}/adam_{k}": np.full_like(reader.get_tensor(n), 0.5) for n in params for k in "mv"}
+  source = _rewrite(prefix, tmp_path / "source", drop=slots, replace=adam)
+  assert t5x.main([str(source), str(tmp_path / "out")]) == 2
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and "trained with Adam" in err and "--params-only" in err, err
+  assert not (tmp_path / "out").exists()
+  t5x.convert(source, tmp_path / "params", params_only=True)
+  tree = numpy_t5.read_checkpoint(tmp_path / "params" / "checkpoint_4")
+  assert set(tree["optimizer"]["state"]) == {"step"}
+  target = numpy_t5.flatten(tree["optimizer"]["target"])
+  value = reader.get_tensor("transformer/block_001/layer_001/DenseReluDense/wi/kernel")
+  np.testing.assert_array_equal(target["decoder/layers_1/mlp/wi/kernel"].astype(np.float32),
+                                value.astype(np.float32))
+
+
 def test_step_and_force(tiny_run, tmp_path, capsys):
   _, model_dir = tiny_run("shared-prefix_lm")
   assert t5x.main([str(model_dir), str(tmp_path), "--step", "2"]) == 0
