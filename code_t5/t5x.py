@@ -378,7 +378,7 @@ def plan(shapes: Dict[str, Sequence[int]], prefix: str, params_only: bool = Fals
          operative: Optional[operative_config.OperativeConfig] = None) -> Plan:
   """Checks the variable set of a checkpoint and maps every variable to its T5X paths."""
   slot_names = sorted(n for n in shapes if _SLOT.match(n))
-  adam = sorted(n for n in shapes if _ADAM_SLOT.match(n) and _ADAM_SLOT.match(n).group(1) in shapes)
+  adam = sorted(n for n in shapes if (m := _ADAM_SLOT.match(n)) and m.group(1) in shapes)
   if adam and not params_only:
     raise ConvertError(f"{prefix} was trained with Adam ({adam[0]}): T5X's Adafactor state has no "
                        "place for its slots; convert it with --params-only")
