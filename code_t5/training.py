@@ -58,7 +58,7 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
                 seen_data_init_step=0, checkpoint_input_pipeline=False, *,
                 write_graph_def=True, intra_op_threads=None, inter_op_threads=None,
                 meta_optimizer=True, xla_jit=False, cpu_devices=None, soft_placement=None,
-                summary_steps=None, autograph=True):
+                summary_steps=None, autograph=True, random_seed=None):
   """`mesh_tensorflow.transformer.utils.train_model` under the given session options.
 
   Args (the Mesh TF ones are passed through; these are set in gin):
@@ -78,6 +78,9 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
       every this many steps (Mesh TF's RunConfig: 100).
     autograph: False builds the training input pipeline without autograph: the same examples,
       4-5 s sooner (see code_t5_compat.tf_data_without_autograph).
+    random_seed: the graph's random seed (RunConfig.tf_random_seed), so the initial weights are
+      the same in every run; with `mesh_train_dataset_fn.seed` (the examples, their cursors and
+      their order) and `updates_after_backward`, a run trains the same each time.
   """
   config = session_config(
       estimator.config.session_config, intra_op_threads=intra_op_threads,
@@ -86,6 +89,8 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
   changes = {"session_config": config}
   if summary_steps is not None:
     changes["save_summary_steps"] = summary_steps
+  if random_seed is not None:
+    changes["tf_random_seed"] = random_seed
   code_t5_compat.set_run_config(estimator, **changes)
   if cpu_devices is not None:
     tf.logging.info("code_t5.train_model: %d CPU devices, soft placement %s", cpu_devices,
