@@ -109,32 +109,27 @@ def loops(ids: Sequence[int], max_period: int = LOOP_MAX_PERIOD,
 def split_heal(ids: Sequence[int], tokenizer: tokenizers.Tokenizer) -> Tuple[List[int], bytes]:
   """(context ids without the healed pieces, their bytes) or (ids, b"") if the last piece cannot
   be healed."""
-  pieces = tokenizer.piece_bytes
-
-  def piece_bytes(i: int) -> Optional[bytes]:
-    return pieces[i] if 0 <= i < len(pieces) else None
-
-  last = piece_bytes(ids[-1]) if ids else None
-  if not last or b"\n" in last or (not last.strip() and _after_indentation(ids, piece_bytes)):
+  last = tokenizer.piece_of(ids[-1]) if ids else None
+  if not last or b"\n" in last or (not last.strip() and _after_indentation(ids, tokenizer)):
     return list(ids), b""
   taken, text, heal = 0, b"", b""
   for k in range(1, min(HEAL_MAX_PIECES, len(ids)) + 1):
-    piece = piece_bytes(ids[-k])
+    piece = tokenizer.piece_of(ids[-k])
     if not piece or b"\n" in piece:
       break
     text = piece + text
     if text in tokenizer.piece_prefixes:  # always for k = 1: the last piece is a piece
       taken, heal = k, text
-  before = piece_bytes(ids[-taken - 1]) if taken < len(ids) else None
+  before = tokenizer.piece_of(ids[-taken - 1]) if taken < len(ids) else None
   if not heal.strip() and before and b"\n" not in before:  # spaces after code: with its word
     taken, heal = taken + 1, before + heal
   return list(ids[:-taken]), heal
 
 
-def _after_indentation(ids: Sequence[int], piece_bytes) -> bool:
+def _after_indentation(ids: Sequence[int], tokenizer: tokenizers.Tokenizer) -> bool:
   """Whether the context's last line holds only spaces and tabs: the cursor after indentation."""
   for i in reversed(ids):
-    piece = piece_bytes(i) or b""
+    piece = tokenizer.piece_of(i) or b""
     if piece.rsplit(b"\n", 1)[-1].strip():
       return False
     if b"\n" in piece:

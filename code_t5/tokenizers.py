@@ -31,9 +31,12 @@ class Tokenizer:
   def encode(self, text: str) -> List[int]:
     raise NotImplementedError
 
+  def piece_of(self, i: int) -> Optional[bytes]:
+    """The bytes id `i` stands for: None for control ids, sentinels and ids past the pieces."""
+    return self.piece_bytes[i] if 0 <= i < len(self.piece_bytes) else None
+
   def decode(self, ids: Sequence[int]) -> str:
-    return b"".join(self.piece_bytes[i] or b"" for i in ids
-                    if 0 <= i < len(self.piece_bytes)).decode("utf-8", errors="ignore")
+    return b"".join(self.piece_of(i) or b"" for i in ids).decode("utf-8", errors="ignore")
 
   @functools.cached_property
   def piece_prefixes(self) -> FrozenSet[bytes]:
