@@ -250,19 +250,17 @@ def measure(name, model_dir, points, args) -> dict:
   print(f"{name}: {model_dir}")
   figures = {"name": name}
   stages = 8 + args.savedmodel
-  done = 0
+  seconds = {}
 
   def timed(label, function, *arguments):
-    nonlocal done
     start = time.perf_counter()
     result = function(*arguments)
-    done += 1
-    print(f"  [{done}/{stages}] {label}: {time.perf_counter() - start:.1f} s", flush=True)
+    seconds[label] = time.perf_counter() - start
+    print(f"  [{len(seconds)}/{stages}] {label}: {seconds[label]:.1f} s", flush=True)
     return result
 
-  start = time.perf_counter()
   timed("load", complete.Completer, model_dir, DEFAULT, lambda line: None)
-  figures["load_s"] = time.perf_counter() - start
+  figures["load_s"] = seconds["load"]
   for label, options in (("greedy", GREEDY), ("best", DEFAULT), ("top5", TOP5)):
     times, lengths = timed(f"{label}, {len(points)} requests", _in_process, model_dir, options,
                            points)
