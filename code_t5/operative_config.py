@@ -107,7 +107,8 @@ class OperativeConfig:
     from code_t5 import task_names  # pylint: disable=g-import-not-at-top
     try:
       return task_names.name_of(self.value("task_name.objective", "prefix_lm", scope),
-                           self.value("task_name.vocabulary", "byte", scope))
+                                self.value("task_name.vocabulary", "byte", scope),
+                                self.value("task_name.version", task_names.VERSION, scope))
     except ValueError as e:
       raise OperativeConfigError(f"{self.path}: {e}") from None
 

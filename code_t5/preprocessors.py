@@ -82,8 +82,24 @@ def _line_code_starts(codepoints: tf.Tensor) -> tf.Tensor:
   return tf.boolean_mask(starts, starts < n)
 
 
+def _outside_indentation(codepoints: tf.Tensor) -> tf.Tensor:
+  """Character indices that are not leading indentation (a space or tab with no code before it
+  on its line): where an editor's cursor is while typing, after a line's indentation."""
+  newline = tf.equal(codepoints, ord("\n"))
+  line = tf.cumsum(tf.cast(newline, tf.int32), exclusive=True)
+  indent = tf.reduce_any(tf.equal(codepoints[:, None], tf.constant(_INDENT)[None, :]), axis=1)
+  code = tf.logical_not(tf.logical_or(newline, indent))
+  code_before = tf.cumsum(tf.cast(code, tf.int32), exclusive=True)
+  # code_before never falls along a line, so its minimum over the line is its value at the start.
+  at_line_start = tf.gather(tf.math.unsorted_segment_min(code_before, line,
+                                                         num_segments=line[-1] + 1), line)
+  leading = tf.logical_and(indent, tf.equal(code_before, at_line_start))
+  return tf.cast(tf.where(tf.logical_not(leading))[:, 0], tf.int32)
+
+
 def cursor_lm(dataset: tf.data.Dataset, sequence_length, output_features,
-              line_start_rate: float = 0.5) -> tf.data.Dataset:
+              line_start_rate: float = 0.5,
+              cursors_in_indentation: bool = False) -> tf.data.Dataset:
   """Code before an editor's cursor -> the code after it, each side tokenized ON ITS OWN.
 
   Runs on whole texts (`text`) and emits `inputs`/`targets` strings for seqio's tokenize.
@@ -95,6 +111,11 @@ def cursor_lm(dataset: tf.data.Dataset, sequence_length, output_features,
   on cursors between the whole file's pieces (completion_lm) leaves every such context unseen:
   the probe of shared/notes/LEARNING.md began 150 of 192 completions with spurious whitespace.
   Per file of n bytes, ceil(n / (bytes per token x (L_in + L_t))) cursors (seeded per example).
+
+  `cursors_in_indentation` (task v1) also draws "anywhere" cursors inside a line's leading
+  indentation (about a fifth of them in Python code), where no completion is asked for: the
+  eval's points and an editor's cursor come after it. They teach that trailing spaces mean more
+  indentation, which misreads `return |`. v2 draws them outside it.
   """
   inputs_length = sequence_length["inputs"] - int(output_features["inputs"].add_eos)
   targets_length = sequence_length["targets"] - int(output_features["targets"].add_eos)
@@ -113,8 +134,14 @@ def cursor_lm(dataset: tf.data.Dataset, sequence_length, output_features,
     codepoints = tf.strings.unicode_decode(text, "UTF-8")
     n = tf.size(codepoints)
     count = (tf.strings.length(text) + window_bytes - 1) // window_bytes
-    anywhere = tf.random.stateless_uniform([count], seed=seeds[0], minval=0, maxval=n,
-                                           dtype=tf.int32)
+    if cursors_in_indentation:
+      anywhere = tf.random.stateless_uniform([count], seed=seeds[0], minval=0, maxval=n,
+                                             dtype=tf.int32)
+    else:
+      allowed = _outside_indentation(codepoints)
+      anywhere = tf.gather(tf.concat([allowed, [0]], 0), tf.random.stateless_uniform(
+          [count], seed=seeds[0], minval=0, maxval=tf.maximum(tf.size(allowed), 1),
+          dtype=tf.int32))
     starts = _line_code_starts(codepoints)
     pick = tf.random.stateless_uniform([count], seed=seeds[1], minval=0,
                                        maxval=tf.maximum(tf.size(starts), 1), dtype=tf.int32)

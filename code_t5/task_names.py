@@ -9,6 +9,10 @@ registers nothing.
 from code_t5 import vocab
 
 VERSION = "v1"
+# Objectives whose examples changed keep each version registered: a model dir's operative config
+# names the version it was trained on (none bound: v1), so old checkpoints still load, evaluate
+# and reproduce. cursor_lm v2 draws its "anywhere" cursors outside leading indentation.
+VERSIONS = {"cursor_lm": ("v1", "v2")}
 PREFIX_LM = "flcc_py_prefix_lm_v1"
 SPAN_CORRUPTION = "flcc_py_span_corruption_v1"
 LINE_COMPLETION = "flcc_py_line_completion_v1"
@@ -19,13 +23,18 @@ OBJECTIVES = ("prefix_lm", "span_corruption", PREFIX_LM_AND_SPAN_CORRUPTION, "co
               "cursor_lm", "line_completion")
 
 
-def name_of(objective: str, vocabulary: str = "byte") -> str:
-  """The registered name for an objective and a vocabulary name (of vocab.VOCABULARIES)."""
+def name_of(objective: str, vocabulary: str = "byte", version: str = VERSION) -> str:
+  """The registered name for an objective, a vocabulary name (of vocab.VOCABULARIES) and a
+  version of the objective's examples (VERSIONS; every objective has v1)."""
   if objective not in OBJECTIVES:
     raise ValueError(f"code_t5.task_name: objective {objective!r} is not one of "
                      f"{', '.join(OBJECTIVES)}")
   if vocabulary not in vocab.VOCABULARIES:
     raise ValueError(f"code_t5.task_name: vocabulary {vocabulary!r} is not one of "
                      f"{', '.join(vocab.VOCABULARIES)}")
+  versions = VERSIONS.get(objective, (VERSION,))
+  if version not in versions:
+    raise ValueError(f"code_t5.task_name: objective {objective!r} has no version {version!r}; "
+                     f"it has {', '.join(versions)}")
   suffix = "" if vocabulary == "byte" else f"_{vocabulary}"
-  return f"flcc_py_{objective}{suffix}_{VERSION}"
+  return f"flcc_py_{objective}{suffix}_{version}"

@@ -10,6 +10,10 @@ vocabulary is part of the name, except for the byte vocabulary (the original nam
   flcc_py_prefix_lm_spm_dev_v1, flcc_py_completion_lm_spm_dev_v1, ...
                                                           (code_t5/vocabs/flcc_dev_spm.model)
 
+An objective whose examples changed keeps its old versions registered beside the new one
+(task_names.VERSIONS): flcc_py_cursor_lm_spm_dev_v1 and _v2. A model file picks one with
+`code_t5.task_name.version`, and a model dir's operative config records it.
+
 gin picks one with `MIXTURE_NAME = @code_t5.task_name()` (see `task_name`).
 """
 
@@ -28,17 +32,19 @@ from code_t5 import vocab
 # The names live in code_t5/task_names.py (no seqio there); tasks.PREFIX_LM, tasks.name_of... stay.
 from code_t5.task_names import (  # pylint: disable=unused-import,g-multiple-import
     COMPLETION_LM, LINE_COMPLETION, OBJECTIVES, PREFIX_LM, PREFIX_LM_AND_SPAN_CORRUPTION,
-    SPAN_CORRUPTION, VERSION, name_of)
+    SPAN_CORRUPTION, VERSION, VERSIONS, name_of)
 
 
 @gin.configurable(module="code_t5")
-def task_name(objective: str = "prefix_lm", vocabulary: str = "byte") -> str:
+def task_name(objective: str = "prefix_lm", vocabulary: str = "byte",
+              version: str = VERSION) -> str:
   """gin's way to name the task: `MIXTURE_NAME = @code_t5.task_name()`.
 
   The model file binds the objective (`code_t5.task_name.objective`), dataset.gin the vocabulary
   ('byte'), and gin_configs/vocabs/*.gin switch the vocabulary, so each composes with every model.
+  A model file may bind the objective's version (`code_t5.task_name.version`, VERSIONS).
   """
-  return name_of(objective, vocabulary)
+  return name_of(objective, vocabulary, version)
 
 
 def output_features(vocabulary=None):
@@ -115,7 +121,11 @@ for _vocabulary_name, _vocabulary_fn in vocab.VOCABULARIES.items():
   register(name_of("completion_lm", _vocabulary_name), preprocessors.completion_lm, _features)
   # The same at an editor's cursors (characters, half of them at line starts), each side
   # tokenized on its own as the line-completion eval and `complete` do: preprocessors.cursor_lm.
-  register_on_text(name_of("cursor_lm", _vocabulary_name), preprocessors.cursor_lm, _features)
+  # v1 also draws cursors inside leading indentation, where no completion is asked for; v2 not.
+  register_on_text(name_of("cursor_lm", _vocabulary_name, "v1"), functools.partial(
+      preprocessors.cursor_lm, cursors_in_indentation=True), _features)
+  register_on_text(name_of("cursor_lm", _vocabulary_name, "v2"), functools.partial(
+      preprocessors.cursor_lm, cursors_in_indentation=False), _features)
   # Span corruption: 15% of tokens in spans of mean length 3 replaced by sentinels (T5's).
   register(name_of("span_corruption", _vocabulary_name), t5_preprocessors.span_corruption,
            _features)

@@ -147,6 +147,14 @@ def test_line_completion_eval_decodes_the_line_completion_task_of_the_training_v
   assert gin.query_parameter("Bitransformer.decode.max_decode_length") == 96
 
 
+def test_line_completion_eval_keeps_its_version_whatever_the_training_objective_binds():
+  _parse(*_experiment_files("causal_lm"), "vocabs/spm_dev.gin", "runs/eval_line_completion.gin",
+         bindings=["code_t5.task_name.version = 'v2'"])
+  assert _task().name == "flcc_py_cursor_lm_spm_dev_v2"
+  assert (_evaluated("mesh_eval_dataset_fn.mixture_or_task_name") ==
+          "flcc_py_line_completion_spm_dev_v1")
+
+
 @pytest.mark.parametrize("size,d_model,layers", [("tiny", 64, 2), ("small", 512, 6),
                                                  ("base", 768, 12)])
 def test_size_files_override_the_model_files(size, d_model, layers):

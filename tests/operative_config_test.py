@@ -33,6 +33,20 @@ def test_task_name_call_is_resolved_in_the_macro_scope(tmp_path):
   assert config.task() == "flcc_py_span_corruption_spm_dev_v1"
 
 
+@pytest.mark.parametrize("version_line,task", [
+    ("", "flcc_py_cursor_lm_spm_dev_v1"),  # written before versions were bound: v1
+    ("MIXTURE_NAME/task_name.version = 'v2'", "flcc_py_cursor_lm_spm_dev_v2")])
+def test_the_recorded_version_of_the_objective_names_the_task(tmp_path, version_line, task):
+  config = _config(tmp_path, "\n".join([
+      "MIXTURE_NAME = @code_t5.task_name()",
+      "get_vocabulary.mixture_or_task_name = %MIXTURE_NAME",
+      "MIXTURE_NAME/task_name.objective = 'cursor_lm'",
+      version_line,
+      "MIXTURE_NAME/task_name.vocabulary = 'spm_dev'",
+  ]))
+  assert config.task() == task
+
+
 def test_a_literal_task_name_is_returned_as_is(tmp_path):
   config = _config(tmp_path, "MIXTURE_NAME = 'some_task'\n"
                    "get_vocabulary.mixture_or_task_name = %MIXTURE_NAME\n")
@@ -66,4 +80,14 @@ def test_an_unknown_recorded_objective_is_a_one_line_error(tmp_path):
                    "get_vocabulary.mixture_or_task_name = %MIXTURE_NAME\n"
                    "MIXTURE_NAME/task_name.objective = 'nonsense'\n")
   with pytest.raises(operative_config.OperativeConfigError, match="objective 'nonsense'"):
+    config.task()
+
+
+def test_a_version_the_objective_lacks_is_a_one_line_error(tmp_path):
+  config = _config(tmp_path, "MIXTURE_NAME = @code_t5.task_name()\n"
+                   "get_vocabulary.mixture_or_task_name = %MIXTURE_NAME\n"
+                   "MIXTURE_NAME/task_name.objective = 'prefix_lm'\n"
+                   "MIXTURE_NAME/task_name.version = 'v2'\n")
+  with pytest.raises(operative_config.OperativeConfigError,
+                     match="objective 'prefix_lm' has no version 'v2'; it has v1"):
     config.task()

@@ -99,6 +99,27 @@ def test_cursor_lm_tokenizes_each_side_of_an_editor_cursor_on_its_own():
   assert cut_words >= 0.05 * len(examples)
 
 
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_cursor_lm_v2_draws_no_cursor_inside_leading_indentation(version):
+  task = seqio.get_mixture_or_task(tasks.name_of("cursor_lm", "spm_dev", version))
+  examples = list(task.get_dataset(LENGTHS, split="validation", shuffle=False, seed=7)
+                  .take(400).as_numpy_iterator())
+  inside = typing = 0
+  for ex in examples:
+    before = ex["inputs_pretokenized"].decode("utf-8").rsplit("\n", 1)[-1]
+    after = ex["targets_pretokenized"].decode("utf-8")
+    # Before the cursor only indentation (maybe none), after it more: the cursor is inside it.
+    inside += before.strip(" \t\f") == "" and after[:1] in (" ", "\t", "\f")
+    typing += before.strip(" \t\f") != ""
+  # v1's "anywhere" cursors fall inside indentation as often as it holds characters.
+  if version == "v1":
+    assert inside >= 0.04 * len(examples)
+  else:
+    assert inside == 0
+  # The cursors it no longer draws there are drawn in lines being typed.
+  assert typing >= 0.3 * len(examples)
+
+
 def _packed_share(task_name, batches=200):
   """Share of non-padding slots in what Mesh TF trains on (packed, as mesh_train_dataset_fn)."""
   dataset = mesh_transformer.mesh_train_dataset_fn(task_name, LENGTHS, VOCAB, seed=3)
