@@ -70,13 +70,19 @@ _BYTES_PER_TOKEN = {"byte": 1, "subword": 4}
 _INDENT = (ord(" "), ord("\t"), ord("\f"))
 
 
-def _line_code_starts(codepoints: tf.Tensor) -> tf.Tensor:
-  """Character index of the first non-indentation character of each line that has one."""
-  n = tf.size(codepoints)
+def _lines(codepoints: tf.Tensor):
+  """Per character: its line's index, whether it is indentation (space, tab, form feed), and
+  whether it is code (neither that nor a newline)."""
   newline = tf.equal(codepoints, ord("\n"))
   line = tf.cumsum(tf.cast(newline, tf.int32), exclusive=True)
   indent = tf.reduce_any(tf.equal(codepoints[:, None], tf.constant(_INDENT)[None, :]), axis=1)
-  code = tf.logical_not(tf.logical_or(newline, indent))
+  return line, indent, tf.logical_not(tf.logical_or(newline, indent))
+
+
+def _line_code_starts(codepoints: tf.Tensor) -> tf.Tensor:
+  """Character index of the first non-indentation character of each line that has one."""
+  n = tf.size(codepoints)
+  line, _, code = _lines(codepoints)
   positions = tf.where(code, tf.range(n), tf.fill([n], n))
   starts = tf.math.unsorted_segment_min(positions, line, num_segments=line[-1] + 1)
   return tf.boolean_mask(starts, starts < n)
@@ -85,10 +91,7 @@ def _line_code_starts(codepoints: tf.Tensor) -> tf.Tensor:
 def _outside_indentation(codepoints: tf.Tensor) -> tf.Tensor:
   """Character indices that are not leading indentation (a space or tab with no code before it
   on its line): where an editor's cursor is while typing, after a line's indentation."""
-  newline = tf.equal(codepoints, ord("\n"))
-  line = tf.cumsum(tf.cast(newline, tf.int32), exclusive=True)
-  indent = tf.reduce_any(tf.equal(codepoints[:, None], tf.constant(_INDENT)[None, :]), axis=1)
-  code = tf.logical_not(tf.logical_or(newline, indent))
+  line, indent, code = _lines(codepoints)
   code_before = tf.cumsum(tf.cast(code, tf.int32), exclusive=True)
   # code_before never falls along a line, so its minimum over the line is its value at the start.
   at_line_start = tf.gather(tf.math.unsorted_segment_min(code_before, line,
