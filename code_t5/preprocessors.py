@@ -79,19 +79,19 @@ def _lines(codepoints: tf.Tensor):
   return line, indent, tf.logical_not(tf.logical_or(newline, indent))
 
 
-def _line_code_starts(codepoints: tf.Tensor) -> tf.Tensor:
-  """Character index of the first non-indentation character of each line that has one."""
-  n = tf.size(codepoints)
-  line, _, code = _lines(codepoints)
+def _line_code_starts(line: tf.Tensor, code: tf.Tensor) -> tf.Tensor:
+  """Character index of the first non-indentation character of each line that has one (the
+  first and third of `_lines`)."""
+  n = tf.size(code)
   positions = tf.where(code, tf.range(n), tf.fill([n], n))
   starts = tf.math.unsorted_segment_min(positions, line, num_segments=line[-1] + 1)
   return tf.boolean_mask(starts, starts < n)
 
 
-def _outside_indentation(codepoints: tf.Tensor) -> tf.Tensor:
-  """Character indices that are not leading indentation (a space or tab with no code before it
-  on its line): where an editor's cursor is while typing, after a line's indentation."""
-  line, indent, code = _lines(codepoints)
+def _outside_indentation(line: tf.Tensor, indent: tf.Tensor, code: tf.Tensor) -> tf.Tensor:
+  """Character indices that are not leading indentation (a space, tab or form feed with no code
+  before it on its line; `_lines` gives the masks): where an editor's cursor is while typing,
+  after a line's indentation."""
   code_before = tf.cumsum(tf.cast(code, tf.int32), exclusive=True)
   # code_before never falls along a line, so its minimum over the line is its value at the start.
   at_line_start = tf.gather(tf.math.unsorted_segment_min(code_before, line,
@@ -137,15 +137,16 @@ def cursor_lm(dataset: tf.data.Dataset, sequence_length, output_features,
     codepoints = tf.strings.unicode_decode(text, "UTF-8")
     n = tf.size(codepoints)
     count = (tf.strings.length(text) + window_bytes - 1) // window_bytes
+    line, indent, code = _lines(codepoints)
     if cursors_in_indentation:
       anywhere = tf.random.stateless_uniform([count], seed=seeds[0], minval=0, maxval=n,
                                              dtype=tf.int32)
     else:
-      allowed = _outside_indentation(codepoints)
+      allowed = _outside_indentation(line, indent, code)
       anywhere = tf.gather(tf.concat([allowed, [0]], 0), tf.random.stateless_uniform(
           [count], seed=seeds[0], minval=0, maxval=tf.maximum(tf.size(allowed), 1),
           dtype=tf.int32))
-    starts = _line_code_starts(codepoints)
+    starts = _line_code_starts(line, code)
     pick = tf.random.stateless_uniform([count], seed=seeds[1], minval=0,
                                        maxval=tf.maximum(tf.size(starts), 1), dtype=tf.int32)
     at_line_start = tf.logical_and(

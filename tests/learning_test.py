@@ -69,9 +69,9 @@ ENGINE_BAR = 0.9
 # steps, not 200, as the runs are short. The initial weights and the examples (cursors, order)
 # are seeded, so runs train nearly the same (float sums may still run in another order):
 # unseeded, the encoder-decoder's greedy lines varied from run to run (10 to 15 of 16 at 3,000
-# steps on v1) and a clean-clone CI run failed its bar. The
-# task is cursor_lm v2, which draws no cursor inside leading indentation (about a fifth of these
-# files' characters; no point lies there): see RECIPES.
+# steps on v1) and a clean-clone CI run failed its bar. The task is cursor_lm v2, which draws
+# no cursor inside leading indentation (about a fifth of these files' characters; no point lies
+# there): see RECIPES.
 COMMON = ["dropout_rate = 0.0", "learning_rate_schedules.linear_warmup.steps_or_fraction = 100",
           "code_t5.train_model.random_seed = 1", "mesh_train_dataset_fn.seed = 1",
           "code_t5.task_name.version = 'v2'"]
