@@ -1,6 +1,7 @@
 """Multi-device meshes on one CPU: data- and model-parallel layouts train to the same losses.
 
-(And so does Mesh TF's one-hot embedding lookup in place of runs/cpu.gin's gather.)
+(And so do Mesh TF's one-hot embedding lookup and its attention layout in place of runs/cpu.gin's
+gather and heads-first attention.)
 
 The CPU is split into several TF devices (runs/cpu_x2.gin, cpu_x4.gin); every layout starts from
 the same weights (the 1-device run's step-0 checkpoint), reads the same batches (fixed input seed)
@@ -27,6 +28,9 @@ LAYOUTS = {  # name: (runs/ file, extra bindings)
     # (code_t5/embeddings.py), which must train to the same losses.
     "model:1,batch:1, one-hot embedding lookup": (
         "cpu", ["get_vocab_embedding_cls.cls = @code_t5.OneHotVocabEmbedding"]),
+    # Nor this: Mesh TF's own attention layout ([batch, length, heads, memory_length] logits)
+    # in place of runs/cpu.gin's heads first (code_t5/attention.py), the same math.
+    "model:1,batch:1, Mesh TF's attention layout": ("cpu", ["code_t5.attention.heads_first = False"]),
 }
 
 

@@ -1,0 +1,63 @@
+"""Mesh TF's attention with heads before lengths, so that its einsums are plain batch matmuls.
+
+Mesh TF's dot-product attention (`mesh_tensorflow.transformer.attention.attention`) keeps the
+queries' dimension order: q, k and v are [batch, length, heads, d_kv] and the logits and weights
+[batch, length, heads, memory_length]. A (batch, head)'s matrices are then not contiguous, and
+TensorFlow's Einsum transposes its operands into batch-matmul form and its result back, for
+q.k, weights.v and the four gradients of those, on every layer and step. The weights tensor
+is the large one: memory_length / d_kv times the size of q (8 x 512 x 4 x 512 floats, 32 MB,
+for the causal LM mini at 512 tokens). Measured on this 2-core CPU, one such einsum took 46-79
+ms where a 1,024^3 matmul of twice its FLOPs takes 16 ms (`benchmarks/train_benchmark.py` and
+README "Training speed" give the step's figures).
+
+`attention` below transposes q, k and v to [batch, heads, length, d_kv] first (tensors
+memory_length / d_kv times smaller than the weights) and the result back, so that the logits
+and weights are [batch, heads, length, memory_length] and every attention einsum, forward and
+backward, is a batch matmul without transposes. Same weights and variables, same math; float
+sums may run in another order. Mesh TF's attention layers look their attention function up at
+call time (`SelfAttention.attention_fn` returns `attention.attention`), so it is installed by
+replacing that module attribute when this module is imported; `heads_first` (gin) switches it
+on, and unbound it calls Mesh TF's own unchanged:
+
+    import code_t5.attention
+    code_t5.attention.heads_first = True
+"""
+
+from typing import Sequence
+
+import gin
+import mesh_tensorflow as mtf
+from mesh_tensorflow.transformer import attention as mtf_attention
+
+_mesh_tf_attention = mtf_attention.attention
+
+
+def _ordered(x: mtf.Tensor, leading: Sequence[mtf.Dimension],
+             trailing: Sequence[mtf.Dimension]) -> mtf.Tensor:
+  """`x` with `leading` dims it has first, `trailing` last, the others between in their order."""
+  middle = [d for d in x.shape.dims if d not in leading and d not in trailing]
+  shape = mtf.Shape([d for d in leading if d in x.shape.dims] + middle + list(trailing))
+  return x if shape == x.shape else mtf.transpose(x, shape)
+
+
+@gin.configurable(module="code_t5", allowlist=["heads_first"])
+def attention(q, k, v, memory_length_dim, key_dim, value_dim, *args, heads_first=False,
+              **kwargs):
+  """Mesh TF's `attention(q, k, v, memory_length_dim, key_dim, value_dim, ...)`, heads first.
+
+  The dims q shares with k (batch and heads; Mesh TF: other_memory_dims) go first, then q's
+  own (its length), then key_dim; k and v get the shared dims, memory_length_dim, then their
+  channels. The result has q's order, as Mesh TF's has.
+  """
+  if not heads_first:
+    return _mesh_tf_attention(q, k, v, memory_length_dim, key_dim, value_dim, *args, **kwargs)
+  shared = [d for d in q.shape.dims if d in k.shape.dims and d != key_dim]
+  outputs = _mesh_tf_attention(
+      _ordered(q, shared, [key_dim]), _ordered(k, shared, [memory_length_dim, key_dim]),
+      _ordered(v, shared, [memory_length_dim, value_dim]),
+      memory_length_dim, key_dim, value_dim, *args, **kwargs)
+  shape = q.shape - key_dim + value_dim
+  return outputs if outputs.shape == shape else mtf.transpose(outputs, shape)
+
+
+mtf_attention.attention = attention

@@ -1,0 +1,100 @@
+"""code_t5/attention.py: heads-first attention gives Mesh TF's attention outputs and gradients, on
+one device and on meshes that split the heads or the batch, and makes its einsums batch matmuls.
+"""
+
+import types
+
+import mesh_tensorflow as mtf
+from mesh_tensorflow.transformer import attention as mtf_attention
+import numpy as np
+import pytest
+import tensorflow.compat.v1 as tf
+
+from code_t5 import attention
+
+BATCH, LENGTH, MEMORY, HEADS, D_KV = 2, 5, 7, 4, 3
+LAYOUTS = {  # mesh shape: layout rules
+    "one device": ("model:1,batch:1", "heads:model,batch:batch"),
+    "heads split": ("model:2,batch:1", "heads:model,batch:batch"),
+    "batch split": ("model:1,batch:2", "heads:model,batch:batch"),
+}
+
+
+# What Mesh TF's attention reads of a transformer.Context: no dropout, no 2-D sharding.
+CONTEXT = types.SimpleNamespace(train=False, model=types.SimpleNamespace(layout=None,
+                                                                         mesh_shape=None))
+
+
+def _attention_and_gradients(layout, heads_first, values):
+  """(outputs, dq, dk, dv, the graph's Einsum equations) of q, k, v in Mesh TF's order."""
+  mesh_shape, layout_rules = LAYOUTS[layout]
+  devices = [""] * mtf.convert_to_shape(mesh_shape).size
+  graph = mtf.Graph()
+  mesh = mtf.Mesh(graph, "mesh")
+  batch, length = mtf.Dimension("batch", BATCH), mtf.Dimension("length", LENGTH)
+  memory, heads = mtf.Dimension("memory_length", MEMORY), mtf.Dimension("heads", HEADS)
+  d_kv = mtf.Dimension("d_kv", D_KV)
+  with tf.Graph().as_default() as tf_graph:
+    q, k, v, bias, dy = (mtf.import_tf_tensor(mesh, tf.constant(values[name]), dims) for name, dims in (
+        ("q", [batch, length, heads, d_kv]), ("k", [batch, memory, heads, d_kv]),
+        ("v", [batch, memory, heads, d_kv]), ("bias", [length, memory]),
+        ("dy", [batch, length, heads, d_kv])))
+    out = attention.attention(q, k, v, memory, d_kv, d_kv, bias=bias, context=CONTEXT,
+                              heads_first=heads_first)
+    grads = mtf.gradients([out], [q, k, v], [dy])
+    mesh_impl = mtf.placement_mesh_impl.PlacementMeshImpl(mesh_shape, layout_rules, devices)
+    lowering = mtf.Lowering(graph, {mesh: mesh_impl})
+    with tf.Session() as session:
+      results = session.run([lowering.export_to_tf_tensor(t) for t in [out, *grads]])
+    equations = [op.get_attr("equation").decode() for op in tf_graph.get_operations()
+                 if op.type == "Einsum"]
+  return (*results, equations)
+
+
+def _values():
+  rng = np.random.default_rng(0)
+  shapes = {"q": (BATCH, LENGTH, HEADS, D_KV), "k": (BATCH, MEMORY, HEADS, D_KV),
+            "v": (BATCH, MEMORY, HEADS, D_KV), "bias": (LENGTH, MEMORY),
+            "dy": (BATCH, LENGTH, HEADS, D_KV)}
+  return {name: rng.normal(size=shape).astype(np.float32) for name, shape in shapes.items()}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_heads_first_gives_mesh_tfs_attention_and_gradients(layout):
+  values = _values()
+  *got, _ = _attention_and_gradients(layout, True, values)
+  *expected, _ = _attention_and_gradients(layout, False, values)
+  for name, g, e in zip(("outputs", "dq", "dk", "dv"), got, expected):
+    assert g.shape == e.shape, name
+    np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6, err_msg=name)
+  # And Mesh TF's is attention itself: softmax(q.k + bias) . v, per batch row and head.
+  logits = np.einsum("blhd,bmhd->bhlm", values["q"], values["k"]) + values["bias"]
+  weights = np.exp(logits - logits.max(-1, keepdims=True))
+  weights /= weights.sum(-1, keepdims=True)
+  np.testing.assert_allclose(got[0], np.einsum("bhlm,bmhd->blhd", weights, values["v"]),
+                             rtol=1e-5, atol=1e-6)
+
+
+def _is_batch_matmul(equation):
+  """Whether an einsum is a batch matmul with no transposes: the shared leading letters, then
+  one matrix product of the last two (either operand transposed, as BatchMatMul's adjoints)."""
+  inputs, output = equation.split("->")
+  a, b = inputs.split(",")
+  batch = output[:-2]
+  if not (a.startswith(batch) and b.startswith(batch)) or len(a) != len(b) or len(a) != len(output):
+    return False
+  contracted = set(a) & set(b) - set(output)
+  return len(contracted) == 1 and set(a[-2:]) | set(b[-2:]) == set(output[-2:]) | contracted
+
+
+def test_heads_first_attention_einsums_are_batch_matmuls():
+  *_, heads_first = _attention_and_gradients("one device", True, _values())
+  *_, mesh_tf = _attention_and_gradients("one device", False, _values())
+  two_operand = [e for e in heads_first if "," in e]
+  assert len(two_operand) == 6, heads_first  # q.k, weights.v and their four gradients
+  assert all(_is_batch_matmul(e) for e in two_operand), heads_first
+  assert not any(_is_batch_matmul(e) for e in mesh_tf if "," in e), mesh_tf
+
+
+def test_it_replaces_mesh_tfs_attention_where_the_layers_look_it_up():
+  assert mtf_attention.attention is attention.attention
