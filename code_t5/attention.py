@@ -32,12 +32,17 @@ from mesh_tensorflow.transformer import attention as mtf_attention
 _mesh_tf_attention = mtf_attention.attention
 
 
+def _in_order(x: mtf.Tensor, shape: mtf.Shape) -> mtf.Tensor:
+  """`x` transposed to `shape` (its own dims in another order), or `x` where it has that order."""
+  return x if x.shape == shape else mtf.transpose(x, shape)
+
+
 def _ordered(x: mtf.Tensor, leading: Sequence[mtf.Dimension],
              trailing: Sequence[mtf.Dimension]) -> mtf.Tensor:
   """`x` with `leading` dims it has first, `trailing` last, the others between in their order."""
   middle = [d for d in x.shape.dims if d not in leading and d not in trailing]
-  shape = mtf.Shape([d for d in leading if d in x.shape.dims] + middle + list(trailing))
-  return x if shape == x.shape else mtf.transpose(x, shape)
+  return _in_order(x, mtf.Shape([d for d in leading if d in x.shape.dims] + middle +
+                                list(trailing)))
 
 
 @gin.configurable(module="code_t5", allowlist=["heads_first"])
@@ -56,8 +61,7 @@ def attention(q, k, v, memory_length_dim, key_dim, value_dim, *args, heads_first
       _ordered(q, shared, [key_dim]), _ordered(k, shared, [memory_length_dim, key_dim]),
       _ordered(v, shared, [memory_length_dim, value_dim]),
       memory_length_dim, key_dim, value_dim, *args, **kwargs)
-  shape = q.shape - key_dim + value_dim
-  return outputs if outputs.shape == shape else mtf.transpose(outputs, shape)
+  return _in_order(outputs, q.shape - key_dim + value_dim)
 
 
 mtf_attention.attention = attention

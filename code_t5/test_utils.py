@@ -1,5 +1,6 @@
-"""Test helpers: small FLCC trees on disk (stdlib only, like code_t5.flcc), and a checkpoint's
-variables (TensorFlow, imported only when called)."""
+"""Test helpers: small FLCC trees on disk (stdlib only, like code_t5.flcc), a checkpoint's
+variables and a Mesh TF graph run on a CPU mesh (TensorFlow and Mesh TF, imported only when
+called)."""
 
 import hashlib
 import itertools
@@ -93,3 +94,26 @@ def checkpoint_variables(prefix) -> dict:
   import tensorflow as tf  # pylint: disable=g-import-not-at-top  (only callers that need it)
   reader = tf.train.load_checkpoint(str(prefix))
   return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
+
+
+def run_on_mesh(mesh_shape: str, layout_rules: str, build, inputs: Mapping[str, tuple]):
+  """Builds a Mesh TF graph and runs it on a placement mesh of `mesh_shape` CPU slices.
+
+  `inputs` maps a name to (NumPy array, [mtf.Dimension...]); each is imported into the mesh and
+  `build(**tensors)` returns the mtf tensors to compute. Returns (their NumPy values, the
+  lowered tf.Graph, for inspecting the ops). Mesh TF and TensorFlow are imported only when called.
+  """
+  # pylint: disable=g-import-not-at-top  (only callers that need them)
+  import mesh_tensorflow as mtf
+  import tensorflow.compat.v1 as tf
+  devices = [""] * mtf.convert_to_shape(mesh_shape).size
+  graph = mtf.Graph()
+  mesh = mtf.Mesh(graph, "mesh")
+  with tf.Graph().as_default() as tf_graph:
+    outputs = build(**{name: mtf.import_tf_tensor(mesh, tf.constant(value), dims)
+                       for name, (value, dims) in inputs.items()})
+    mesh_impl = mtf.placement_mesh_impl.PlacementMeshImpl(mesh_shape, layout_rules, devices)
+    lowering = mtf.Lowering(graph, {mesh: mesh_impl})
+    with tf.Session() as session:
+      values = session.run([lowering.export_to_tf_tensor(t) for t in outputs])
+  return values, tf_graph

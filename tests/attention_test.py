@@ -8,9 +8,9 @@ import mesh_tensorflow as mtf
 from mesh_tensorflow.transformer import attention as mtf_attention
 import numpy as np
 import pytest
-import tensorflow.compat.v1 as tf
 
 from code_t5 import attention
+from code_t5 import test_utils
 
 BATCH, LENGTH, MEMORY, HEADS, D_KV = 2, 5, 7, 4, 3
 LAYOUTS = {  # mesh shape: layout rules
@@ -27,27 +27,22 @@ CONTEXT = types.SimpleNamespace(train=False, model=types.SimpleNamespace(layout=
 
 def _attention_and_gradients(layout, heads_first, values):
   """(outputs, dq, dk, dv, the graph's Einsum equations) of q, k, v in Mesh TF's order."""
-  mesh_shape, layout_rules = LAYOUTS[layout]
-  devices = [""] * mtf.convert_to_shape(mesh_shape).size
-  graph = mtf.Graph()
-  mesh = mtf.Mesh(graph, "mesh")
   batch, length = mtf.Dimension("batch", BATCH), mtf.Dimension("length", LENGTH)
   memory, heads = mtf.Dimension("memory_length", MEMORY), mtf.Dimension("heads", HEADS)
   d_kv = mtf.Dimension("d_kv", D_KV)
-  with tf.Graph().as_default() as tf_graph:
-    q, k, v, bias, dy = (mtf.import_tf_tensor(mesh, tf.constant(values[name]), dims) for name, dims in (
-        ("q", [batch, length, heads, d_kv]), ("k", [batch, memory, heads, d_kv]),
-        ("v", [batch, memory, heads, d_kv]), ("bias", [length, memory]),
-        ("dy", [batch, length, heads, d_kv])))
+
+  def build(q, k, v, bias, dy):
     out = attention.attention(q, k, v, memory, d_kv, d_kv, bias=bias, context=CONTEXT,
                               heads_first=heads_first)
-    grads = mtf.gradients([out], [q, k, v], [dy])
-    mesh_impl = mtf.placement_mesh_impl.PlacementMeshImpl(mesh_shape, layout_rules, devices)
-    lowering = mtf.Lowering(graph, {mesh: mesh_impl})
-    with tf.Session() as session:
-      results = session.run([lowering.export_to_tf_tensor(t) for t in [out, *grads]])
-    equations = [op.get_attr("equation").decode() for op in tf_graph.get_operations()
-                 if op.type == "Einsum"]
+    return [out, *mtf.gradients([out], [q, k, v], [dy])]
+
+  results, tf_graph = test_utils.run_on_mesh(*LAYOUTS[layout], build, {
+      "q": (values["q"], [batch, length, heads, d_kv]),
+      "k": (values["k"], [batch, memory, heads, d_kv]),
+      "v": (values["v"], [batch, memory, heads, d_kv]), "bias": (values["bias"], [length, memory]),
+      "dy": (values["dy"], [batch, length, heads, d_kv])})
+  equations = [op.get_attr("equation").decode() for op in tf_graph.get_operations()
+               if op.type == "Einsum"]
   return (*results, equations)
 
 

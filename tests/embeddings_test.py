@@ -4,9 +4,9 @@ gradients, on one device and on meshes that split the vocabulary or the batch.""
 import mesh_tensorflow as mtf
 import numpy as np
 import pytest
-import tensorflow.compat.v1 as tf
 
 from code_t5 import embeddings
+from code_t5 import test_utils
 
 VOCAB, D_MODEL, BATCH, LENGTH = 10, 4, 4, 3
 LAYOUTS = {  # mesh shape: layout rules
@@ -18,23 +18,17 @@ LAYOUTS = {  # mesh shape: layout rules
 
 
 def _lookup_and_gradient(layout, lookup, weights_value, ids_value, dy_value):
-  mesh_shape, layout_rules = LAYOUTS[layout]
-  devices = [""] * mtf.convert_to_shape(mesh_shape).size
-  graph = mtf.Graph()
-  mesh = mtf.Mesh(graph, "mesh")
   vocab_dim, d_model = mtf.Dimension("vocab", VOCAB), mtf.Dimension("d_model", D_MODEL)
   batch, length = mtf.Dimension("batch", BATCH), mtf.Dimension("length", LENGTH)
-  with tf.Graph().as_default():
-    weights = mtf.import_tf_tensor(mesh, tf.constant(weights_value), [vocab_dim, d_model])
-    ids = mtf.import_tf_tensor(mesh, tf.constant(ids_value), [batch, length])
-    dy = mtf.import_tf_tensor(mesh, tf.constant(dy_value), [batch, length, d_model])
+
+  def build(weights, ids, dy):
     out = lookup(weights, ids, vocab_dim)
-    [grad] = mtf.gradients([out], [weights], [dy])
-    mesh_impl = mtf.placement_mesh_impl.PlacementMeshImpl(mesh_shape, layout_rules, devices)
-    lowering = mtf.Lowering(graph, {mesh: mesh_impl})
-    with tf.Session() as session:
-      return session.run([lowering.export_to_tf_tensor(out),
-                          lowering.export_to_tf_tensor(grad)])
+    return [out, *mtf.gradients([out], [weights], [dy])]
+
+  values, _ = test_utils.run_on_mesh(*LAYOUTS[layout], build, {
+      "weights": (weights_value, [vocab_dim, d_model]), "ids": (ids_value, [batch, length]),
+      "dy": (dy_value, [batch, length, d_model])})
+  return values
 
 
 def _gather(weights, ids, vocab_dim):
