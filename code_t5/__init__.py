@@ -4,7 +4,7 @@
 the project's gin_configs/ on gin's search path, so `--gin_file=models/shared-prefix_lm.gin` works
 from any directory (code_t5/registration.py).
 
-Except in the `code-t5` console script: there, importing the package (and code_t5.cli) imports
+Except in the `code-t5` console script (and `python -m code_t5.cli`): there, importing the package (and code_t5.cli) imports
 nothing heavy, so `--help` and argument errors answer at once, and each command calls
 `registration.register()` itself when it needs the registry or gin (importing seqio and TensorFlow,
 ~5 s). Its subprocesses (mesh_transformer_main, Beam workers) are other programs and register.
@@ -19,9 +19,16 @@ GIN_CONFIGS = registration.GIN_CONFIGS
 
 
 def _in_console_script() -> bool:
-  """Whether this process is the `code-t5` command (setup.py's console script)."""
+  """Whether this process is the `code-t5` command: setup.py's console script, or
+  `python -m code_t5.cli` (runpy imports this package while sys.argv[0] is still "-m"; the
+  interpreter's own command line, sys.orig_argv, names the module)."""
   argv = getattr(sys, "argv", None) or [""]  # embedded interpreters may have no argv
-  return os.path.basename(argv[0]) == "code-t5"
+  if os.path.basename(argv[0]) == "code-t5":
+    return True
+  command_line = getattr(sys, "orig_argv", [])
+  return argv[0] == "-m" and any(
+      (flag, module) == ("-m", "code_t5.cli") or flag == "-mcode_t5.cli"
+      for flag, module in zip(command_line, command_line[1:] + [""]))
 
 
 if not _in_console_script():

@@ -173,14 +173,17 @@ def test_help_and_argument_errors_import_nothing_heavy(tmp_path):
     assert re.fullmatch(fr"code-t5 {argv[0]}: [^\n]+\n", r["err"]), r  # exactly one line
 
 
-@pytest.mark.skipif(not CONSOLE_SCRIPT.exists(), reason="code-t5 is not installed in this venv")
-def test_the_installed_command_answers_help_without_tensorflow():
-  result = subprocess.run([sys.executable, "-X", "importtime", str(CONSOLE_SCRIPT), "--help"],
+@pytest.mark.parametrize("command", [[str(CONSOLE_SCRIPT)], ["-m", "code_t5.cli"]],
+                         ids=["code-t5", "python -m code_t5.cli"])
+def test_the_installed_command_answers_help_without_tensorflow(command):
+  if command[0] == str(CONSOLE_SCRIPT) and not CONSOLE_SCRIPT.exists():
+    pytest.skip("code-t5 is not installed in this venv")
+  result = subprocess.run([sys.executable, "-X", "importtime", *command, "--help"],
                           capture_output=True, text=True, env=_env())
   assert result.returncode == 0 and "usage: code-t5" in result.stdout
   imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()
               if line.startswith("import time:")}
-  assert "code_t5.cli" in imported and not imported & set(HEAVY)
+  assert "code_t5" in imported and not imported & set(HEAVY)  # (-m runs cli as __main__)
 
 
 def test_import_code_t5_registers_every_task_mixture_and_the_gin_path():
