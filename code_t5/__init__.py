@@ -4,10 +4,11 @@
 the project's gin_configs/ on gin's search path, so `--gin_file=models/shared-prefix_lm.gin` works
 from any directory (code_t5/registration.py).
 
-Except in the `code-t5` console script (and `python -m code_t5.cli`): there, importing the package (and code_t5.cli) imports
-nothing heavy, so `--help` and argument errors answer at once, and each command calls
-`registration.register()` itself when it needs the registry or gin (importing seqio and TensorFlow,
-~5 s). Its subprocesses (mesh_transformer_main, Beam workers) are other programs and register.
+Except in the `code-t5` console script (and `python -m code_t5.cli`): there, importing the
+package (and code_t5.cli) imports nothing heavy, so `--help` and argument errors answer at once,
+and each command calls `registration.register()` itself when it needs the registry or gin
+(importing seqio and TensorFlow, ~5 s). Its subprocesses (mesh_transformer_main, Beam workers)
+are other programs and register.
 """
 
 import os
