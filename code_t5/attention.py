@@ -13,11 +13,12 @@ configuration" gives the step's figures, from `benchmarks/train_benchmark.py`).
 `attention` below transposes q, k and v to [batch, heads, length, d_kv] first (tensors
 memory_length / d_kv times smaller than the weights) and the result back, so that the logits
 and weights are [batch, heads, length, memory_length] and every attention einsum, forward and
-backward, is a batch matmul without transposes. Same weights and variables, same math; float
-sums may run in another order. Mesh TF's attention layers look their attention function up at
-call time (`SelfAttention.attention_fn` returns `attention.attention`), so it is installed by
-replacing that module attribute when this module is imported; `heads_first` (gin) switches it
-on, and unbound it calls Mesh TF's own unchanged:
+backward, is a batch matmul without transposes. The bias added to the logits is summed in their
+order too (`_bias_in_order`): Mesh TF's sum lists heads last, and was transposed on every layer.
+Same weights and variables, same math; float sums may run in another order. Mesh TF's attention
+layers look their attention function up at call time (`SelfAttention.attention_fn` returns
+`attention.attention`), so it is installed by replacing that module attribute when this module
+is imported; `heads_first` (gin) switches it on, and unbound it calls Mesh TF's own unchanged:
 
     import code_t5.attention
     code_t5.attention.heads_first = True
@@ -45,6 +46,23 @@ def _ordered(x: mtf.Tensor, leading: Sequence[mtf.Dimension],
                                 list(trailing)))
 
 
+def _bias_in_order(bias: mtf.Tensor, logits: mtf.Shape) -> mtf.Tensor:
+  """`bias` summed in the order of the `logits` shape it is added to.
+
+  Mesh TF's `compute_bias` sums the masks ([batch, length, memory_length]) and then the relative
+  position bias ([heads, length, memory_length]), so the sum lists heads last, and adding it to
+  heads-first logits transposes it on every layer, and its gradient back. Summing its last two
+  addends straight into the logits' order broadcasts the small addends instead (the same values;
+  the sum Mesh TF built is left unused, and TensorFlow never runs it). A bias that is not such a
+  sum, or has no dims to reorder, is returned as it is.
+  """
+  wanted = mtf.Shape([d for d in logits.dims if d in bias.shape.dims])
+  if (bias.shape == wanted or len(wanted) != len(bias.shape)
+      or not isinstance(bias.operation, mtf.AddOperation)):
+    return bias
+  return mtf.add(*bias.operation.inputs, output_shape=wanted)
+
+
 @gin.configurable(module="code_t5", allowlist=["heads_first"])
 def attention(q, k, v, memory_length_dim, key_dim, value_dim, *args, heads_first=False,
               **kwargs):
@@ -57,6 +75,10 @@ def attention(q, k, v, memory_length_dim, key_dim, value_dim, *args, heads_first
   if not heads_first:
     return _mesh_tf_attention(q, k, v, memory_length_dim, key_dim, value_dim, *args, **kwargs)
   shared = [d for d in q.shape.dims if d in k.shape.dims and d != key_dim]
+  if kwargs.get("bias") is not None:
+    logits = mtf.Shape(shared + [d for d in q.shape.dims if d not in shared and d != key_dim]
+                       + [memory_length_dim])
+    kwargs["bias"] = _bias_in_order(kwargs["bias"], logits)
   outputs = _mesh_tf_attention(
       _ordered(q, shared, [key_dim]), _ordered(k, shared, [memory_length_dim, key_dim]),
       _ordered(v, shared, [memory_length_dim, value_dim]),
