@@ -12,5 +12,8 @@ bootstrap:
 train-dev: bootstrap
 	$(VENV)/bin/code-t5 train
 
+# The suite in TEST_WORKERS processes (pytest-xdist; 0: in this one). --dist loadfile keeps each
+# test file on one worker, so a file's trained fixtures are built once.
+TEST_WORKERS ?= 2
 test: bootstrap
-	$(VENV)/bin/python -m pytest -q tests
+	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile tests
