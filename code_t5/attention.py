@@ -75,12 +75,12 @@ def attention(q, k, v, memory_length_dim, key_dim, value_dim, *args, heads_first
   if not heads_first:
     return _mesh_tf_attention(q, k, v, memory_length_dim, key_dim, value_dim, *args, **kwargs)
   shared = [d for d in q.shape.dims if d in k.shape.dims and d != key_dim]
-  if kwargs.get("bias") is not None:
-    logits = mtf.Shape(shared + [d for d in q.shape.dims if d not in shared and d != key_dim]
-                       + [memory_length_dim])
-    kwargs["bias"] = _bias_in_order(kwargs["bias"], logits)
+  queries = _ordered(q, shared, [key_dim])
+  if kwargs.get("bias") is not None:  # Mesh TF's logits: the queries' dims, then memory_length
+    kwargs["bias"] = _bias_in_order(kwargs["bias"],
+                                    queries.shape - key_dim + memory_length_dim)
   outputs = _mesh_tf_attention(
-      _ordered(q, shared, [key_dim]), _ordered(k, shared, [memory_length_dim, key_dim]),
+      queries, _ordered(k, shared, [memory_length_dim, key_dim]),
       _ordered(v, shared, [memory_length_dim, value_dim]),
       memory_length_dim, key_dim, value_dim, *args, **kwargs)
   return _in_order(outputs, q.shape - key_dim + value_dim)

@@ -71,6 +71,15 @@ def _values(bias=("bias",)):
           if name in ("q", "k", "v", "dy") + bias}
 
 
+def _numpy_attention(values, bias):
+  """softmax(q.k + bias) . v per batch row and head; bias broadcasts to [batch, heads, length,
+  memory_length]."""
+  logits = np.einsum("blhd,bmhd->bhlm", values["q"], values["k"]) + bias
+  weights = np.exp(logits - logits.max(-1, keepdims=True))
+  weights /= weights.sum(-1, keepdims=True)
+  return np.einsum("bhlm,bmhd->blhd", weights, values["v"])
+
+
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_heads_first_gives_mesh_tfs_attention_and_gradients(layout):
   values = _values()
@@ -80,11 +89,8 @@ def test_heads_first_gives_mesh_tfs_attention_and_gradients(layout):
     assert g.shape == e.shape, name
     np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6, err_msg=name)
   # And Mesh TF's is attention itself: softmax(q.k + bias) . v, per batch row and head.
-  logits = np.einsum("blhd,bmhd->bhlm", values["q"], values["k"]) + values["bias"]
-  weights = np.exp(logits - logits.max(-1, keepdims=True))
-  weights /= weights.sum(-1, keepdims=True)
-  np.testing.assert_allclose(got[0], np.einsum("bhlm,bmhd->blhd", weights, values["v"]),
-                             rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(got[0], _numpy_attention(values, values["bias"]), rtol=1e-5,
+                             atol=1e-6)
 
 
 def _is_batch_matmul(equation):
@@ -117,12 +123,8 @@ def test_a_bias_with_heads_gives_mesh_tfs_attention_and_gradients(layout):
   for name, g, e in zip(("outputs", "dq", "dk", "dv", "d relative"), got, expected):
     assert g.shape == e.shape, name
     np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5, err_msg=name)
-  logits = (np.einsum("blhd,bmhd->bhlm", values["q"], values["k"]) + values["mask"][:, None]
-            + values["relative"][None])
-  weights = np.exp(logits - logits.max(-1, keepdims=True))
-  weights /= weights.sum(-1, keepdims=True)
-  np.testing.assert_allclose(got[0], np.einsum("bhlm,bmhd->blhd", weights, values["v"]),
-                             rtol=1e-5, atol=1e-6)
+  bias = values["mask"][:, None] + values["relative"][None]  # [batch, heads, length, memory]
+  np.testing.assert_allclose(got[0], _numpy_attention(values, bias), rtol=1e-5, atol=1e-6)
 
 
 def _transposed_sizes(tf_graph):
