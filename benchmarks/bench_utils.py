@@ -153,6 +153,10 @@ class Timeline:
       if session_ready:
         figures["session_ready_to_first_save_done_s"] = step0[2] - session_ready
       figures["last_save_s"] = saves[-1][2] - saves[-1][1]
+    # Mesh TF's hooks are done; what follows is TF closing the session (tf.data's iterators).
+    hooks_done, closed = self.first("Done with the session"), self.first("Loss for final step")
+    if hooks_done is not None and closed is not None:
+      figures["session_close_s"] = closed - hooks_done
     if len(losses) > 3:
       save_windows = [(s, e) for _, s, e in saves]
       intervals = [b[2] - a[2] for a, b in zip(losses[1:], losses[2:])

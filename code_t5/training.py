@@ -2,7 +2,8 @@
 
 1. `train_model`: Mesh TF calls `utils.run.train_model_fn` with the estimator it built; bound to
    this function, gin sets the session and run config Mesh TF fixes -- devices, threads,
-   grappler, XLA, summary frequency -- and whether the graph is serialised into the model dir:
+   grappler, XLA, summary frequency -- whether the graph is serialised into the model dir, and
+   how the input pipeline is built (autograph, tf.data autotuning):
 
        utils.run.train_model_fn = @code_t5.train_model
        code_t5.train_model.write_graph_def = False   # no graph.pbtxt / graph events / .meta
@@ -19,6 +20,7 @@ each option changes.
 """
 
 import contextlib
+import functools
 import re
 import weakref
 
@@ -58,7 +60,7 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
                 seen_data_init_step=0, checkpoint_input_pipeline=False, *,
                 write_graph_def=True, intra_op_threads=None, inter_op_threads=None,
                 meta_optimizer=True, xla_jit=False, cpu_devices=None, soft_placement=None,
-                summary_steps=None, autograph=True, random_seed=None):
+                summary_steps=None, autograph=True, data_autotune=True, random_seed=None):
   """`mesh_tensorflow.transformer.utils.train_model` under the given session options.
 
   Args (the Mesh TF ones are passed through; these are set in gin):
@@ -78,6 +80,8 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
       every this many steps (Mesh TF's RunConfig: 100).
     autograph: False builds the training input pipeline without autograph: the same examples,
       4-5 s sooner (see code_t5_compat.tf_data_without_autograph).
+    data_autotune: False trains from the same input pipeline with tf.data's autotuning off (see
+      `without_autotune`: no 20-70 s stall when the session closes).
     random_seed: the graph's random seed (RunConfig.tf_random_seed), so the initial weights are
       the same in every run; with `mesh_train_dataset_fn.seed` (the examples, their cursors and
       their order) and `updates_after_backward`, a run trains the same each time.
@@ -99,12 +103,39 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
                  else code_t5_compat.training_without_graph_def())
   input_functions = (contextlib.nullcontext() if autograph
                      else code_t5_compat.tf_data_without_autograph())
+  if not data_autotune:
+    train_dataset_fn = without_autotune(train_dataset_fn)
   with graph_files, input_functions:
     mtf_utils.train_model(
         estimator, vocabulary, sequence_length, batch_size, train_dataset_fn, train_steps,
         ensemble_inputs, dataset_split=dataset_split, skip_seen_data=skip_seen_data,
         seen_data_init_step=seen_data_init_step,
         checkpoint_input_pipeline=checkpoint_input_pipeline)
+
+
+def without_autotune(dataset_fn):
+  """`dataset_fn` whose datasets have tf.data's autotuning off: the same examples, no model thread.
+
+  Why: with autotuning on, each iterator runs a model thread that re-tunes the pipeline in a
+  loop, sleeping between passes for a period that doubles up to 60 s. When the session closes,
+  the iterator's destructor cancels that thread and waits for it; but TF 2.15's cancellation
+  wakes the thread *before* it marks itself cancelled (CancellationManager::StartCancel runs the
+  callbacks, then sets is_cancelled_), so a thread that wakes at once finds itself not cancelled
+  and sleeps out its period. Training then ended 20-70 s after its final checkpoint in about one
+  run in three on a 2-core machine (a gdb backtrace: the main thread in TF_CloseSession ->
+  ~RootDataset::Iterator -> ~LogicalThreadWrapper, the model thread in Model::OptimizeLoop's
+  timed wait). Without autotuning, `num_parallel_calls=AUTOTUNE` stages run at TF's default
+  parallelism (min(16, cores)) and `prefetch(AUTOTUNE)` buffers keep TF's own buffer-size
+  autotuner, which needs no thread; on a CPU the trainer uses every core anyway.
+  """
+
+  @functools.wraps(dataset_fn)
+  def dataset_fn_without_autotune(*args, **kwargs):
+    options = tf.data.Options()
+    options.autotune.enabled = False
+    return dataset_fn(*args, **kwargs).with_options(options)
+
+  return dataset_fn_without_autotune
 
 
 class _AfterAll(mtf.Operation):
