@@ -157,6 +157,8 @@ class Timeline:
     hooks_done, closed = self.first("Done with the session"), self.first("Loss for final step")
     if hooks_done is not None and closed is not None:
       figures["session_close_s"] = closed - hooks_done
+    if self.lines:  # the interpreter's shutdown: atexit handlers, module teardown, collection
+      figures["exit_s"] = self.wall_s - self.lines[-1][0]
     if len(losses) > 3:
       save_windows = [(s, e) for _, s, e in saves]
       intervals = [b[2] - a[2] for a, b in zip(losses[1:], losses[2:])

@@ -258,7 +258,8 @@ def main(argv=None):
         f"{figures.get('session_ready_to_first_save_done_s', float('nan')):.2f} s, of which "
         f"Saver.save {figures.get('first_save_s', float('nan')):.2f} s; final save "
         f"{figures.get('last_save_s', float('nan')):.2f} s; session close "
-        f"{figures.get('session_close_s', float('nan')):.2f} s; wall {figures['wall_s']:.1f} s")
+        f"{figures.get('session_close_s', float('nan')):.2f} s; exit after the last line "
+        f"{figures.get('exit_s', float('nan')):.2f} s; wall {figures['wall_s']:.1f} s")
   if "steps_per_s" in figures:
     print(f"steady: {figures['steps_per_s']:.2f} steps/s = {figures['token_slots_per_s']:,.0f} "
           f"token slots/s; compute/wall {figures['compute_share_of_wall']:.0%}; "

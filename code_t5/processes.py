@@ -7,16 +7,20 @@ writers (stdlib only; Linux for the parent-death signal).
 - `exclusive_lock`: a lock file (flock) holding the owner's pid. The kernel drops the lock when
   its owner dies, however it dies, so a lock left behind by a killed process is stale by
   construction and the next caller takes it over.
+- `exit_without_final_collection`: a process that built TensorFlow graphs exits without Python's
+  last garbage collection walking them (~2.5 s of every training run's exit).
 - `temporary_name` / `remove_stale_temporaries`: folders written under a temporary name and
   renamed when complete carry their writer's host and pid, so a later run can tell those of a dead
   writer (removed) from those of a live one (kept).
 """
 
+import atexit
 import contextlib
 import ctypes
 import ctypes.util
 import errno
 import fcntl
+import gc
 import os
 import pathlib
 import re
@@ -115,6 +119,21 @@ def forward_signals() -> Iterator[Forwarder]:
   finally:
     for s, handler in previous.items():
       signal.signal(s, handler)
+
+
+def exit_without_final_collection() -> None:
+  """At exit, Python's last garbage collection skips every object alive when the exit began.
+
+  Why: a process that built a Mesh TF / TensorFlow graph holds millions of Python objects in
+  reference cycles (ops, tensors, gin and seqio registries), and the interpreter's shutdown walks
+  them all in one last collection only to free memory the OS is about to take back: 2.9-3.4 s of
+  a tiny training run's 3 s exit (py-spy during the exit: gc_collect_main in finalize_modules),
+  0.4 s with them frozen. Registered in the process's atexit handlers, gc.freeze runs before the
+  handlers registered earlier (logging's, TensorFlow's), which flush and close what they own as
+  before; only finalizers of objects left in cycles at exit are not run, which Python never
+  guarantees at exit anyway.
+  """
+  atexit.register(gc.freeze)
 
 
 def pid_alive(pid: int) -> bool:

@@ -3,7 +3,8 @@
 What it does: imports code_t5.tasks and code_t5.mixtures (which add every task and mixture to
 seqio's registries and define the `code_t5.*` gin configurables) and puts the project's
 gin_configs/ on gin's search path, so `--gin_file=models/shared-prefix_lm.gin` works from any
-directory.
+directory; and, as the process will build TensorFlow graphs, lets it exit without Python's last
+garbage collection walking them (processes.exit_without_final_collection).
 
 Who calls it:
 - `import code_t5` (and so `--module_import=code_t5` of mesh_transformer_main and seqio's cache
@@ -17,6 +18,8 @@ This module itself imports nothing heavy: importing it is free, calling `registe
 
 import importlib.resources
 import threading
+
+from code_t5 import processes
 
 # The gin_configs/ folder (the package code_t5.gin_configs), as gin's search path gets it.
 GIN_CONFIGS = str(importlib.resources.files("code_t5.gin_configs"))
@@ -41,4 +44,6 @@ def register() -> None:
 
     gin.add_config_file_search_path(GIN_CONFIGS)
     code_t5_compat.patch_gin_for_namespace_packages()
+    # A process that registers builds TensorFlow graphs: let it exit without walking them.
+    processes.exit_without_final_collection()
     _registered = True
