@@ -1,4 +1,4 @@
-"""Training-side settings Mesh TF does not expose, chosen in gin (runs/cpu*.gin).
+"""Training and eval settings Mesh TF does not expose, chosen in gin (runs/cpu*.gin, eval.gin).
 
 1. `train_model`: Mesh TF calls `utils.run.train_model_fn` with the estimator it built; bound to
    this function, gin sets the session and run config Mesh TF fixes -- devices, threads,
@@ -12,7 +12,10 @@
 2. `updates_after_backward`: wraps the optimizer so the weights are updated only after the
    whole backward pass (Mesh TF's CPU/GPU lowering lets updates race with backward reads).
 
-3. `init_from_variable`: `code-t5 train --init-from` refuses a checkpoint whose weights are not
+3. `eval_datasets_without_autotune`: Mesh TF's eval datasets, read as training's are (without
+   tf.data's autotuning), bound in runs/eval.gin.
+
+4. `init_from_variable`: `code-t5 train --init-from` refuses a checkpoint whose weights are not
    the new model's (Mesh TF reads the ones whose names match and silently leaves the rest random).
 
 Training itself is Mesh TF's own `utils.train_model`; benchmarks/train_benchmark.py measures what
@@ -26,6 +29,7 @@ import weakref
 
 import gin
 import mesh_tensorflow as mtf
+from mesh_tensorflow.transformer import dataset as transformer_dataset
 from mesh_tensorflow.transformer import utils as mtf_utils
 import tensorflow.compat.v1 as tf
 
@@ -136,6 +140,20 @@ def without_autotune(dataset_fn):
     return dataset_fn(*args, **kwargs).with_options(options)
 
   return dataset_fn_without_autotune
+
+
+@gin.configurable(module="code_t5")
+def eval_datasets_without_autotune(eval_dataset_fn=gin.REQUIRED, **kwargs):
+  """Mesh TF's `utils.run.eval_dataset_fn`, whose datasets are read with tf.data's autotuning off.
+
+  Eval reads each dataset twice, the references eagerly and the decode's inputs in an Estimator
+  session, and both iterators end as training's did (`without_autotune`): a decode of a large
+  root's points reads long enough for the model thread's period to reach 60 s. runs/eval.gin binds
+  it around t5's `mesh_eval_dataset_fn`, whose own bindings still apply.
+  """
+  return [transformer_dataset.EvalDataset(*dataset)._replace(
+              dataset_fn=without_autotune(dataset[1]))
+          for dataset in eval_dataset_fn(**kwargs)]
 
 
 class _AfterAll(mtf.Operation):

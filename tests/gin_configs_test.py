@@ -67,6 +67,11 @@ def test_eval_composition_parses_with_a_fixed_seed():
   assert gin.query_parameter("utils.run.mode") == "eval"
   assert gin.query_parameter("utils.run.dataset_split") == "validation"
   assert gin.query_parameter("mesh_eval_dataset_fn.seed") == 42
+  # t5's mesh_eval_dataset_fn, read without tf.data's autotuning (code_t5/training.py)
+  assert (gin.query_parameter("utils.run.eval_dataset_fn").selector ==
+          "code_t5.eval_datasets_without_autotune")
+  assert (gin.query_parameter("code_t5.eval_datasets_without_autotune.eval_dataset_fn").selector
+          == "t5.models.mesh_transformer.mesh_eval_dataset_fn")
 
 
 def test_launcher_vocabularies_are_the_registered_ones_with_a_gin_file_each():

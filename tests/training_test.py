@@ -1,7 +1,8 @@
-"""code_t5.training's options change how fast training starts, never what it trains on."""
+"""code_t5.training's options change how fast training starts and ends, never what it reads."""
 
 import os
 
+import numpy as np
 import pytest
 import seqio
 from t5.models import mesh_transformer
@@ -38,6 +39,25 @@ def test_input_pipeline_without_autotune_gives_the_same_examples(task_name):
       task_name, dataset_fn=training.without_autotune(mesh_transformer.mesh_train_dataset_fn))
   assert without == _training_examples(task_name)
   assert len(without) == 40
+
+
+def test_eval_datasets_without_autotune_give_the_same_examples():
+  """What Mesh TF's eval reads (references and decode inputs) through runs/eval.gin's wrapper."""
+  vocabulary = seqio.get_mixture_or_task(
+      "flcc_py_line_completion_v1").output_features["targets"].vocabulary
+  kwargs = dict(mixture_or_task_name="flcc_py_line_completion_v1", sequence_length=LENGTHS,
+                vocabulary=vocabulary, dataset_split="validation", num_eval_examples=20)
+  wrapped = training.eval_datasets_without_autotune(mesh_transformer.mesh_eval_dataset_fn,
+                                                    **kwargs)
+  plain = mesh_transformer.mesh_eval_dataset_fn(**kwargs)
+  assert [d.name for d in wrapped] == [d.name for d in plain]
+  for with_wrapper, without in zip(wrapped, plain):
+    assert with_wrapper.metric_fns == without.metric_fns
+    examples = [[{k: np.asarray(v).tolist() for k, v in ex.items()}
+                 for ex in dataset.dataset_fn().as_numpy_iterator()]
+                for dataset in (with_wrapper, without)]
+    assert len(examples[0]) == 20
+    assert examples[0] == examples[1]
 
 
 def _threads_started_by_reading(dataset_fn):
