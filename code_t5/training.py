@@ -151,9 +151,9 @@ def eval_datasets_without_autotune(eval_dataset_fn=gin.REQUIRED, **kwargs):
   root's points reads long enough for the model thread's period to reach 60 s. runs/eval.gin binds
   it around t5's `mesh_eval_dataset_fn`, whose own bindings still apply.
   """
-  return [transformer_dataset.EvalDataset(*dataset)._replace(
-              dataset_fn=without_autotune(dataset[1]))
-          for dataset in eval_dataset_fn(**kwargs)]
+  # EvalDataset(*...): Mesh TF accepts plain tuples from an eval_dataset_fn too.
+  datasets = [transformer_dataset.EvalDataset(*dataset) for dataset in eval_dataset_fn(**kwargs)]
+  return [dataset._replace(dataset_fn=without_autotune(dataset.dataset_fn)) for dataset in datasets]
 
 
 class _AfterAll(mtf.Operation):
