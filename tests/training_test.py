@@ -15,13 +15,17 @@ pytestmark = pytest.mark.usefixtures("tasks_use_prepared_dir")
 LENGTHS = {"inputs": 128, "targets": 128}
 
 
+def _plain(example):
+  """An example as plain Python values: arrays as lists, strings as bytes."""
+  return {k: np.asarray(v).tolist() for k, v in example.items()}
+
+
 def _training_examples(task_name, num_examples=40,
                        dataset_fn=mesh_transformer.mesh_train_dataset_fn):
   """What Mesh TF's trainer reads (packed, shuffled with a fixed seed), as plain lists."""
   vocabulary = seqio.get_mixture_or_task(task_name).output_features["targets"].vocabulary
   dataset = dataset_fn(task_name, LENGTHS, vocabulary, seed=7)
-  return [{k: v.tolist() for k, v in ex.items()}
-          for ex in dataset.take(num_examples).as_numpy_iterator()]
+  return [_plain(ex) for ex in dataset.take(num_examples).as_numpy_iterator()]
 
 
 @pytest.mark.parametrize("task_name", ["flcc_py_prefix_lm_v1", "flcc_py_span_corruption_v1",
@@ -53,8 +57,7 @@ def test_eval_datasets_without_autotune_give_the_same_examples():
   assert [d.name for d in wrapped] == [d.name for d in plain]
   for with_wrapper, without in zip(wrapped, plain):
     assert with_wrapper.metric_fns == without.metric_fns
-    examples = [[{k: np.asarray(v).tolist() for k, v in ex.items()}
-                 for ex in dataset.dataset_fn().as_numpy_iterator()]
+    examples = [[_plain(ex) for ex in dataset.dataset_fn().as_numpy_iterator()]
                 for dataset in (with_wrapper, without)]
     assert len(examples[0]) == 20
     assert examples[0] == examples[1]
