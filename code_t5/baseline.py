@@ -9,7 +9,9 @@ drops the partial word and the first prediction must extend it (only the untyped
 `code-t5 baseline` judges it at exactly the task's points (code_t5/line_completion.py) of a split,
 next to an empty prediction, with the task's metrics (metrics.line_completion_metrics), and — with
 --model-dir — a trained model's eval decodes of the same points (the Mesh TF eval of
-runs/eval_line_completion.gin), into one JSON results file.
+runs/eval_line_completion.gin), into one JSON results file. Every system is also compared with the
+n-gram at the same points: the difference in each metric and its 95 % interval
+(code_t5/paired.py), as one line more or less of a 192-point set is not a win.
 """
 
 import array
@@ -29,6 +31,7 @@ from code_t5 import errors
 from code_t5 import flcc
 from code_t5 import line_completion
 from code_t5 import metrics
+from code_t5 import paired
 from code_t5 import postprocessors
 
 TOKEN_RE = re.compile(r"\n|[ \t]+|\w+|[^\w\s]|\s")
@@ -299,9 +302,9 @@ def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path]
   splits = flcc.Splits(validation=validation_fraction, test=test_fraction)
   models = [_model_predictions(pathlib.Path(d), split, pathlib.Path(root).resolve().name)
             for d in model_dirs]  # fail early
-  files = line_completion.sample_files(
+  sampled = line_completion.sample_files(
       list(flcc.read_files(root, splits=splits, only_split=split)), max_files)
-  points = [(f.text, p) for f, p in line_completion.points_of_files(files)]
+  points = [(f.text, p) for f, p in line_completion.points_of_files(sampled)]
   if not points:
     raise BaselineError(f"--root {root}: its {split} split has no completion points")
   targets = [p.target(text) for text, p in points]
@@ -364,6 +367,14 @@ def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path]
       systems[key + suffix] = system
       system_predictions[key + suffix] = found["predictions"][key]
     engine[str(checkpoint)] = {"filters": found["filters"], "threshold": found["threshold"]}
+  # Each system against the n-gram at the same points (all of them, or a model eval's first
+  # `count`): the difference with its interval, so one line more or less is not read as a win.
+  files = [(p.repo, p.path) for _, p in points]
+  for key, predictions in {"empty": [""] * len(points), **system_predictions}.items():
+    if key != "ngram":
+      count = len(predictions)
+      systems[key]["vs_ngram"] = paired.compare(targets[:count], predictions, ngram[:count],
+                                                files[:count])
   return {
       "root": _shown(root),
       "train_root": _shown(train_root),
@@ -372,7 +383,7 @@ def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path]
                  "start_points_per_file": line_completion.START_POINTS_PER_FILE,
                  "inside_points_per_file": line_completion.INSIDE_POINTS_PER_FILE,
                  "min_line_chars": line_completion.MIN_LINE_CHARS, "max_files": max_files,
-                 "files": len(files),
+                 "files": len(sampled),
                  "count": len(points),
                  "by_kind": dict(collections.Counter(kinds))},
       "systems": systems,
@@ -432,11 +443,18 @@ def _cli(args) -> int:
     raise BaselineError(str(e)) from None
   write_json(results, args.out, args.force)
   print(f"{results['points']['count']} points of {results['points']['files']} {args.split} files")
-  print(f"{'system':<40} {'EM':>6} {'ES':>6} {'prefix':>7}")
+  interval = f"[{paired.LEVEL} % interval]"
+  print(f"{'system':<40} {'EM':>6} {'ES':>6} {'prefix':>7}   {'EM - n-gram ' + interval:<30} "
+        f"{'ES - n-gram ' + interval}")
   for name, system in results["systems"].items():
     m = system["metrics"]["all"]
+    versus = system.get("vs_ngram")
+    differences = (f"   {paired.shown(versus, 'exact_match'):<30} "
+                   f"{paired.shown(versus, 'edit_similarity')}" if versus else "")
     print(f"{name[:40]:<40} {m['exact_match']:6.1f} {m['edit_similarity']:6.1f} "
-          f"{m['prefix_match_chars']:7.2f}")
+          f"{m['prefix_match_chars']:7.2f}{differences}")
+  print(f"intervals: a paired bootstrap over the {results['points']['files']} files' points "
+        "(code_t5/paired.py)")
   for checkpoint, found in results.get("engine", {}).items():
     filters = found["filters"]
     removed = ", ".join(f"{reason} {count}" for reason, count in filters["removed"].items())

@@ -43,12 +43,29 @@ def test_baseline_beats_an_empty_prediction_at_the_task_points(dev_results):
   assert dev_results["points"]["by_kind"] == {"line_start": 96, "inside": 96}
 
 
+def test_every_system_is_compared_with_the_ngram_at_the_same_points(dev_results):
+  systems = dev_results["systems"]
+  assert "vs_ngram" not in systems["ngram"]
+  versus = systems["empty"]["vs_ngram"]
+  ngram = systems["ngram"]["metrics"]["all"]
+  assert versus["points"] == dev_results["points"]["count"] == 192
+  assert versus["groups"] == dev_results["points"]["files"] == 24
+  for name in ("exact_match", "edit_similarity"):
+    # Predicting nothing is worse than the n-gram by exactly its score, beyond the noise.
+    assert versus[name]["difference"] == pytest.approx(-ngram[name], abs=0.01)
+    low, high = versus[name]["ci95"]
+    assert low < versus[name]["difference"] < high < 0
+  assert versus["exact_match"]["only_this"] == 0
+  assert versus["exact_match"]["only_reference"] == round(ngram["exact_match"] * 192 / 100)
+
+
 def test_cli_writes_json_and_refuses_to_overwrite(tmp_path, capsys):
   out = tmp_path / "results" / "lc.json"
   assert cli.main(["baseline", "--out", str(out), "--split", "test"]) == 0
   results = json.loads(out.read_text())
   assert results["split"] == "test" and results["points"]["count"] > 0
-  assert "ngram" in capsys.readouterr().out
+  printed = capsys.readouterr().out
+  assert "ngram" in printed and "EM - n-gram [95 % interval]" in printed
   before = out.read_bytes()
   assert cli.main(["baseline", "--out", str(out)]) == 2
   assert "exists: pass --force" in capsys.readouterr().err
