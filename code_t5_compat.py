@@ -17,13 +17,17 @@ patch the moment something imports `mesh_tensorflow`, then removes itself.
 
 3. TF 1.x training hooks and the graph, and autograph in tf.data (used by code_t5/training.py
    while it trains, if gin says so).
+
+4. t5.models' PyTorch model, imported when first used (activated at interpreter start-up).
 """
 
 import contextlib
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import os
 import sys
+import types
 
 
 def patch_tensorflow_for_mesh_tensorflow():
@@ -157,11 +161,83 @@ def set_run_config(estimator, **changes):
     estimator._session_config = changes["session_config"]  # pylint: disable=protected-access
 
 
+HF_MODEL = "t5.models.hf_model"
+
+
+def _real_hf_model() -> types.ModuleType:
+  """Imports t5's real hf_model (and so PyTorch) in place of the stand-in, once."""
+  module = sys.modules.get(HF_MODEL)
+  if isinstance(module, _HfModelOnFirstUse):
+    del sys.modules[HF_MODEL]
+    _DeferHfModel.passing = True
+    try:
+      module = importlib.import_module(HF_MODEL)
+    finally:
+      _DeferHfModel.passing = False
+    models = sys.modules["t5.models"]
+    models.hf_model, models.HfPyTorchModel = module, module.HfPyTorchModel
+  return module
+
+
+class _HfPyTorchModelOnFirstUse(type):
+  """The metaclass of t5.models.HfPyTorchModel's stand-in: calling it, reading its attributes or
+  checking an instance against it imports the real class and hands over to it."""
+
+  def __call__(cls, *args, **kwargs):
+    return _real_hf_model().HfPyTorchModel(*args, **kwargs)
+
+  def __getattr__(cls, name):
+    return getattr(_real_hf_model().HfPyTorchModel, name)
+
+  def __instancecheck__(cls, instance):
+    return isinstance(instance, _real_hf_model().HfPyTorchModel)
+
+  def __subclasscheck__(cls, subclass):
+    return issubclass(subclass, _real_hf_model().HfPyTorchModel)
+
+
+class _HfModelOnFirstUse(types.ModuleType):
+  """t5.models.hf_model until a name other than HfPyTorchModel is read from it."""
+
+  def __getattr__(self, name):
+    if name.startswith("__"):  # the import system's own look-ups (__path__, __file__, ...)
+      raise AttributeError(name)
+    return getattr(_real_hf_model(), name)
+
+
+class _DeferHfModel(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+  """Makes `import t5.models` (as mesh_transformer_main does) leave out PyTorch.
+
+  Why: t5/models/__init__.py imports hf_model, t5's PyTorch model, whose first lines import torch
+  and torch.utils.tensorboard: about 3 s of every process that imports t5.models on this machine
+  (every `code-t5 train` and `eval`, Mesh TF's main, the tests), for a model this project never
+  uses. hf_model imports nothing else at the top that its functions need before they run, so
+  `import t5.models` gets a stand-in module whose HfPyTorchModel imports the real module on
+  first use (a call, an attribute, an isinstance check); any other name read from the stand-in
+  does the same. Only subclassing the stand-in class is not forwarded.
+  """
+  passing = False  # set while the real module is imported
+
+  def find_spec(self, fullname, path=None, target=None):
+    if fullname != HF_MODEL or self.passing:
+      return None
+    return importlib.machinery.ModuleSpec(fullname, self)
+
+  def create_module(self, spec):
+    return _HfModelOnFirstUse(spec.name)
+
+  def exec_module(self, module):
+    module.HfPyTorchModel = _HfPyTorchModelOnFirstUse("HfPyTorchModel", (), {
+        "__module__": HF_MODEL, "__doc__": "t5's PyTorch model, imported on first use."})
+
+
 def install():
   if "mesh_tensorflow" in sys.modules:
     patch_tensorflow_for_mesh_tensorflow()
   elif not any(isinstance(f, _PatchBeforeMeshTensorflow) for f in sys.meta_path):
     sys.meta_path.insert(0, _PatchBeforeMeshTensorflow())
+  if HF_MODEL not in sys.modules and not any(isinstance(f, _DeferHfModel) for f in sys.meta_path):
+    sys.meta_path.insert(0, _DeferHfModel())
 
 
 install()
