@@ -223,16 +223,20 @@ def run(task_names: Sequence[str], output_cache_dir: str, *,
 
 # --- checks: the cache holds exactly what the uncached pipeline makes ---------------------------
 
-def _example_key(ex) -> tuple:
-  return (bytes(ex["targets_pretokenized"]), tuple(int(t) for t in ex["targets"]))
+def _example_keys(dataset) -> List[tuple]:
+  """The dataset's examples as sorted (text, tokens), read with tf.data's autotuning off: with it
+  on, the iterator's end can wait out the tuning thread's sleep, up to 60 s after a long read
+  (code_t5.training.without_autotune)."""
+  from code_t5 import training  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
+  return sorted((bytes(ex["targets_pretokenized"]), tuple(int(t) for t in ex["targets"]))
+                for ex in training.dataset_without_autotune(dataset).as_numpy_iterator())
 
 
 def uncached_examples(task_name: str, split: str) -> List[tuple]:
   """The task's examples at its cache point, computed on the fly: (text, tokens), sorted."""
   import seqio  # pylint: disable=g-import-not-at-top
   task = seqio.TaskRegistry.get(task_name)
-  dataset = task.preprocess_precache(task.source.get_dataset(split, shuffle=False))
-  return sorted(_example_key(ex) for ex in dataset.as_numpy_iterator())
+  return _example_keys(task.preprocess_precache(task.source.get_dataset(split, shuffle=False)))
 
 
 def cached_examples(task_dir: str, split: str) -> List[tuple]:
@@ -248,8 +252,7 @@ def cached_examples(task_dir: str, split: str) -> List[tuple]:
     return {"targets": tf.sparse.to_dense(ex["targets"]),
             "targets_pretokenized": ex["targets_pretokenized"]}
 
-  dataset = tf.data.TFRecordDataset(files).map(parse)
-  return sorted(_example_key(ex) for ex in dataset.as_numpy_iterator())
+  return _example_keys(tf.data.TFRecordDataset(files).map(parse))
 
 
 def compare(task_name: str, task_dir: str, split: str) -> Dict[str, object]:

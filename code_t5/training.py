@@ -135,11 +135,16 @@ def without_autotune(dataset_fn):
 
   @functools.wraps(dataset_fn)
   def dataset_fn_without_autotune(*args, **kwargs):
-    options = tf.data.Options()
-    options.autotune.enabled = False
-    return dataset_fn(*args, **kwargs).with_options(options)
+    return dataset_without_autotune(dataset_fn(*args, **kwargs))
 
   return dataset_fn_without_autotune
+
+
+def dataset_without_autotune(dataset):
+  """`dataset` with tf.data's autotuning off (see without_autotune for why)."""
+  options = tf.data.Options()
+  options.autotune.enabled = False
+  return dataset.with_options(options)
 
 
 @gin.configurable(module="code_t5")
