@@ -12,9 +12,11 @@ How a completion is made (`Completer`):
    token healing (default) its last pieces are taken back and must start the completion
    (decoding.split_heal: those a whole piece would cover, spaces after code with their word).
 3. Beam search (code_t5/decoding.py) continues it to the end of the line: a line ends at the
-   first newline in any piece, or at EOS. Lines are ranked by log-probability / sqrt(pieces);
-   lines that cannot be valid Python at the cursor are dropped (code_t5/line_filters.py), and so
-   are lines scoring below --min-score: nothing is shown rather than a line the model doubts.
+   first newline in any piece, or at EOS. Lines are ranked by log-probability / sqrt(pieces),
+   those that complete a half-typed word to a name the file already uses first among near
+   equals (code_t5/names.py); lines that cannot be valid Python at the cursor are dropped
+   (code_t5/line_filters.py), and so are lines scoring below --min-score: nothing is shown
+   rather than a line the model doubts.
 
 `code-t5 export` writes Mesh TF's own SavedModel (the canonical
 `python -m t5.models.mesh_transformer_main ... --gin_file=runs/export.gin` command, greedy or
@@ -39,6 +41,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from code_t5 import decoding
 from code_t5 import errors
 from code_t5 import launcher
+from code_t5 import names
 from code_t5 import operative_config
 from code_t5 import processes
 from code_t5 import runtime
@@ -521,6 +524,8 @@ class EngineOptions:
   # (default: DEFAULT_MAX_TOKENS of the model's vocabulary)
   heal: bool = True  # token healing at the cursor
   filters: bool = True  # drop lines that cannot be valid Python here (code_t5.line_filters)
+  names: bool = True  # a half-typed word: prefer lines completing it to a name the file uses
+  # (code_t5.names)
   min_score: float = DEFAULT_MIN_SCORE  # show nothing scoring below this (decoding.Line.score)
 
 
@@ -600,6 +605,8 @@ class Completer:
     wanted = top + (options.beam_size if options.filters else 0)
     lines = self._search.search(ids, heal, beam_size=max(options.beam_size, top),
                                 top=wanted, max_tokens=self.max_tokens)
+    if options.names:
+      lines = names.rank(lines, prefix)
     if not options.filters:
       return context, [(line, None) for line in lines]
     from code_t5 import line_filters  # pylint: disable=g-import-not-at-top  (only when on)
@@ -644,6 +651,9 @@ def add_engine_flags(parser, top: int = EngineOptions.top) -> None:
                       help="read the context up to the cursor as it is (no token healing)")
   parser.add_argument("--no-filters", action="store_true",
                       help="keep lines that cannot be valid Python at the cursor")
+  parser.add_argument("--no-names", action="store_true",
+                      help="rank lines by the model alone, not preferring those that complete a "
+                      "half-typed word to a name the file already uses")
   parser.add_argument("--min-score", type=float, default=EngineOptions.min_score,
                       help="show nothing scoring below this (log-probability / sqrt(pieces); "
                       "default %(default)s shows everything)")
@@ -654,7 +664,8 @@ def options_from(args) -> EngineOptions:
                        beam_size=max(args.top, EngineOptions.beam_size)
                        if args.beam_size is None else args.beam_size,
                        max_tokens=args.max_tokens, heal=not args.no_healing,
-                       filters=not args.no_filters, min_score=args.min_score)
+                       filters=not args.no_filters, names=not args.no_names,
+                       min_score=args.min_score)
 
 
 def add_export_flags(parser) -> None:

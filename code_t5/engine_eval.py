@@ -8,10 +8,12 @@ every held-out line-completion point, once per rung of a ladder:
                   extends a half-typed word), so the like-for-like comparison with it
     beam          beam search (5 lines), the best by log-probability / sqrt(pieces), no healing
     beam+heal     beam search and token healing
-    beam+heal+filters  + dropping lines that cannot be valid Python there (the engine's default)
+    beam+heal+filters  + dropping lines that cannot be valid Python there
+    beam+heal+filters+names  + a half-typed word completed to a name the file uses ranked first
+                  among near equals (code_t5/names.py; the engine's default)
 
 and scores each rung's best line like any other system (EM, ES by point kind). For the last rung
-it also counts what each filter removed, and how a confidence threshold (--min-score) trades
+(the engine's default) it also counts what each filter removed, and how a confidence threshold (--min-score) trades
 suggestions shown against suggestions that are wrong: the IDE's view, where showing nothing costs
 less than showing a wrong line.
 """
@@ -25,12 +27,14 @@ from typing import Callable, Dict, List, Sequence, Tuple
 from code_t5 import complete
 
 RUNGS: Dict[str, complete.EngineOptions] = {
-    "greedy": complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False),
-    "greedy+heal": complete.EngineOptions(top=1, beam_size=1, filters=False),
-    "beam": complete.EngineOptions(top=1, heal=False, filters=False),
-    "beam+heal": complete.EngineOptions(top=1, filters=False),
-    "beam+heal+filters": complete.EngineOptions(top=1),
+    "greedy": complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False, names=False),
+    "greedy+heal": complete.EngineOptions(top=1, beam_size=1, filters=False, names=False),
+    "beam": complete.EngineOptions(top=1, heal=False, filters=False, names=False),
+    "beam+heal": complete.EngineOptions(top=1, filters=False, names=False),
+    "beam+heal+filters": complete.EngineOptions(top=1, names=False),
+    "beam+heal+filters+names": complete.EngineOptions(top=1),
 }
+DEFAULT_RUNG = "beam+heal+filters+names"
 # Thresholds reported for the last rung (log-probability / sqrt(pieces) of the best line).
 THRESHOLDS = (-math.inf, -10.0, -8.0, -6.0, -5.0, -4.0, -3.0, -2.0)
 
@@ -57,7 +61,7 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
     for text, point in points:
       _, ranked = completer.ranked(text[:point.cursor])
       kept = [line for line, reason in ranked if reason is None]
-      if options.filters:
+      if rung == DEFAULT_RUNG:
         candidates_seen += len(ranked)
         filtered.update(reason for _, reason in ranked if reason)
         if kept:
@@ -89,4 +93,5 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
 def _describe(options: complete.EngineOptions) -> str:
   search = "greedy" if options.beam_size == 1 else f"beam {options.beam_size}"
   return (f"code_t5 engine: {search}, newline stop, healing {'on' if options.heal else 'off'}, "
-          f"filters {'on' if options.filters else 'off'}")
+          f"filters {'on' if options.filters else 'off'}, "
+          f"file's names {'preferred' if options.names else 'not preferred'}")

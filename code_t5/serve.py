@@ -12,11 +12,12 @@ reply is the object `code-t5 complete --json` prints:
     {"completion": "<the best line's rest>", "completions": [{"text": "<rest of the line>",
      "score": -0.83}, ...], "context_chars": N, "truncated": false, "ms": 12.3}
 
-"completions" are ranked best first (score: log-probability / sqrt(pieces), code_t5.decoding);
-"completion" is the first one's text, "" when none is shown (for clients of the one-line
-protocol). A bad request gets
-{"error": "<one line>"} (the server keeps running): any bytes on stdin and
-any HTTP request get a JSON reply (4xx over HTTP), and the next good request is answered. An
+"completions" are ranked best first (score: log-probability / sqrt(pieces), code_t5.decoding;
+a line that completes a half-typed word to a name the file uses may rank above a higher score,
+code_t5.names); "completion" is the first one's text, "" when none is shown (for clients of
+the one-line protocol). A bad request gets {"error": "<one line>"} (the server keeps running):
+any bytes on stdin and any HTTP request get a JSON reply (4xx over HTTP), and the next good
+request is answered. An
 "id" must be a string, a finite number or null; "prefix" and "text" must be valid Unicode (no
 lone surrogates); a request is at most MAX_REQUEST_BYTES.
 

@@ -18,7 +18,8 @@ from code_t5 import sources
 from code_t5 import test_utils
 from code_t5 import tokenizers
 
-PLAIN = complete.EngineOptions(top=5, heal=False, filters=False)
+# The search alone: its lines in the model's order (no healing, filters or name preference).
+PLAIN = complete.EngineOptions(top=5, heal=False, filters=False, names=False)
 
 
 @pytest.fixture(scope="module")

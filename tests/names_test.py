@@ -1,0 +1,74 @@
+"""Completing a half-typed word to a name the file already uses (code_t5/names.py)."""
+
+import dataclasses
+
+import pytest
+
+from code_t5 import complete
+from code_t5 import flcc
+from code_t5 import line_completion
+from code_t5 import names
+from code_t5 import sources
+from code_t5 import test_utils
+
+
+@dataclasses.dataclass(frozen=True)
+class Line:
+  text: str
+  score: float
+
+
+PREFIX = "def read(fp):\n    result = fp.read()\n    return re"
+
+
+def test_the_typed_word_is_the_word_part_before_the_cursor():
+  assert names.typed_word(PREFIX) == "re"
+  assert names.typed_word("self.stream.f") == "f"
+  assert names.typed_word("x = ") == names.typed_word("f(") == names.typed_word("") == ""
+
+
+def test_known_names_are_the_code_words_keywords_and_builtins():
+  known = names.known_names("useragent = 1\n")
+  assert {"useragent", "else", "len", "isinstance"} <= known
+  assert "flush" not in known
+
+
+def test_a_line_completing_to_a_known_name_goes_first_among_near_equals():
+  lines = [Line("tfp.getvalue()", -5.6), Line("ferences", -7.6), Line("sult", -7.7)]
+  assert [line.text for line in names.rank(lines, PREFIX)] == [
+      "sult", "tfp.getvalue()", "ferences"]
+  # Beyond the bonus the model's order stands.
+  far = [Line("tfp.getvalue()", -3.0), Line("sult", -3.0 - names.NAME_BONUS - 0.1)]
+  assert names.rank(far, PREFIX) == far
+  # The typed word itself is not a name the file uses: "re" + "" is not known.
+  assert names.rank([Line("x", -1.0), Line("", -2.0)], "return re") == [
+      Line("x", -1.0), Line("", -2.0)]
+
+
+def test_without_a_typed_word_the_search_order_stands():
+  lines = [Line("tfp.getvalue()", -5.6), Line("result", -7.7)]
+  assert names.rank(lines, PREFIX + "turn ") == lines
+  assert names.rank(lines, PREFIX + "(") == lines
+  equal = [Line("sult", -1.0), Line("sults", -1.0), Line("sult2", -1.0)]
+  assert names.rank(equal, "result = 1\nsults = 2\nre") == equal  # stable: both known
+
+
+@pytest.fixture(scope="module")
+def request_py():
+  """dataset-dev's urllib/request.py up to one of its validation points, inside `return re|`."""
+  files = [f for f in flcc.read_files(sources.DEV_ROOT, only_split="validation")
+           if f.path == "urllib/request.py"]
+  text, point = next((f.text, p) for f, p in line_completion.points_of_files(files)
+                     if f.text[:p.cursor].endswith("        return re"))
+  assert point.target(text) == "sult"
+  return text[:point.cursor]
+
+
+def test_the_shipped_model_completes_the_name_the_file_uses(request_py):
+  # The model alone ranks `return retfp.getvalue()` first, though `result` is two lines above.
+  with_names = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(top=5))
+  model_only = complete.Completer(test_utils.PRETRAINED,
+                                  complete.EngineOptions(top=5, names=False))
+  assert with_names.complete(request_py).completion == "sult"
+  alone = model_only.complete(request_py)
+  assert alone.completion != "sult" and "sult" in [c.text for c in alone.candidates]
