@@ -13,9 +13,9 @@ every held-out line-completion point, once per rung of a ladder:
                   among near equals (code_t5/names.py; the engine's default)
 
 and scores each rung's best line like any other system (EM, ES by point kind). For the last rung
-(the engine's default) it also counts what each filter removed, and how a confidence threshold (--min-score) trades
-suggestions shown against suggestions that are wrong: the IDE's view, where showing nothing costs
-less than showing a wrong line.
+(the engine's default) it also counts what each filter removed, and how a confidence threshold
+(--min-score) trades suggestions shown against suggestions that are wrong: the IDE's view, where
+showing nothing costs less than showing a wrong line.
 """
 
 import collections

@@ -65,7 +65,8 @@ def compare(targets: Sequence[str], predictions: Sequence[str], reference: Seque
   result = {}
   for name in ("exact_match", "edit_similarity"):
     difference = mine[name] - theirs[name]
-    means = weights @ np.bincount(group_of, weights=difference, minlength=len(labels)) / denominators
+    per_group = np.bincount(group_of, weights=difference, minlength=len(labels))
+    means = weights @ per_group / denominators
     low, high = np.percentile(means, [tail, 100 - tail])
     result[name] = {"difference": round(float(difference.mean()), 3),
                     f"ci{LEVEL}": [round(float(low), 3), round(float(high), 3)]}
