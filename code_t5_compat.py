@@ -211,7 +211,7 @@ class _DeferHfModel(importlib.abc.MetaPathFinder, importlib.abc.Loader):
   Why: t5/models/__init__.py imports hf_model, t5's PyTorch model, whose first lines import torch
   and torch.utils.tensorboard: about 3 s of every process that imports t5.models on this machine
   (every `code-t5 train` and `eval`, Mesh TF's main, the tests), for a model this project never
-  uses. hf_model imports nothing else at the top that its functions need before they run, so
+  uses. hf_model's top level only imports and defines, so running it later changes nothing:
   `import t5.models` gets a stand-in module whose HfPyTorchModel imports the real module on
   first use (a call, an attribute, an isinstance check); any other name read from the stand-in
   does the same. Only subclassing the stand-in class is not forwarded.
