@@ -6,7 +6,7 @@
   (JetBrains' and CodeXGLUE's "edit similarity" scale, 0-100).
 """
 
-from typing import Dict, Sequence
+from typing import Dict, List, Sequence
 
 import editdistance
 
@@ -24,15 +24,26 @@ def edit_similarity_of(prediction: str, target: str) -> float:
   return 100.0 * (1.0 - editdistance.eval(prediction, target) / longest)
 
 
+def _text_scores(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str, List[float]]:
+  """Each example's exact match and token exact match (0 or 100) and edit similarity (0-100)."""
+  pairs = list(zip(predictions, targets))
+  return {
+      "exact_match": [100.0 * (p == t) for p, t in pairs],
+      "exact_match_tokens": [100.0 * (p.split() == t.split()) for p, t in pairs],
+      "edit_similarity": [edit_similarity_of(p, t) for p, t in pairs],
+  }
+
+
 def _text_metrics(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str, float]:
   count = max(len(targets), 1)
-  return {
-      "exact_match": 100.0 * sum(p == t for p, t in zip(predictions, targets)) / count,
-      "exact_match_tokens":
-          100.0 * sum(p.split() == t.split() for p, t in zip(predictions, targets)) / count,
-      "edit_similarity":
-          sum(edit_similarity_of(p, t) for p, t in zip(predictions, targets)) / count,
-  }
+  return {name: sum(values) / count for name, values in _text_scores(targets, predictions).items()}
+
+
+def line_scores(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str, List[float]]:
+  """Per line completion (decoded text, not JSON lines): the values line_completion_metrics
+  averages into exact_match, exact_match_tokens and edit_similarity, each prediction cut at its
+  first newline as there."""
+  return _text_scores(targets, [postprocessors.first_line(p) for p in predictions])
 
 
 def completion_metrics(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str, float]:

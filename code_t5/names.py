@@ -5,10 +5,10 @@ most often one the code above already uses (`flush`, `result`, `useragent`). The
 its context window (256 pieces for the shipped model, a few dozen lines), so a name used further
 up may be out of its sight, and a small model often prefers a common word of its training code
 even when the name is in sight (`self.stream.file`; `return retfp` two lines below `result`).
-The engine sees the whole prefix: among the
-lines the search found, `rank` adds NAME_BONUS to the score of each line that completes the typed
-word to a known name — one the code before the typed word uses, a keyword or a builtin — and
-sorts by that. The lines' own scores (what `--min-score` and clients see) are unchanged.
+The engine sees the whole prefix: among the lines the search found, `rank` adds NAME_BONUS to
+the score of each line that completes the typed word to a known name — one the code before the
+typed word uses, a keyword or a builtin — and sorts by that. The lines' own scores (what
+`--min-score` and clients see) are unchanged.
 
 NAME_BONUS was chosen on the site-packages corpus's 1,012 held-out points, re-ranking the lines
 the shipped model's search kept at each point (README, "Completions for editors"): 1, 2, 3 and 5

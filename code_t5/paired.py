@@ -19,7 +19,6 @@ from typing import Dict, Hashable, Sequence
 import numpy as np
 
 from code_t5 import metrics
-from code_t5 import postprocessors
 
 RESAMPLES = 4000
 SEED = 0  # the same resamples in every run: a results file's intervals repeat exactly
@@ -30,12 +29,8 @@ def point_scores(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str
   """Per point: exact match (0 or 100) and edit similarity (0-100) of the prediction's first line,
   as metrics.line_completion_metrics scores them (their means are its exact_match and
   edit_similarity)."""
-  lines = [postprocessors.first_line(p) for p in predictions]
-  return {
-      "exact_match": np.array([100.0 * (p == t) for p, t in zip(lines, targets)]),
-      "edit_similarity": np.array([metrics.edit_similarity_of(p, t)
-                                   for p, t in zip(lines, targets)]),
-  }
+  scores = metrics.line_scores(targets, predictions)
+  return {name: np.array(scores[name]) for name in ("exact_match", "edit_similarity")}
 
 
 def compare(targets: Sequence[str], predictions: Sequence[str], reference: Sequence[str],
