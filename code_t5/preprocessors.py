@@ -1,5 +1,6 @@
 """Preprocessors for code: restore what t5's objectives drop and Mesh TF eval needs."""
 
+import gin
 import seqio
 import tensorflow.compat.v2 as tf
 
@@ -100,6 +101,7 @@ def _outside_indentation(line: tf.Tensor, indent: tf.Tensor, code: tf.Tensor) ->
   return tf.cast(tf.where(tf.logical_not(leading))[:, 0], tf.int32)
 
 
+@gin.configurable(module="code_t5", allowlist=["line_start_rate"])
 def cursor_lm(dataset: tf.data.Dataset, sequence_length, output_features,
               line_start_rate: float = 0.5,
               cursors_in_indentation: bool = False) -> tf.data.Dataset:
@@ -114,6 +116,12 @@ def cursor_lm(dataset: tf.data.Dataset, sequence_length, output_features,
   on cursors between the whole file's pieces (completion_lm) leaves every such context unseen:
   the probe of shared/notes/LEARNING.md began 150 of 192 completions with spurious whitespace.
   Per file of n bytes, ceil(n / (bytes per token x (L_in + L_t))) cursors (seeded per example).
+
+  `line_start_rate` is set in gin (`code_t5.cursor_lm.line_start_rate`; the operative config
+  records it). A file has far fewer line starts than characters, so at the default half the
+  line starts are seen over and over while the cursors inside lines, the ones a model is slow
+  to place exactly, get half the examples: the proof of learning (tests/learning_test.py)
+  learns its files in fewer steps at 0.1.
 
   `cursors_in_indentation` (task v1) also draws "anywhere" cursors inside a line's leading
   indentation (about a fifth of them in Python code), where no completion is asked for: the

@@ -1,5 +1,6 @@
 """The registered tasks turn dev-dataset files into model examples without losing a byte."""
 
+import gin
 import pytest
 import seqio
 from t5.models import mesh_transformer
@@ -97,6 +98,34 @@ def test_cursor_lm_tokenizes_each_side_of_an_editor_cursor_on_its_own():
   # also end inside words, as a user's do while typing.
   assert 0.35 * len(examples) <= line_starts <= 0.75 * len(examples)
   assert cut_words >= 0.05 * len(examples)
+
+
+def _line_start_share(task_name, count=300):
+  """The share of a cursor task's validation examples whose cursor follows a line's indentation."""
+  task = seqio.get_mixture_or_task(task_name)
+  starts = 0
+  for ex in task.get_dataset(LENGTHS, split="validation", shuffle=False, seed=7).take(
+      count).as_numpy_iterator():
+    before = ex["inputs_pretokenized"].decode("utf-8").rsplit("\n", 1)[-1]
+    after = ex["targets_pretokenized"].decode("utf-8")
+    starts += before.strip(" \t\f") == "" and after[:1] not in " \t\f\n"
+  return starts / count
+
+
+def test_cursor_lm_line_start_rate_is_set_in_gin():
+  task_name = tasks.name_of("cursor_lm", "byte", "v2")
+  default = _line_start_share(task_name)
+  with gin.unlock_config():
+    gin.bind_parameter("code_t5.cursor_lm.line_start_rate", 0.1)
+  try:
+    fewer = _line_start_share(task_name)
+  finally:
+    with gin.unlock_config():
+      gin.bind_parameter("code_t5.cursor_lm.line_start_rate", 0.5)  # the default again
+  # A tenth drawn at line starts (the proof of learning's rate), plus the cursors drawn anywhere
+  # that land on one; half by default.
+  assert 0.35 <= default <= 0.75
+  assert 0.05 <= fewer <= 0.25
 
 
 @pytest.mark.parametrize("version", ["v1", "v2"])
