@@ -67,7 +67,7 @@ ENGINE_BAR = 0.9
 # and with T5's 0.1 both models kept starting lines a byte early or late after a cursor inside a
 # word for thousands of steps more. The learning rate warms up to the model files' 0.03 over 100
 # steps, not 200, as the runs are short. The initial weights and the examples (cursors, order)
-# are seeded, and the processes run with TensorFlow's op determinism (TF_DETERMINISTIC_OPS), so
+# are seeded, and the training runs with TensorFlow's op determinism (TF_DETERMINISTIC_OPS), so
 # a run repeats exactly on a machine: seeded without it, two encoder-decoder runs had identical
 # weights at step 200 and entirely different ones at 1,500 (the examples were identical), and
 # one such run decoded 11 of 16 where the others decoded 15; unseeded, a clean-clone CI run
@@ -89,12 +89,13 @@ class Recipe(NamedTuple):
 
 # The fewest steps at which every probe reached the bars with a margin (README "Proof of
 # learning"). With a tenth of the cursors at line starts, at seeds 1-3, the causal LM decoded
-# 15, 15 and 13 of 16 greedily at 700 steps (10-14 at 500), and the encoder-decoder 15 of 16 at
-# 1,500 steps at each seed but 11 in a repeat of seed 1 (before op determinism), and 15 in all
-# four runs at 2,000 (12-14 at 1,200 with 128-byte contexts). At half the cursors at line starts they had needed 1,000 and 2,000 steps, and the
-# encoder-decoder 128-byte contexts; now 32- and 64-byte contexts do (the encoder-decoder at 32:
-# 15 and 13 of 16), and a step costs less. Targets hold 48 bytes, more than these files' longest
-# line. Checkpoints only at the end: they cost time, not learning.
+# 15, 15 and 13 of 16 greedily at 700 steps (14, 10 and 13 at 500), and the encoder-decoder 15
+# of 16 in all four runs at 2,000 steps; at 1,500 it decoded 15 at each seed but 11 in a repeat
+# of seed 1 (before op determinism), at 1,200 12-14 (128-byte contexts). At half the cursors at
+# line starts they had needed 1,000 and 2,000 steps, and the encoder-decoder 128-byte contexts;
+# now 32- and 64-byte contexts do (the encoder-decoder at 32: 15 and 13 of 16 at 1,500), and a
+# step costs less. Targets hold 48 bytes, more than these files' longest line. Checkpoints only
+# at the end: they cost time, not learning.
 RECIPES = {
     "causal_lm": Recipe(700, ["utils.run.sequence_length = {'inputs': 32, 'targets': 48}"], 0.75),
     "shared-cursor_lm": Recipe(2000, [
