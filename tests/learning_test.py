@@ -131,8 +131,8 @@ def test_model_learns_files_and_completes_their_lines_exactly(model, root, tmp_p
   for command, extra_env in (
       (experiment.train_command(recipe.steps), {"TF_DETERMINISTIC_OPS": "1"}),
       (experiment.eval_command(True, extra_gin_params=["utils.run.dataset_split = 'train'"]), {})):
-    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=dict(env, **extra_env))
+    result = test_utils.run_child(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  text=True, env=dict(env, **extra_env))
     assert result.returncode == 0, result.stdout[-3000:]
 
   # Mesh TF's eval decoded every point of the files.
