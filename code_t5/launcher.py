@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence
 
 from code_t5 import errors
 from code_t5 import line_completion as line_completion_lib
@@ -316,7 +316,8 @@ def _exit_reason(returncode: int, signals: Sequence[int], shape: Optional[RunSha
 
 
 def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
-        loss_table: Optional[pathlib.Path] = None, first_step: Optional[int] = None) -> int:
+        loss_table: Optional[pathlib.Path] = None, first_step: Optional[int] = None,
+        env: Optional[Mapping[str, str]] = None) -> int:
   """Runs a Mesh TF command; full log to `log_path`, condensed progress to `echo`.
 
   With `loss_table`, every step's printed loss is appended to it as "step<TAB>loss", written
@@ -326,10 +327,12 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
 
   A code_t5 error that ends the command is raised here as a LaunchError with its message.
   The command runs in its own process group and dies with this process (processes.start_child);
-  SIGTERM/SIGINT are forwarded to it. Returns its exit status (negative: killed by that signal).
+  SIGTERM/SIGINT are forwarded to it. `env`: variables set for the command on top of this
+  process's environment. Returns its exit status (negative: killed by that signal).
   """
   echo("$ " + " ".join(shlex.quote(c) for c in command))
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "3"))
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "3"),
+             **(env or {}))
   log_path.parent.mkdir(parents=True, exist_ok=True)
   model_dir = _flag_value(command, "--model_dir")
   progress = _Progress(pathlib.Path(model_dir) if model_dir else None, echo)

@@ -6,11 +6,9 @@ import hashlib
 import itertools
 import json
 import pathlib
-import subprocess
-from typing import Mapping, Sequence, Union
+from typing import Mapping, Union
 
 from code_t5 import flcc
-from code_t5 import processes
 
 # The model shipped in the package (README "A completer trained here"), which the tests of
 # completion, serving and evaluation run, and benchmarks/latency_benchmark.py --shipped times.
@@ -89,19 +87,6 @@ def wait_for(predicate, what: str, seconds: float = 900) -> None:
   while not predicate():
     assert time.monotonic() < deadline, f"gave up waiting for {what}"
     time.sleep(0.1)
-
-
-def run_child(command: Sequence[str], **popen_kwargs) -> subprocess.CompletedProcess:
-  """`subprocess.run(command)` whose child dies with this process (`processes.start_child`): a
-  killed or interrupted test run leaves no `mesh_transformer_main` training behind it."""
-  process = processes.start_child(command, **popen_kwargs)
-  try:
-    stdout, stderr = process.communicate()
-  except BaseException:  # e.g. KeyboardInterrupt: the child is in its own process group
-    processes.kill_group(process)
-    process.wait()
-    raise
-  return subprocess.CompletedProcess(list(command), process.returncode, stdout, stderr)
 
 
 def checkpoint_variables(prefix) -> dict:

@@ -18,8 +18,6 @@ The files' repository is in the train split, and the line-completion eval runs o
 (`utils.run.dataset_split = 'train'`), so its points are points of the training files.
 """
 
-import os
-import subprocess
 from typing import List, NamedTuple
 
 import pytest
@@ -125,15 +123,14 @@ def test_model_learns_files_and_completes_their_lines_exactly(model, root, tmp_p
       gin_params=COMMON + recipe.bindings + [
           f"utils.run.save_checkpoints_steps = {recipe.steps}",
           f"code_t5.flcc_dataset.prepared_dir = '{prepared_dir}'"])
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+  log = tmp_path / f"{model}.log"
   # Op determinism for the training only: Mesh TF's decode graph has unseeded random ops, which
   # determinism refuses (its greedy decode draws nothing).
-  for command, extra_env in (
+  for command, env in (
       (experiment.train_command(recipe.steps), {"TF_DETERMINISTIC_OPS": "1"}),
       (experiment.eval_command(True, extra_gin_params=["utils.run.dataset_split = 'train'"]), {})):
-    result = test_utils.run_child(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  text=True, env=dict(env, **extra_env))
-    assert result.returncode == 0, result.stdout[-3000:]
+    code = launcher.run(command, log, echo=lambda *_: None, env=env)
+    assert code == 0, log.read_text()[-3000:]
 
   # Mesh TF's eval decoded every point of the files.
   results = baseline.evaluate(root, "train", model_dirs=[experiment.model_dir],

@@ -66,31 +66,6 @@ def test_a_child_dies_when_its_parent_is_killed(tmp_path):
   test_utils.wait_for(lambda: not processes.pid_alive(child), "the child to die with its parent")
 
 
-def test_a_tests_child_dies_when_the_test_process_is_killed(tmp_path):
-  # test_utils.run_child, which the tests' Mesh TF trainings run through: a killed pytest leaves
-  # no trainer running (subprocess.run's children outlive it).
-  pid_file = tmp_path / "child.pid"
-  sleeper = (f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
-             "time.sleep(3600)")
-  parent = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
-      import sys
-      from code_t5 import test_utils
-      test_utils.run_child([sys.executable, "-c", {sleeper!r}])
-  """)])
-  test_utils.wait_for(lambda: pid_file.exists() and pid_file.read_text(), "the child to start")
-  child = int(pid_file.read_text())
-  assert processes.pid_alive(child)
-  parent.kill()
-  parent.wait()
-  test_utils.wait_for(lambda: not processes.pid_alive(child), "the child to die with its parent")
-
-
-def test_a_tests_child_reports_what_subprocess_run_would():
-  result = test_utils.run_child([sys.executable, "-c", "import sys; print('out'); sys.exit(3)"],
-                                stdout=subprocess.PIPE, text=True)
-  assert (result.returncode, result.stdout) == (3, "out\n")
-
-
 def test_a_process_that_imports_code_t5_exits_without_walking_what_it_built():
   """Python's shutdown ends with a garbage collection over every object left, which for a process
   that built a TensorFlow graph takes seconds; code_t5 freezes what is alive at exit out of it

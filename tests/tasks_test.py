@@ -72,6 +72,12 @@ def test_completion_lm_cuts_files_at_cursors_into_full_length_context_and_contin
   assert full >= 0.8 * len(examples)
 
 
+def _at_line_start(inputs: str, targets: str) -> bool:
+  """A cursor right after a line's indentation: only indentation before it on its line, code
+  after it."""
+  return inputs.rsplit("\n", 1)[-1].strip(" \t\f") == "" and targets[:1] not in " \t\f\n"
+
+
 def test_cursor_lm_tokenizes_each_side_of_an_editor_cursor_on_its_own():
   spm = vocab.VOCABULARIES["spm_dev"]()
   texts = [f.text for f in flcc.read_files(sources.DEV_ROOT, only_split="validation")]
@@ -91,8 +97,7 @@ def test_cursor_lm_tokenizes_each_side_of_an_editor_cursor_on_its_own():
     window = line_completion.MAX_CHARS_PER_TOKEN * keep
     assert list(ex["inputs"][:-1]) == spm.encode(text[max(0, cursor - window):cursor])[-keep:]
     assert list(ex["targets"][:-1]) == spm.encode(text[cursor:cursor + window])[:keep]
-    before = inputs.rsplit("\n", 1)[-1]
-    line_starts += before.strip(" \t\f") == "" and targets[:1] not in " \t\f\n"
+    line_starts += _at_line_start(inputs, targets)
     cut_words += inputs[-1:].isalnum() and targets[:1].isalnum()
   # Half of the cursors are drawn after a line's indentation, the rest anywhere, so contexts
   # also end inside words, as a user's do while typing.
@@ -103,12 +108,10 @@ def test_cursor_lm_tokenizes_each_side_of_an_editor_cursor_on_its_own():
 def _line_start_share(task_name, count=300):
   """The share of a cursor task's validation examples whose cursor follows a line's indentation."""
   task = seqio.get_mixture_or_task(task_name)
-  starts = 0
-  for ex in task.get_dataset(LENGTHS, split="validation", shuffle=False, seed=7).take(
-      count).as_numpy_iterator():
-    before = ex["inputs_pretokenized"].decode("utf-8").rsplit("\n", 1)[-1]
-    after = ex["targets_pretokenized"].decode("utf-8")
-    starts += before.strip(" \t\f") == "" and after[:1] not in " \t\f\n"
+  starts = sum(_at_line_start(ex["inputs_pretokenized"].decode("utf-8"),
+                              ex["targets_pretokenized"].decode("utf-8"))
+               for ex in task.get_dataset(LENGTHS, split="validation", shuffle=False, seed=7).take(
+                   count).as_numpy_iterator())
   return starts / count
 
 
