@@ -123,6 +123,18 @@ def test_a_code_t5_error_in_the_trainer_is_the_launchers_one_line_error(tmp_path
   assert shown[1:3] == ["  Traceback (most recent call last):", "  ValueError: a bug"]
 
 
+def test_env_sets_variables_for_the_command_over_the_launchers_defaults(tmp_path, monkeypatch):
+  monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
+  show = "import os; print('vars', os.environ['TF_CPP_MIN_LOG_LEVEL'], os.environ['CODE_T5_PROBE'])"
+  log = tmp_path / "run.log"
+  assert launcher.run([sys.executable, "-c", show], log, echo=lambda *_: None,
+                      env={"CODE_T5_PROBE": "x"}) == 0
+  assert "vars 3 x" in log.read_text()  # the launcher's quiet TensorFlow by default
+  assert launcher.run([sys.executable, "-c", show], log, echo=lambda *_: None,
+                      env={"CODE_T5_PROBE": "y", "TF_CPP_MIN_LOG_LEVEL": "0"}) == 0
+  assert "vars 0 y" in log.read_text()
+
+
 def test_progress_lines_give_steps_tokens_per_second_and_eta(tiny_run):
   _, model_dir = tiny_run("shared-prefix_lm")  # a real operative_config.gin: 8 x (256+256)
   shape = launcher.run_shape(model_dir)
