@@ -12,6 +12,7 @@ from typing import List
 import seqio
 from sentencepiece import sentencepiece_model_pb2
 import tensorflow.compat.v2 as tf
+import tensorflow_text as tf_text
 
 from code_t5 import vocab
 
@@ -75,9 +76,18 @@ class CodeSentencePieceVocabulary(seqio.SentencePieceVocabulary):
     return tf.map_fn(self._encode_scalar_tf, s,
                      fn_output_signature=tf.RaggedTensorSpec([None], tf.int32))
 
-  def _encode_scalar_tf(self, s):
+  def encode_tf_sampled(self, s, alpha: float):
+    """BPE-dropout (SentencePiece's subword sampling of a BPE model): a rank-0 text's ids where
+    each merge is skipped with probability `alpha`, so words come out split into smaller pieces
+    than `encode` gives (the same text: `decode` returns it). Random on every call, unseeded:
+    SentencePiece's sampling op takes no seed."""
+    sampling = tf_text.SentencepieceTokenizer(model=self.sp_model, nbest_size=-1, alpha=alpha)
+    return self._encode_scalar_tf(tf.convert_to_tensor(s, tf.string), sampling)
+
+  def _encode_scalar_tf(self, s, tokenizer=None):
     parts = tf.strings.split(s, sep=vocab.SPACE_SYMBOL)  # [n_parts], at least one (maybe empty)
-    pieces = tf.cast(self.tf_tokenizer.tokenize(parts), tf.int32)  # ragged [n_parts, None]
+    tokenizer = tokenizer or self.tf_tokenizer
+    pieces = tf.cast(tokenizer.tokenize(parts), tf.int32)  # ragged [n_parts, None]
     symbol = tf.constant(self._space_symbol_ids, tf.int32)
     # Append the "▁" byte pieces to every part, then drop the ones after the last part.
     marks = tf.RaggedTensor.from_tensor(tf.tile(symbol[tf.newaxis], [tf.size(parts), 1]))

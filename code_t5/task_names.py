@@ -11,8 +11,9 @@ from code_t5 import vocab
 VERSION = "v1"
 # Objectives whose examples changed keep each version registered: a model dir's operative config
 # names the version it was trained on (none bound: v1), so old checkpoints still load, evaluate
-# and reproduce. cursor_lm v2 draws its "anywhere" cursors outside leading indentation.
-VERSIONS = {"cursor_lm": ("v1", "v2")}
+# and reproduce. cursor_lm v2 draws its "anywhere" cursors outside leading indentation; v3 also
+# samples each side's pieces in training (BPE-dropout).
+VERSIONS = {"cursor_lm": ("v1", "v2", "v3")}
 PREFIX_LM = "flcc_py_prefix_lm_v1"
 SPAN_CORRUPTION = "flcc_py_span_corruption_v1"
 LINE_COMPLETION = "flcc_py_line_completion_v1"

@@ -11,7 +11,7 @@ vocabulary is part of the name, except for the byte vocabulary (the original nam
                                                           (code_t5/vocabs/flcc_dev_spm.model)
 
 An objective whose examples changed keeps its old versions registered beside the new one
-(task_names.VERSIONS): flcc_py_cursor_lm_spm_dev_v1 and _v2. A model file picks one with
+(task_names.VERSIONS): flcc_py_cursor_lm_spm_dev_v1, _v2 and _v3. A model file picks one with
 `code_t5.task_name.version`, and a model dir's operative config records it.
 
 gin picks one with `MIXTURE_NAME = @code_t5.task_name()` (see `task_name`).
@@ -79,7 +79,7 @@ def register(name, objective, features):
       metric_fns=[metrics.completion_metrics])
 
 
-def register_on_text(name, objective, features):
+def register_on_text(name, objective, features, tokenize=seqio.preprocessors.tokenize):
   """A task whose objective cuts texts, then tokenizes each side on its own (cursor_lm)."""
   seqio.TaskRegistry.add(
       name,
@@ -87,7 +87,7 @@ def register_on_text(name, objective, features):
       preprocessors=[
           seqio.CacheDatasetPlaceholder(),
           objective,
-          seqio.preprocessors.tokenize,
+          tokenize,
           preprocessors.fit_to_lengths,
           seqio.preprocessors.append_eos_after_trim,
       ],
@@ -126,6 +126,10 @@ for _vocabulary_name, _vocabulary_fn in vocab.VOCABULARIES.items():
       preprocessors.cursor_lm, cursors_in_indentation=True), _features)
   register_on_text(name_of("cursor_lm", _vocabulary_name, "v2"), functools.partial(
       preprocessors.cursor_lm, cursors_in_indentation=False), _features)
+  # v3: v2's cursors, each side's pieces sampled by BPE-dropout (tokenize_with_subword_sampling).
+  register_on_text(name_of("cursor_lm", _vocabulary_name, "v3"), functools.partial(
+      preprocessors.cursor_lm, cursors_in_indentation=False), _features,
+                   tokenize=preprocessors.tokenize_with_subword_sampling)
   # Span corruption: 15% of tokens in spans of mean length 3 replaced by sentinels (T5's).
   register(name_of("span_corruption", _vocabulary_name), t5_preprocessors.span_corruption,
            _features)

@@ -18,6 +18,10 @@ The files' repository is in the train split, and the line-completion eval runs o
 (`utils.run.dataset_split = 'train'`), so its points are points of the training files.
 """
 
+import concurrent.futures
+import os
+import pathlib
+import signal
 from typing import List, NamedTuple
 
 import pytest
@@ -114,16 +118,15 @@ def _points():
           for point in line_completion.select_points(text, REPO, path)]
 
 
-@pytest.mark.parametrize("model", sorted(RECIPES))
-def test_model_learns_files_and_completes_their_lines_exactly(model, root, tmp_path,
-                                                             prepared_dir):
+def _train_and_eval(model, root, model_dir, prepared_dir):
+  """Trains `model`'s recipe, then runs Mesh TF's line-completion eval on the files' points."""
   recipe = RECIPES[model]
   experiment = launcher.Experiment(
-      model=model, size="tiny", run="cpu", model_dir=tmp_path / model, root=root,
+      model=model, size="tiny", run="cpu", model_dir=model_dir, root=root,
       gin_params=COMMON + recipe.bindings + [
           f"utils.run.save_checkpoints_steps = {recipe.steps}",
           f"code_t5.flcc_dataset.prepared_dir = '{prepared_dir}'"])
-  log = tmp_path / f"{model}.log"
+  log = model_dir.parent / f"{model}.log"
   # Op determinism for the training only: Mesh TF's decode graph has unseeded random ops, which
   # determinism refuses (its greedy decode draws nothing).
   for command, env in (
@@ -131,6 +134,52 @@ def test_model_learns_files_and_completes_their_lines_exactly(model, root, tmp_p
       (experiment.eval_command(True, extra_gin_params=["utils.run.dataset_split = 'train'"]), {})):
     code = launcher.run(command, log, echo=lambda *_: None, env=env)
     assert code == 0, log.read_text()[-3000:]
+  return experiment
+
+
+@pytest.fixture(scope="module")
+def experiments(request, root, tmp_path_factory, prepared_dir):
+  """Both models' training and eval, started at once, each model's on its own thread here.
+
+  A tiny model's step is ~1,800 small ops, too small to keep two cores busy (one intra-op thread
+  steps as fast as two, README "Proof of learning"), so the two chains side by side take about
+  as long as the longer alone. Each test waits for its own model's chain, whose failure fails it
+  alone.
+  """
+  # Only the models of the tests pytest selected (`-k causal_lm` trains one).
+  models = {item.callspec.params["model"] for item in request.session.items
+            if item.module is request.module and hasattr(item, "callspec")}
+  model_dirs = tmp_path_factory.mktemp("models")
+  with concurrent.futures.ThreadPoolExecutor(len(models)) as pool:
+    chains = {model: pool.submit(_train_and_eval, model, root, model_dirs / model, prepared_dir)
+              for model in sorted(models)}
+    try:
+      yield chains
+    finally:
+      if not all(chain.done() for chain in chains.values()):  # the session was interrupted
+        _kill_commands_naming(model_dirs)
+
+
+def _kill_commands_naming(path):
+  """Kills this process's children (and their groups) whose command line names `path`.
+
+  launcher.run forwards Ctrl-C to its command only from the main thread; from the fixture's
+  threads the commands would otherwise run on to the end of their training after an interrupt.
+  """
+  children = [int(pid) for children in pathlib.Path("/proc/self/task").glob("*/children")
+              for pid in children.read_text().split()]
+  for pid in children:
+    try:
+      if str(path) in pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
+        os.killpg(pid, signal.SIGKILL)  # launcher.run starts each in its own group
+    except OSError:
+      pass  # already ended
+
+
+@pytest.mark.parametrize("model", sorted(RECIPES))
+def test_model_learns_files_and_completes_their_lines_exactly(model, root, experiments):
+  recipe = RECIPES[model]
+  experiment = experiments[model].result()
 
   # Mesh TF's eval decoded every point of the files.
   results = baseline.evaluate(root, "train", model_dirs=[experiment.model_dir],

@@ -152,6 +152,53 @@ def test_cursor_lm_v2_draws_no_cursor_inside_leading_indentation(version):
   assert typing >= 0.3 * len(examples)
 
 
+def _cursor_examples(version, count=100):
+  task = seqio.get_mixture_or_task(tasks.name_of("cursor_lm", "spm_dev", version))
+  return list(task.get_dataset(LENGTHS, split="validation", shuffle=False, seed=7)
+              .take(count).as_numpy_iterator())
+
+
+def _with_subword_sampling(alpha, version="v3"):
+  with gin.unlock_config():
+    gin.bind_parameter("code_t5.tokenize_with_subword_sampling.alpha", alpha)
+  try:
+    return _cursor_examples(version)
+  finally:
+    with gin.unlock_config():
+      gin.bind_parameter("code_t5.tokenize_with_subword_sampling.alpha", 0.1)  # the default again
+
+
+def test_cursor_lm_v3_samples_each_sides_pieces_at_v2s_cursors():
+  spm = vocab.VOCABULARIES["spm_dev"]()
+  canonical, sampled = _cursor_examples("v2"), _cursor_examples("v3")
+  split = longer = 0
+  for before, after in zip(canonical, sampled):
+    for key in ("inputs", "targets"):
+      text = after[f"{key}_pretokenized"].decode("utf-8")
+      # The sampled pieces spell the example's own text, cut at v2's cursor: the context ends
+      # where v2's does (it keeps fewer characters, as pieces are smaller), the continuation
+      # starts where v2's does.
+      assert spm.decode(after[key][:-1].tolist()) == text
+      assert after[key][-1] == spm.eos_id
+      v2_text = before[f"{key}_pretokenized"].decode("utf-8")
+      assert v2_text.endswith(text) if key == "inputs" else v2_text.startswith(text)
+      pieces = after[key][:-1].tolist()
+      split += pieces != spm.encode(text)
+      longer += len(pieces) > len(spm.encode(text))
+  # Nearly every side's encoding differs from its canonical one, and never with fewer pieces.
+  assert split >= 0.8 * 2 * len(sampled) and longer == split
+  # Drawn afresh on each read: training sees other splits of the same cut on each epoch.
+  again = _cursor_examples("v3")
+  assert sum(a["targets"].tolist() != b["targets"].tolist() for a, b in zip(sampled, again)) >= 50
+
+
+def test_cursor_lm_v3_without_sampling_is_v2_and_a_bad_alpha_names_the_setting():
+  assert [ex["targets"].tolist() for ex in _with_subword_sampling(0.0)] == [
+      ex["targets"].tolist() for ex in _cursor_examples("v2")]
+  with pytest.raises(ValueError, match="code_t5.tokenize_with_subword_sampling.alpha = 1"):
+    _with_subword_sampling(1.0)
+
+
 def _packed_share(task_name, batches=200):
   """Share of non-padding slots in what Mesh TF trains on (packed, as mesh_train_dataset_fn)."""
   dataset = mesh_transformer.mesh_train_dataset_fn(task_name, LENGTHS, VOCAB, seed=3)
