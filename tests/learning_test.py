@@ -146,7 +146,8 @@ def experiments(request, root, tmp_path_factory, prepared_dir):
   as long as the longer alone. Each test waits for its own model's chain, whose failure fails it
   alone.
   """
-  # Only the models of the tests pytest selected (`-k causal_lm` trains one).
+  # Only the models of the tests pytest selected (`-k causal_lm` trains one). Under pytest-xdist,
+  # `--dist loadfile` (as `make test` runs the suite) keeps both tests in one worker.
   models = {item.callspec.params["model"] for item in request.session.items
             if item.module is request.module and hasattr(item, "callspec")}
   model_dirs = tmp_path_factory.mktemp("models")
