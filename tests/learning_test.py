@@ -141,10 +141,10 @@ def _train_and_eval(model, root, model_dir, prepared_dir):
 def experiments(request, root, tmp_path_factory, prepared_dir):
   """Both models' training and eval, started at once, each model's on its own thread here.
 
-  A tiny model's step is ~1,800 small ops, too small to keep two cores busy (one intra-op thread
-  steps as fast as two, README "Proof of learning"), so the two chains side by side take about
-  as long as the longer alone. Each test waits for its own model's chain, whose failure fails it
-  alone.
+  A tiny model's step is ~1,800 small ops that leave part of two cores idle, and each launch's
+  imports run on one core, so side by side the chains took 112-121 s against 131-143 s one after
+  the other (README "Proof of learning"). Each test waits for its own model's chain, whose
+  failure fails it alone.
   """
   # Only the models of the tests pytest selected (`-k causal_lm` trains one). Under pytest-xdist,
   # `--dist loadfile` (as `make test` runs the suite) keeps both tests in one worker.

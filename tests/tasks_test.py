@@ -158,11 +158,11 @@ def _cursor_examples(version, count=100):
               .take(count).as_numpy_iterator())
 
 
-def _with_subword_sampling(alpha, version="v3"):
+def _with_subword_sampling(alpha):
   with gin.unlock_config():
     gin.bind_parameter("code_t5.tokenize_with_subword_sampling.alpha", alpha)
   try:
-    return _cursor_examples(version)
+    return _cursor_examples("v3")
   finally:
     with gin.unlock_config():
       gin.bind_parameter("code_t5.tokenize_with_subword_sampling.alpha", 0.1)  # the default again
