@@ -328,7 +328,8 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
   A code_t5 error that ends the command is raised here as a LaunchError with its message.
   The command runs in its own process group and dies with this process (processes.start_child);
   SIGTERM/SIGINT are forwarded to it. `env`: variables set for the command on top of this
-  process's environment (they win, TF_CPP_MIN_LOG_LEVEL included). Returns its exit status (negative: killed by that signal).
+  process's environment (they win, TF_CPP_MIN_LOG_LEVEL included). Returns its exit status
+  (negative: killed by that signal).
   """
   echo("$ " + " ".join(shlex.quote(c) for c in command))
   env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "3"),

@@ -1,5 +1,7 @@
 """The registered tasks turn dev-dataset files into model examples without losing a byte."""
 
+import contextlib
+
 import gin
 import pytest
 import seqio
@@ -78,12 +80,30 @@ def _at_line_start(inputs: str, targets: str) -> bool:
   return inputs.rsplit("\n", 1)[-1].strip(" \t\f") == "" and targets[:1] not in " \t\f\n"
 
 
+def _cursor_examples(version, count=100, vocabulary="spm_dev"):
+  """The first `count` validation examples of a cursor_lm version (seeded: the same each read,
+  but for v3's sampled pieces)."""
+  task = seqio.get_mixture_or_task(tasks.name_of("cursor_lm", vocabulary, version))
+  return list(task.get_dataset(LENGTHS, split="validation", shuffle=False, seed=7)
+              .take(count).as_numpy_iterator())
+
+
+@contextlib.contextmanager
+def _bound(parameter, value, default):
+  """`parameter` bound to `value` in gin while the block runs, then to its `default` again."""
+  with gin.unlock_config():
+    gin.bind_parameter(parameter, value)
+  try:
+    yield
+  finally:
+    with gin.unlock_config():
+      gin.bind_parameter(parameter, default)
+
+
 def test_cursor_lm_tokenizes_each_side_of_an_editor_cursor_on_its_own():
   spm = vocab.VOCABULARIES["spm_dev"]()
   texts = [f.text for f in flcc.read_files(sources.DEV_ROOT, only_split="validation")]
-  task = seqio.get_mixture_or_task(tasks.name_of("cursor_lm", "spm_dev"))
-  examples = list(task.get_dataset(LENGTHS, split="validation", shuffle=False, seed=7)
-                  .take(200).as_numpy_iterator())
+  examples = _cursor_examples("v1", 200)
   line_starts = cut_words = 0
   for ex in examples:
     inputs = ex["inputs_pretokenized"].decode("utf-8")
@@ -105,26 +125,18 @@ def test_cursor_lm_tokenizes_each_side_of_an_editor_cursor_on_its_own():
   assert cut_words >= 0.05 * len(examples)
 
 
-def _line_start_share(task_name, count=300):
-  """The share of a cursor task's validation examples whose cursor follows a line's indentation."""
-  task = seqio.get_mixture_or_task(task_name)
-  starts = sum(_at_line_start(ex["inputs_pretokenized"].decode("utf-8"),
-                              ex["targets_pretokenized"].decode("utf-8"))
-               for ex in task.get_dataset(LENGTHS, split="validation", shuffle=False, seed=7).take(
-                   count).as_numpy_iterator())
-  return starts / count
+def _line_start_share(count=300):
+  """The share of cursor_lm v2's (bytes) validation examples whose cursor follows a line's
+  indentation."""
+  return sum(_at_line_start(ex["inputs_pretokenized"].decode("utf-8"),
+                            ex["targets_pretokenized"].decode("utf-8"))
+             for ex in _cursor_examples("v2", count, "byte")) / count
 
 
 def test_cursor_lm_line_start_rate_is_set_in_gin():
-  task_name = tasks.name_of("cursor_lm", "byte", "v2")
-  default = _line_start_share(task_name)
-  with gin.unlock_config():
-    gin.bind_parameter("code_t5.cursor_lm.line_start_rate", 0.1)
-  try:
-    fewer = _line_start_share(task_name)
-  finally:
-    with gin.unlock_config():
-      gin.bind_parameter("code_t5.cursor_lm.line_start_rate", 0.5)  # the default again
+  default = _line_start_share()
+  with _bound("code_t5.cursor_lm.line_start_rate", 0.1, default=0.5):
+    fewer = _line_start_share()
   # A tenth drawn at line starts (the proof of learning's rate), plus the cursors drawn anywhere
   # that land on one; half by default.
   assert 0.35 <= default <= 0.75
@@ -133,9 +145,7 @@ def test_cursor_lm_line_start_rate_is_set_in_gin():
 
 @pytest.mark.parametrize("version", ["v1", "v2"])
 def test_cursor_lm_v2_draws_no_cursor_inside_leading_indentation(version):
-  task = seqio.get_mixture_or_task(tasks.name_of("cursor_lm", "spm_dev", version))
-  examples = list(task.get_dataset(LENGTHS, split="validation", shuffle=False, seed=7)
-                  .take(400).as_numpy_iterator())
+  examples = _cursor_examples(version, 400)
   inside = typing = 0
   for ex in examples:
     before = ex["inputs_pretokenized"].decode("utf-8").rsplit("\n", 1)[-1]
@@ -152,22 +162,6 @@ def test_cursor_lm_v2_draws_no_cursor_inside_leading_indentation(version):
   assert typing >= 0.3 * len(examples)
 
 
-def _cursor_examples(version, count=100):
-  task = seqio.get_mixture_or_task(tasks.name_of("cursor_lm", "spm_dev", version))
-  return list(task.get_dataset(LENGTHS, split="validation", shuffle=False, seed=7)
-              .take(count).as_numpy_iterator())
-
-
-def _with_subword_sampling(alpha):
-  with gin.unlock_config():
-    gin.bind_parameter("code_t5.tokenize_with_subword_sampling.alpha", alpha)
-  try:
-    return _cursor_examples("v3")
-  finally:
-    with gin.unlock_config():
-      gin.bind_parameter("code_t5.tokenize_with_subword_sampling.alpha", 0.1)  # the default again
-
-
 def test_cursor_lm_v3_samples_each_sides_pieces_at_v2s_cursors():
   spm = vocab.VOCABULARIES["spm_dev"]()
   canonical, sampled = _cursor_examples("v2"), _cursor_examples("v3")
@@ -182,9 +176,9 @@ def test_cursor_lm_v3_samples_each_sides_pieces_at_v2s_cursors():
       assert after[key][-1] == spm.eos_id
       v2_text = before[f"{key}_pretokenized"].decode("utf-8")
       assert v2_text.endswith(text) if key == "inputs" else v2_text.startswith(text)
-      pieces = after[key][:-1].tolist()
-      split += pieces != spm.encode(text)
-      longer += len(pieces) > len(spm.encode(text))
+      pieces, canonical_pieces = after[key][:-1].tolist(), spm.encode(text)
+      split += pieces != canonical_pieces
+      longer += len(pieces) > len(canonical_pieces)
   # Nearly every side's encoding differs from its canonical one, and never with fewer pieces.
   assert split >= 0.8 * 2 * len(sampled) and longer == split
   # Drawn afresh on each read: training sees other splits of the same cut on each epoch.
@@ -193,10 +187,14 @@ def test_cursor_lm_v3_samples_each_sides_pieces_at_v2s_cursors():
 
 
 def test_cursor_lm_v3_without_sampling_is_v2_and_a_bad_alpha_names_the_setting():
-  assert [ex["targets"].tolist() for ex in _with_subword_sampling(0.0)] == [
+  alpha = "code_t5.tokenize_with_subword_sampling.alpha"
+  with _bound(alpha, 0.0, default=0.1):
+    unsampled = _cursor_examples("v3")
+  assert [ex["targets"].tolist() for ex in unsampled] == [
       ex["targets"].tolist() for ex in _cursor_examples("v2")]
-  with pytest.raises(ValueError, match="code_t5.tokenize_with_subword_sampling.alpha = 1"):
-    _with_subword_sampling(1.0)
+  with _bound(alpha, 1.0, default=0.1), pytest.raises(
+      ValueError, match="code_t5.tokenize_with_subword_sampling.alpha = 1"):
+    _cursor_examples("v3")
 
 
 def _packed_share(task_name, batches=200):
