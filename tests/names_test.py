@@ -54,21 +54,22 @@ def test_without_a_typed_word_the_search_order_stands():
 
 
 @pytest.fixture(scope="module")
-def request_py():
-  """dataset-dev's urllib/request.py up to one of its validation points, inside `return re|`."""
+def runner_py():
+  """dataset-dev's unittest/runner.py up to one of its validation points, inside
+  `self.stream.w|`."""
   files = [f for f in flcc.read_files(sources.DEV_ROOT, only_split="validation")
-           if f.path == "urllib/request.py"]
+           if f.path == "unittest/runner.py"]
   text, point = next((f.text, p) for f, p in line_completion.points_of_files(files)
-                     if f.text[:p.cursor].endswith("        return re"))
-  assert point.target(text) == "sult"
+                     if f.text[:p.cursor].endswith("timeTaken))\n        self.stream.w"))
+  assert point.target(text) == "riteln()"
   return text[:point.cursor]
 
 
-def test_the_shipped_model_completes_the_name_the_file_uses(request_py):
-  # The model alone ranks `return retfp.getvalue()` first, though `result` is two lines above.
+def test_the_shipped_model_completes_the_name_the_file_uses(runner_py):
+  # The model alone ranks `self.stream.wait()` first, though the code above calls `writeln`.
   with_names = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(top=5))
   model_only = complete.Completer(test_utils.PRETRAINED,
                                   complete.EngineOptions(top=5, names=False))
-  assert with_names.complete(request_py).completion == "sult"
-  alone = model_only.complete(request_py)
-  assert alone.completion != "sult" and "sult" in [c.text for c in alone.candidates]
+  assert with_names.complete(runner_py).completion == "riteln()"
+  alone = model_only.complete(runner_py)
+  assert alone.completion != "riteln()" and "riteln()" in [c.text for c in alone.candidates]
