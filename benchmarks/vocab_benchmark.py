@@ -20,6 +20,7 @@ import time
 import seqio
 
 from code_t5 import flcc
+from code_t5 import spm_vocabulary
 from code_t5 import vocab
 
 DEV_ROOT = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev"
@@ -57,13 +58,13 @@ def main(argv=None):
   print(f"{'vocabulary':<34} {'pieces':>7} {'tokens':>9} {'B/token':>8} {'exact':>10} "
         f"{'MB/s':>6}")
   measure("bytes (seqio.ByteVocabulary)", vocab.byte_vocabulary(), texts)
-  measure("committed flcc_dev_spm.model", vocab.dev_spm_vocabulary(), texts)
+  measure("committed flcc_dev_spm.model", spm_vocabulary.dev_spm_vocabulary(), texts)
   with tempfile.TemporaryDirectory() as tmp:
     for size in (int(s) for s in args.sizes.split(",") if s):
       start = time.perf_counter()
       path = vocab.train_spm(args.root, size, pathlib.Path(tmp) / f"spm{size}.model")
       name = f"spm {size} (trained, {time.perf_counter() - start:.0f} s)"
-      measure(name, vocab.CodeSentencePieceVocabulary(path), texts)
+      measure(name, spm_vocabulary.CodeSentencePieceVocabulary(path), texts)
   if args.t5_vocab:
     measure("T5 default (cc_all.32000)", seqio.SentencePieceVocabulary(args.t5_vocab), texts)
   else:

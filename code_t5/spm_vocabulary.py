@@ -1,9 +1,9 @@
-"""`CodeSentencePieceVocabulary`: the seqio vocabulary of a code SentencePiece model.
+"""`CodeSentencePieceVocabulary`: the seqio vocabulary of a code SentencePiece model, and
+`get_vocabulary(name)`: each vocabulary of `vocab.VOCABULARIES` as seqio's object.
 
-Also `code_t5.vocab.CodeSentencePieceVocabulary`. Its own module because it subclasses seqio's
-SentencePieceVocabulary, so defining it imports seqio and TensorFlow; code_t5/vocab.py (the
-vocabularies' names, the SentencePiece trainer and `code-t5 vocab`) imports it only when a
-vocabulary is built.
+Its own module because it subclasses seqio's SentencePieceVocabulary, so defining it imports seqio
+and TensorFlow; code_t5/vocab.py (the vocabularies' names and files, the SentencePiece trainer and
+`code-t5 vocab`) does not import it, and imports neither.
 """
 
 import functools
@@ -107,6 +107,19 @@ class CodeSentencePieceVocabulary(seqio.SentencePieceVocabulary):
 
   def __str__(self) -> str:
     return f"Code{super().__str__()}"
+
+
+def get_vocabulary(name: str) -> seqio.Vocabulary:
+  """The seqio vocabulary of a name of vocab.VOCABULARIES (what its tasks are registered with)."""
+  if name not in vocab.VOCABULARIES:
+    raise vocab.VocabError(f"vocabulary {name!r} is not one of {', '.join(vocab.VOCABULARIES)}")
+  model = vocab.VOCABULARIES[name]
+  return vocab.byte_vocabulary() if model is None else CodeSentencePieceVocabulary(model)
+
+
+def dev_spm_vocabulary() -> CodeSentencePieceVocabulary:
+  """The committed SentencePiece vocabulary trained on dataset-dev's train split."""
+  return CodeSentencePieceVocabulary(vocab.DEV_SPM_MODEL)
 
 
 def _check_model(path, sp_model: bytes) -> None:

@@ -678,7 +678,7 @@ def gin_text(model: Model, prefix: str, step: int,
               f"seqio.ByteVocabulary.extra_ids = {BYTE_EXTRA_IDS}", ""]
   else:
     trained_with = (f"code_t5's {vocabulary!r} (task_name.vocabulary in its operative_config.gin; "
-                    "a code_t5.vocab.CodeSentencePieceVocabulary)" if vocabulary
+                    "a code_t5.spm_vocabulary.CodeSentencePieceVocabulary)" if vocabulary
                     else "not recorded (no operative_config.gin)")
     lines += [f"# The vocabulary the Mesh TF model was trained with: {trained_with}.",
               "# Bind the same one here; its size must give the vocab_size below.",

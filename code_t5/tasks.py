@@ -28,6 +28,7 @@ from code_t5 import metrics
 from code_t5 import postprocessors
 from code_t5 import preprocessors
 from code_t5 import sources
+from code_t5 import spm_vocabulary
 from code_t5 import vocab
 # The names live in code_t5/task_names.py (no seqio there); tasks.PREFIX_LM, tasks.name_of... stay.
 from code_t5.task_names import (  # pylint: disable=unused-import,g-multiple-import
@@ -112,8 +113,8 @@ def register_line_completion(name, features):
       metric_fns=[metrics.line_completion_metrics])
 
 
-for _vocabulary_name, _vocabulary_fn in vocab.VOCABULARIES.items():
-  _features = output_features(_vocabulary_fn())
+for _vocabulary_name in vocab.VOCABULARIES:
+  _features = output_features(spm_vocabulary.get_vocabulary(_vocabulary_name))
   # Prefix LM: a random chunk of a file is cut at a random point; inputs = the code before the
   # cut, targets = the code after it (t5's prefix_lm objective, noise density 0.5).
   register(name_of("prefix_lm", _vocabulary_name), t5_preprocessors.prefix_lm, _features)

@@ -7,8 +7,8 @@ unk 2, then the model's pieces, then the sentinels); tests/tokenizers_test.py ch
 encode dataset-dev to the same ids.
 
 - `Bytes`: seqio.ByteVocabulary: id = byte + 3.
-- `Pieces`: code_t5.vocab.CodeSentencePieceVocabulary: SentencePiece, with a literal "▁" encoded
-  as its three UTF-8 byte pieces (see that class for why).
+- `Pieces`: code_t5.spm_vocabulary.CodeSentencePieceVocabulary: SentencePiece, with a literal "▁"
+  encoded as its three UTF-8 byte pieces (see that class for why).
 """
 
 import functools
@@ -58,7 +58,7 @@ class Bytes(Tokenizer):
 
 
 class Pieces(Tokenizer):
-  """A code SentencePiece model (code_t5.vocab.CodeSentencePieceVocabulary)."""
+  """A code SentencePiece model (code_t5.spm_vocabulary.CodeSentencePieceVocabulary)."""
 
   def __init__(self, model_proto: bytes, extra_ids: int):
     import sentencepiece  # pylint: disable=g-import-not-at-top  (only this tokenizer needs it)

@@ -3,15 +3,17 @@
 Two kinds, both with T5's ids (pad 0, eos 1, unk 2) and 100 sentinels for span corruption:
 
 - `byte_vocabulary()`: UTF-8 bytes, 1 byte per token; lossless for any text.
-- `CodeSentencePieceVocabulary`: a SentencePiece BPE model trained on code by `train_spm` /
-  `code-t5 vocab` (identity normalisation, whitespace kept, byte fallback), plus one reversible
-  fix (see the class). `code_t5/vocabs/flcc_dev_spm.model` is one, trained on dataset-dev's train
-  split; it is reproduced byte for byte by
+- `CodeSentencePieceVocabulary` (code_t5/spm_vocabulary.py): a SentencePiece BPE model trained
+  on code by `train_spm` / `code-t5 vocab` (identity normalisation, whitespace kept, byte
+  fallback), plus one reversible fix (see the class). `code_t5/vocabs/flcc_dev_spm.model` is one,
+  trained on dataset-dev's train split; it is reproduced byte for byte by
 
     code-t5 vocab --root dataset-dev --size 8000 --out code_t5/vocabs/flcc_dev_spm.model --force
 
 `VOCABULARIES` names the vocabularies tasks are registered with (code_t5/tasks.py); a task's name
 says which one it uses, and gin picks the task (`code_t5.task_name.vocabulary`).
+`spm_vocabulary.get_vocabulary(name)` builds one. This module imports no seqio or TensorFlow until
+byte_vocabulary() is called, and never code_t5/spm_vocabulary.py (which imports it).
 """
 
 from __future__ import annotations  # seqio's types in annotations: seqio imports TensorFlow
@@ -19,7 +21,7 @@ from __future__ import annotations  # seqio's types in annotations: seqio import
 import os
 import pathlib
 import tempfile
-from typing import TYPE_CHECKING, Callable, Dict, Iterator
+from typing import TYPE_CHECKING, Dict, Iterator, Optional
 
 import sentencepiece as spm
 
@@ -27,7 +29,6 @@ from code_t5 import errors
 
 if TYPE_CHECKING:
   import seqio
-  from code_t5 import spm_vocabulary
 
 # Sentinels for span corruption (t5's default count); prefix-LM tasks share the vocabulary so the
 # two objectives can be mixed in one model.
@@ -90,36 +91,13 @@ def byte_vocabulary() -> seqio.ByteVocabulary:
   return seqio.ByteVocabulary(extra_ids=NUM_EXTRA_IDS)
 
 
-# CodeSentencePieceVocabulary lives in code_t5/spm_vocabulary.py and is re-exported here as
-# `vocab.CodeSentencePieceVocabulary`: it subclasses seqio's SentencePieceVocabulary, so defining
-# it imports seqio and TensorFlow, which training a vocabulary (`code-t5 vocab`) does not need.
-
-
-def __getattr__(name: str):
-  if name == "CodeSentencePieceVocabulary":
-    from code_t5 import spm_vocabulary  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
-    return spm_vocabulary.CodeSentencePieceVocabulary
-  raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def dev_spm_vocabulary() -> spm_vocabulary.CodeSentencePieceVocabulary:
-  """The committed SentencePiece vocabulary trained on dataset-dev's train split."""
-  from code_t5 import spm_vocabulary  # pylint: disable=g-import-not-at-top,redefined-outer-name
-  return spm_vocabulary.CodeSentencePieceVocabulary(DEV_SPM_MODEL)
-
-
-# name -> factory. Each name gets its own versioned tasks (code_t5/tasks.py); "byte" keeps the
-# original task names.
-VOCABULARIES: Dict[str, Callable[[], seqio.Vocabulary]] = {
-    "byte": byte_vocabulary,
-    "spm_dev": dev_spm_vocabulary,
+# name -> its SentencePiece model file (None: UTF-8 bytes, byte_vocabulary()); built by
+# spm_vocabulary.get_vocabulary. Each name gets its own versioned tasks (code_t5/tasks.py); "byte"
+# keeps the original task names.
+VOCABULARIES: Dict[str, Optional[pathlib.Path]] = {
+    "byte": None,
+    "spm_dev": DEV_SPM_MODEL,
 }
-
-
-def get_vocabulary(name: str) -> seqio.Vocabulary:
-  if name not in VOCABULARIES:
-    raise VocabError(f"vocabulary {name!r} is not one of {', '.join(VOCABULARIES)}")
-  return VOCABULARIES[name]()
 
 
 # Training.
@@ -213,10 +191,9 @@ def train_spm(root, size: int, out, force: bool = False, validation_fraction: fl
 def _cli(args) -> int:
   out = train_spm(args.root, args.size, args.out, force=args.force,
                   validation_fraction=args.validation_fraction, test_fraction=args.test_fraction)
-  from code_t5 import spm_vocabulary  # pylint: disable=g-import-not-at-top,redefined-outer-name
-  vocabulary = spm_vocabulary.CodeSentencePieceVocabulary(out)
-  print(f"wrote {out}: {vocabulary.tokenizer.GetPieceSize()} pieces "
-        f"(+{vocabulary.extra_ids} sentinels = {vocabulary.vocab_size} ids)")
+  pieces = spm.SentencePieceProcessor(model_file=str(out)).GetPieceSize()
+  print(f"wrote {out}: {pieces} pieces "
+        f"(+{NUM_EXTRA_IDS} sentinels = {pieces + NUM_EXTRA_IDS} ids)")
   return 0
 
 

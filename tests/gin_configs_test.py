@@ -11,6 +11,7 @@ import t5.models.mesh_transformer  # pylint: disable=unused-import  (registers t
 
 import code_t5
 from code_t5 import launcher
+from code_t5 import spm_vocabulary
 from code_t5 import vocab
 
 GIN_DIR = pathlib.Path(code_t5.GIN_CONFIGS)
@@ -131,7 +132,7 @@ def test_the_spm_vocabulary_file_switches_every_model_to_its_spm_task(model, tas
   _parse(*_experiment_files(model), "vocabs/spm_dev.gin")
   assert _task().name == task
   vocabulary = _task().output_features["targets"].vocabulary
-  assert isinstance(vocabulary, vocab.CodeSentencePieceVocabulary)
+  assert isinstance(vocabulary, spm_vocabulary.CodeSentencePieceVocabulary)
   assert vocabulary.sentencepiece_model_file == str(vocab.DEV_SPM_MODEL)
   # Mesh TF's vocabulary comes from the same task.
   assert _evaluated("mesh_transformer.get_vocabulary.mixture_or_task_name") == task

@@ -14,6 +14,7 @@ from code_t5 import flcc
 from code_t5 import line_completion
 from code_t5 import postprocessors
 from code_t5 import sources
+from code_t5 import spm_vocabulary
 from code_t5 import tasks
 from code_t5 import vocab
 
@@ -77,7 +78,8 @@ def test_synthetic_file_skips_blank_and_short_lines_and_keeps_crlf_and_tabs():
 
 def test_left_truncation_keeps_the_end_of_the_context():
   context = "".join(f"line_{i} = {i}\n" for i in range(500)) + "    value = compu"
-  for vocabulary, min_chars in ((vocab.byte_vocabulary(), 31), (vocab.dev_spm_vocabulary(), 60)):
+  for vocabulary, min_chars in ((vocab.byte_vocabulary(), 31),
+                                (spm_vocabulary.dev_spm_vocabulary(), 60)):
     ids = line_completion.model_input_ids(context, vocabulary, 32)
     assert len(ids) == 31  # one slot is left for EOS
     kept = vocabulary.decode(ids)

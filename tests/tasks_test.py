@@ -12,6 +12,7 @@ from code_t5 import flcc
 from code_t5 import line_completion
 from code_t5 import mixtures
 from code_t5 import sources
+from code_t5 import spm_vocabulary
 from code_t5 import tasks
 from code_t5 import vocab
 
@@ -101,7 +102,7 @@ def _bound(parameter, value, default):
 
 
 def test_cursor_lm_tokenizes_each_side_of_an_editor_cursor_on_its_own():
-  spm = vocab.VOCABULARIES["spm_dev"]()
+  spm = spm_vocabulary.get_vocabulary("spm_dev")
   texts = [f.text for f in flcc.read_files(sources.DEV_ROOT, only_split="validation")]
   examples = _cursor_examples("v1", 200)
   line_starts = cut_words = 0
@@ -163,7 +164,7 @@ def test_cursor_lm_v2_draws_no_cursor_inside_leading_indentation(version):
 
 
 def test_cursor_lm_v3_samples_each_sides_pieces_at_v2s_cursors():
-  spm = vocab.VOCABULARIES["spm_dev"]()
+  spm = spm_vocabulary.get_vocabulary("spm_dev")
   canonical, sampled = _cursor_examples("v2"), _cursor_examples("v3")
   split = longer = 0
   for before, after in zip(canonical, sampled):

@@ -4,6 +4,7 @@ import pytest
 
 from code_t5 import flcc
 from code_t5 import sources
+from code_t5 import spm_vocabulary
 from code_t5 import tokenizers
 from code_t5 import vocab
 
@@ -21,7 +22,7 @@ def pair(request):
   if request.param == "bytes":
     seqio_vocab = vocab.byte_vocabulary()
     return seqio_vocab, tokenizers.Bytes(seqio_vocab.extra_ids)
-  seqio_vocab = vocab.dev_spm_vocabulary()
+  seqio_vocab = spm_vocabulary.dev_spm_vocabulary()
   return seqio_vocab, tokenizers.Pieces(seqio_vocab.sp_model, seqio_vocab.extra_ids)
 
 

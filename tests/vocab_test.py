@@ -10,6 +10,7 @@ from code_t5 import cli
 from code_t5 import flcc
 from code_t5 import line_completion
 from code_t5 import sources
+from code_t5 import spm_vocabulary
 from code_t5 import test_utils
 from code_t5 import vocab
 
@@ -26,7 +27,7 @@ CASES = ["", " ", "\n", "\t", "▁", "▁▁", " ▁", "▁ ", "a▁", "▁a", "
 
 @pytest.fixture(scope="module")
 def spm_vocab():
-  return vocab.dev_spm_vocabulary()
+  return spm_vocabulary.dev_spm_vocabulary()
 
 
 def _all_ways(vocabulary, text):
@@ -109,7 +110,7 @@ def test_the_vocabulary_pickles_and_compares_equal(spm_vocab):
 def test_a_lossy_sentencepiece_model_is_refused():
   test_model = pathlib.Path(seqio.__file__).parent / "test_data/sentencepiece/sentencepiece.model"
   with pytest.raises(vocab.VocabError, match="not a code vocabulary"):
-    vocab.CodeSentencePieceVocabulary(test_model).encode("x")
+    spm_vocabulary.CodeSentencePieceVocabulary(test_model).encode("x")
 
 
 def test_the_committed_vocabulary_is_reproduced_by_the_documented_command(tmp_path):
@@ -136,7 +137,7 @@ def test_trains_a_small_lossless_vocabulary_on_the_train_split_only(small_root, 
   out = vocab.train_spm(small_root, 300, tmp_path / "small.model")
   assert list(tmp_path.iterdir()) == [out]  # no temporary file left
   assert out.stat().st_mode & 0o044 == 0o044  # readable like any written file, not mkstemp's 0600
-  small = vocab.CodeSentencePieceVocabulary(out)
+  small = spm_vocabulary.CodeSentencePieceVocabulary(out)
   assert small.tokenizer.GetPieceSize() == 300
   for text in CASES:
     assert small.decode(small.encode(text)) == text
