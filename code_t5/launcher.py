@@ -17,10 +17,10 @@ import sys
 import time
 from typing import Dict, List, Mapping, Optional, Sequence
 
+from code_t5 import checkpoints
 from code_t5 import errors
 from code_t5 import line_completion as line_completion_lib
 from code_t5 import processes
-from code_t5 import t5x
 
 # sources.REPO_ROOT and sources.DEV_ROOT: sources is not imported here, as it imports TensorFlow
 # and the `code-t5` command line imports this module to build its parser.
@@ -184,8 +184,8 @@ _WEIGHTS_ONLY = r"^(?!global_step$)(?!.*_slot_[a-z]+$)"
 def _checkpoint_prefix(path: pathlib.Path) -> pathlib.Path:
   """`--init-from`'s checkpoint: a prefix given as is, or a model dir's newest checkpoint."""
   try:
-    return pathlib.Path(t5x.find_checkpoint(path)).resolve()
-  except t5x.ConvertError as error:
+    return pathlib.Path(checkpoints.find_checkpoint(path)).resolve()
+  except checkpoints.ConvertError as error:
     raise LaunchError(f"--init-from: {error}") from None
 
 

@@ -12,7 +12,7 @@ computes, in float32 NumPy, one token at a time with cached keys and values, so 
 `write` needs TensorFlow once (to read the Mesh TF checkpoint); loading and running need only
 NumPy (and sentencepiece for a SentencePiece vocabulary). The parameters are stored as Mesh TF
 has them (bfloat16 as its raw 16 bits), named as in the checkpoint, with their T5X paths
-(code_t5.t5x.plan): the network below is T5X's T5 network (tests/numpy_t5.py is an independent
+(code_t5.checkpoints.plan): the network below is T5X's T5 network (tests/numpy_t5.py is an independent
 full-sequence version of it; runtime_test checks the two agree), which computes Mesh TF's logits.
 
 Mesh TF semantics kept here (mesh_tensorflow/transformer/transformer.py, sample_autoregressive):
@@ -81,15 +81,15 @@ def write(model_dir: pathlib.Path, step: int, info: dict, vocabulary, echo=None)
   info: what the model dir's operative config says (task, model_type, sequence_length).
   """
   import tensorflow as tf  # pylint: disable=g-import-not-at-top  (only writing needs it)
+  from code_t5 import checkpoints  # pylint: disable=g-import-not-at-top
   from code_t5 import operative_config  # pylint: disable=g-import-not-at-top
   from code_t5 import processes  # pylint: disable=g-import-not-at-top
-  from code_t5 import t5x  # pylint: disable=g-import-not-at-top
   model_dir = pathlib.Path(model_dir)
   prefix = str(model_dir / f"model.ckpt-{step}")
   reader = tf.train.load_checkpoint(prefix)
   operative = operative_config.OperativeConfig.of_model_dir(model_dir)
-  plan = t5x.plan(reader.get_variable_to_shape_map(), prefix, params_only=True,
-                  operative=operative)
+  plan = checkpoints.plan(reader.get_variable_to_shape_map(), prefix, params_only=True,
+                          operative=operative)
   final = runtime_dir(model_dir, step)
   final.parent.mkdir(parents=True, exist_ok=True)
   processes.remove_stale_temporaries(final.parent, echo or (lambda _: None))
