@@ -1,8 +1,8 @@
-"""Fit time, peak memory and completion speed of the n-gram baseline (code_t5/baseline.py).
+"""Fit time, peak memory and completion speed of the n-gram baseline (code_t5/ngram.py).
 
     nice -n 19 python benchmarks/ngram_benchmark.py [--root dataset-dev] [--train-root ROOT]
 
-Fits baseline.NgramModel on the train split of --train-root (default: --root), streaming the
+Fits ngram.NgramModel on the train split of --train-root (default: --root), streaming the
 files from flcc.read_files as `code-t5 baseline` does, then completes every line-completion point
 of --root's validation split. Prints the corpus (files, tokens, distinct tokens), the distinct
 contexts per context length, fit seconds (wall and CPU; reading and tokenizing, then counting), the process's
@@ -16,9 +16,9 @@ import time
 
 import bench_utils  # noqa: F401 (puts the repository on sys.path)
 
-from code_t5 import baseline
 from code_t5 import flcc
 from code_t5 import line_completion
+from code_t5 import ngram
 
 DEV_ROOT = bench_utils.REPO / "dataset-dev"
 
@@ -51,7 +51,7 @@ def main(argv=None):
       yield source_file.text
 
   start, cpu = time.perf_counter(), _cpu_seconds()
-  model = baseline.NgramModel().fit(texts())
+  model = ngram.NgramModel().fit(texts())
   fit_seconds, fit_cpu = time.perf_counter() - start, _cpu_seconds() - cpu
   stats = model.stats
   print(f"train files: {stats['files']:,}, {train_bytes / 1e6:,.1f} MB, tokens: "

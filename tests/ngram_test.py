@@ -1,0 +1,120 @@
+"""The token n-gram model of the model-free line-completion baseline."""
+
+import collections
+
+import pytest
+
+from code_t5 import flcc
+from code_t5 import line_completion
+from code_t5 import ngram
+from code_t5 import sources
+
+
+def test_tokens_cover_the_text_exactly():
+  for f in flcc.read_files(sources.DEV_ROOT, only_split="validation"):
+    assert "".join(ngram.tokenize(f.text)) == f.text
+  assert ngram.tokenize("    x_1 = f(a)\n") == ["    ", "x_1", " ", "=", " ", "f", "(", "a",
+                                                     ")", "\n"]
+
+
+def test_ngram_completes_lines_it_has_seen_and_heals_a_typed_word():
+  model = ngram.NgramModel().fit(["def f(x):\n    return x + 1\n"] * 3)
+  assert model.complete("def f(x):\n    ") == "return x + 1"
+  assert model.complete("def f(x):\n    ret") == "urn x + 1"
+  assert model.complete("def f(x):\n    return x ") == "+ 1"
+  assert model.complete("") == "def f(x):"
+
+
+class _ReferenceNgram(ngram.NgramModel):
+  """The Counter-based n-gram NgramModel was before it scaled (kept here as the specification)."""
+
+  def fit(self, texts):
+    counts = collections.defaultdict(collections.Counter)
+    for text in texts:
+      tokens = ["\n"] + ngram.tokenize(text)
+      for i in range(1, len(tokens)):
+        for n in range(0, self.order):
+          if i - n < 0:
+            break
+          counts[tuple(tokens[i - n:i])][tokens[i]] += 1
+    self.best = {context: counter.most_common(ngram.TOP_CONTINUATIONS)
+                 for context, counter in counts.items()}
+    return self
+
+  def continuations(self, context):
+    return [token for token, _ in self.best.get(tuple(context), ())]
+
+
+def _assert_same_tables(reference, model):
+  for context, best in reference.best.items():
+    assert model.continuations(context) == [token for token, _ in best], context
+  assert sum(model.stats["contexts"]) == len(reference.best)
+
+
+@pytest.fixture(scope="module")
+def dev_train_texts():
+  return [f.text for f in flcc.read_files(sources.DEV_ROOT, only_split="train")]
+
+
+def test_ngram_is_the_counter_model_on_dataset_dev(dev_train_texts):
+  reference = _ReferenceNgram().fit(dev_train_texts)
+  model = ngram.NgramModel().fit(iter(dev_train_texts))
+  _assert_same_tables(reference, model)
+  files = list(flcc.read_files(sources.DEV_ROOT, only_split="validation"))
+  points = list(line_completion.points_of_files(files))
+  assert len(points) == 192
+  for source_file, point in points:
+    context = point.context(source_file.text)
+    assert model.complete(context) == reference.complete(context)
+  assert model.stats["files"] == len(dev_train_texts)
+  assert model.stats["tokens"] == sum(len(ngram.tokenize(t)) for t in dev_train_texts)
+
+
+@pytest.mark.parametrize("order", [1, 2, 3, 5])
+def test_ngram_of_any_order_is_the_counter_model(dev_train_texts, order):
+  texts = dev_train_texts[:20]
+  _assert_same_tables(_ReferenceNgram(order).fit(texts), ngram.NgramModel(order).fit(texts))
+
+
+def test_equal_counts_rank_by_first_occurrence_and_top_continuations_are_kept():
+  # After "=", "b" and "a" occur twice each and "c" three times: c, then b (seen first), then a.
+  model = ngram.NgramModel().fit(["x=b\nx=a\n", "x=c\nx=b\nx=c\nx=a\nx=c\n"])
+  assert model.continuations(["x", "="]) == ["c", "b", "a"]
+  assert model.continuations(["="]) == ["c", "b", "a"]
+  assert model.complete("x=") == "c"
+  # Counts tie across files too, and only TOP_CONTINUATIONS of 40 continuations are kept: the
+  # ones that occur twice (in order of first occurrence), then the first of those seen once.
+  words = [f"w{i}" for i in range(40)]
+  texts = ["".join(f"k {w}\n" for w in words), "".join(f"k {w}\n" for w in words[::-3])]
+  model = ngram.NgramModel().fit(texts)
+  twice = [w for w in words if w in words[::-3]]
+  expected = (twice + [w for w in words if w not in twice])[:ngram.TOP_CONTINUATIONS]
+  assert model.continuations(["k", " "]) == expected
+  _assert_same_tables(_ReferenceNgram().fit(texts), model)
+
+
+def test_contexts_do_not_cross_files_and_unknown_tokens_back_off():
+  texts = ["a b", "c d\n"]
+  model = ngram.NgramModel().fit(texts)
+  assert model.continuations(["b"]) == []  # "b" ends its file: nothing follows it
+  assert model.continuations(["\n"]) == ["a", "c"]  # every file starts like a line
+  assert model.continuations(["b", "\n"]) == []
+  assert model.next_token(["never", "seen", " "]) == "b"  # backs off to " ": b, d (a tie)
+  assert model.continuations([" "]) == ["b", "d"]
+  assert model.complete("zzz q") == ""  # healing "q": no token starts with it
+  # Heals "a" from the empty context, then " b", then "b" ends a file: back off to " " etc.
+  assert model.complete("zzz a") == _ReferenceNgram().fit(texts).complete("zzz a")
+  assert model.complete("zzz a").startswith(" b b")
+  assert ngram.NgramModel().fit([]).complete("x") == ""
+
+
+def test_healing_extends_the_typed_word_from_the_longest_context_that_has_one():
+  texts = ["if x:\n    return value\n"] * 2 + ["if x:\n    raise Error\n"] + ["r = result\n"]
+  model = ngram.NgramModel().fit(texts)
+  reference = _ReferenceNgram().fit(texts)
+  for typed in ["if x:\n    ", "if x:\n    r", "if x:\n    ra", "if x:\n    rai", "r = re",
+                "q = res", "r = valu", "if x:\n    return v", "zz"]:
+    assert model.complete(typed) == reference.complete(typed), typed
+  assert model.complete("if x:\n    ") == "return value"
+  assert model.complete("if x:\n    ra") == "ise Error"
+  assert model.complete("q = res") == "ult"
