@@ -13,10 +13,11 @@ How it is activated: `code_t5_compat.pth`, installed into site-packages with thi
 start-up: it puts a finder on `sys.meta_path` and imports nothing heavy. The finder applies the
 patch the moment something imports `mesh_tensorflow`, then removes itself.
 
-2. gin-config 0.5.0 and folders named like gin sub-folders (called by `import code_t5`).
+2. gin-config 0.5.0 and folders named like gin sub-folders, and gin files that import the
+   project's modules by the paths they had before they moved (both called by `import code_t5`).
 
-3. TF 1.x training hooks and the graph, and autograph in tf.data (used by code_t5/training.py
-   while it trains, if gin says so).
+3. TF 1.x training hooks and the graph, and autograph in tf.data (used by
+   code_t5/training/training.py while it trains, if gin says so).
 
 4. t5.models' PyTorch model, imported when first used (activated at interpreter start-up).
 """
@@ -72,6 +73,29 @@ def patch_gin_for_namespace_packages():
 
   resource_reader._parse_config_path = parse_skipping_namespace_packages  # pylint: disable=protected-access
   resource_reader._code_t5_patched = True  # pylint: disable=protected-access
+
+
+def patch_gin_for_moved_modules(moved):
+  """Lets gin files import modules by the paths they had before they moved (`moved`: old -> new).
+
+  gin imports every module a file's `import` statements name (ParseContext.process_import) and
+  raises ImportError for one that is gone, and an operative_config.gin that Mesh TF wrote repeats
+  the imports of the gin files it was trained with. So a module that moves would make the model
+  dirs trained before unreadable to gin; this imports the module at its new path instead, and the
+  config gin records (and writes to later operative configs) names the new path.
+  """
+  from gin import config  # pylint: disable=g-import-not-at-top
+  if getattr(config.ParseContext, "_code_t5_patched", False):
+    return
+  process_import = config.ParseContext.process_import
+
+  def process_import_at_new_path(self, statement):
+    if statement.module in moved:
+      statement = statement._replace(module=moved[statement.module])
+    return process_import(self, statement)
+
+  config.ParseContext.process_import = process_import_at_new_path
+  config.ParseContext._code_t5_patched = True  # pylint: disable=protected-access
 
 
 @contextlib.contextmanager

@@ -25,7 +25,7 @@ import time
 
 import bench_utils
 
-from code_t5 import launcher
+from code_t5.training import launcher
 
 _SMALL_BATCH = ["utils.run.batch_size = ('sequences_per_batch', 2)",
                 "utils.run.sequence_length = {'inputs': 64, 'targets': 64}"]

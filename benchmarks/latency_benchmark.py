@@ -46,10 +46,10 @@ if str(REPO) not in sys.path:
 from code_t5 import complete  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5 import decoding  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5 import flcc  # pylint: disable=g-import-not-at-top,wrong-import-position
-from code_t5 import launcher  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5 import line_completion  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5 import sources  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5 import test_utils  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5.training import launcher  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 import bench_utils  # pylint: disable=g-import-not-at-top,wrong-import-position  (benchmarks/)
 

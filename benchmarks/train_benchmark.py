@@ -40,7 +40,7 @@ from typing import Dict
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import bench_utils  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-from code_t5 import launcher  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5.training import launcher  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 SIZES = {  # d_model, d_ff, layers, heads, d_kv: gin_configs/sizes/*.gin
     "tiny": (64, 256, 2, 4, 16),
@@ -290,7 +290,7 @@ def main(argv=None):
           f"{torch_figures['torch_token_slots_per_s']:,.0f} token slots/s; "
           f"Mesh TF / PyTorch = {figures.get('ratio_to_torch', float('nan')):.2f}")
   if args.plot:
-    from code_t5 import curves  # pylint: disable=g-import-not-at-top
+    from code_t5.training import curves  # pylint: disable=g-import-not-at-top
     args.plot.parent.mkdir(parents=True, exist_ok=True)
     points = curves.plot_loss(experiment.model_dir, args.plot, tokens_per_step=tokens_per_step,
                               tag="loss")

@@ -11,7 +11,7 @@ import sys
 import warnings
 
 from code_t5 import errors
-from code_t5 import launcher
+from code_t5.training import launcher
 
 DEFAULT_STEPS = 300
 
@@ -21,9 +21,9 @@ DEFAULT_STEPS = 300
 # (`code-t5 --help` and argument errors answer in well under a second; tests/cli_test.py checks):
 # a command imports them, and calls registration.register() if it needs the seqio registry or
 # gin's search path, once its arguments are checked.
-SUBCOMMAND_MODULES = ("code_t5.corpus", "code_t5.complete", "code_t5.serve", "code_t5.cache",
-                      "code_t5.vocab", "code_t5.baseline", "code_t5.t5x", "code_t5.pack",
-                      "code_t5.lsp")
+SUBCOMMAND_MODULES = ("code_t5.corpus", "code_t5.complete", "code_t5.serve",
+                      "code_t5.training.cache", "code_t5.vocab", "code_t5.baseline",
+                      "code_t5.t5x", "code_t5.pack", "code_t5.lsp")
 
 
 def _experiment(args) -> launcher.Experiment:
@@ -102,7 +102,7 @@ def _reader_summary(reader: dict) -> str:
 def _plot(args):
   if not args.model_dir.is_dir():
     raise launcher.LaunchError(f"--model-dir {args.model_dir} is not a directory")
-  from code_t5 import curves  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
+  from code_t5.training import curves  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
   out = args.out or args.model_dir / "loss.png"
   if not curves.plot_loss(args.model_dir, out):
     raise launcher.LaunchError(f"--model-dir {args.model_dir} has no training loss events yet")

@@ -40,11 +40,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from code_t5 import decoding
 from code_t5 import errors
-from code_t5 import launcher
 from code_t5 import names
-from code_t5 import operative_config
 from code_t5 import processes
 from code_t5 import runtime
+from code_t5.training import launcher
+from code_t5.training import operative_config
 
 EXPORT_DIR = "export"
 EXPORT_METADATA = "code_t5_export.json"

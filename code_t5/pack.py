@@ -16,10 +16,10 @@ import shutil
 from typing import Optional
 
 from code_t5 import errors
-from code_t5 import launcher
-from code_t5 import operative_config
 from code_t5 import processes
 from code_t5 import runtime
+from code_t5.training import launcher
+from code_t5.training import operative_config
 
 # Adafactor's (and Mesh TF's other optimizers') slot variables: "<variable>_slot_<name>".
 _SLOT = re.compile(r"_slot_[a-z]+$")

@@ -3,8 +3,9 @@
 What it does: imports code_t5.tasks and code_t5.mixtures (which add every task and mixture to
 seqio's registries and define the `code_t5.*` gin configurables) and puts the project's
 gin_configs/ on gin's search path, so `--gin_file=models/shared-prefix_lm.gin` works from any
-directory; and, as the process will build TensorFlow graphs, lets it exit without Python's last
-garbage collection walking them (processes.exit_without_final_collection).
+directory; has gin import moved modules at their new paths (MOVED_MODULES); and, as the process
+will build TensorFlow graphs, lets it exit without Python's last garbage collection walking them
+(processes.exit_without_final_collection).
 
 Who calls it:
 - `import code_t5` (and so `--module_import=code_t5` of mesh_transformer_main and seqio's cache
@@ -23,6 +24,19 @@ from code_t5 import processes
 
 # The gin_configs/ folder (the package code_t5.gin_configs), as gin's search path gets it.
 GIN_CONFIGS = str(importlib.resources.files("code_t5.gin_configs"))
+
+# The modules that define gin configurables, by the paths they had before the package was split
+# into sub-packages by stage -> their paths now. A model dir trained before then has an
+# operative_config.gin that imports them by the old paths (Mesh TF writes the imports of the gin
+# files it parsed: `import code_t5.attention as code_t52`), and gin imports each module a file
+# names when it parses it (`code-t5 export` of such a model dir, `--gin_file` of one): register()
+# has gin import these at their new paths instead (code_t5_compat.patch_gin_for_moved_modules).
+MOVED_MODULES = {
+    "code_t5.attention": "code_t5.training.attention",
+    "code_t5.embeddings": "code_t5.training.embeddings",
+    "code_t5.losses": "code_t5.training.losses",
+    "code_t5.training": "code_t5.training.training",
+}
 
 _lock = threading.RLock()  # re-entrant: a task module that called register() would not hang
 _registered = False
@@ -44,6 +58,7 @@ def register() -> None:
 
     gin.add_config_file_search_path(GIN_CONFIGS)
     code_t5_compat.patch_gin_for_namespace_packages()
+    code_t5_compat.patch_gin_for_moved_modules(MOVED_MODULES)
     # A process that registers builds TensorFlow graphs: let it exit without walking them.
     processes.exit_without_final_collection()
     _registered = True

@@ -12,8 +12,9 @@ computes, in float32 NumPy, one token at a time with cached keys and values, so 
 `write` needs TensorFlow once (to read the Mesh TF checkpoint); loading and running need only
 NumPy (and sentencepiece for a SentencePiece vocabulary). The parameters are stored as Mesh TF
 has them (bfloat16 as its raw 16 bits), named as in the checkpoint, with their T5X paths
-(code_t5.checkpoints.plan): the network below is T5X's T5 network (tests/numpy_t5.py is an independent
-full-sequence version of it; runtime_test checks the two agree), which computes Mesh TF's logits.
+(code_t5.training.checkpoints.plan): the network below is T5X's T5 network (tests/numpy_t5.py is
+an independent full-sequence version of it; runtime_test checks the two agree), which computes
+Mesh TF's logits.
 
 Mesh TF semantics kept here (mesh_tensorflow/transformer/transformer.py, sample_autoregressive):
 a decoder-only (delimited_lm) model reads [0, context..., EOS] and predicts the completion's first
@@ -81,8 +82,8 @@ def write(model_dir: pathlib.Path, step: int, info: dict, vocabulary, echo=None)
   info: what the model dir's operative config says (task, model_type, sequence_length).
   """
   import tensorflow as tf  # pylint: disable=g-import-not-at-top  (only writing needs it)
-  from code_t5 import checkpoints  # pylint: disable=g-import-not-at-top
-  from code_t5 import operative_config  # pylint: disable=g-import-not-at-top
+  from code_t5.training import checkpoints  # pylint: disable=g-import-not-at-top
+  from code_t5.training import operative_config  # pylint: disable=g-import-not-at-top
   from code_t5 import processes  # pylint: disable=g-import-not-at-top
   model_dir = pathlib.Path(model_dir)
   prefix = str(model_dir / f"model.ckpt-{step}")

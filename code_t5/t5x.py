@@ -13,9 +13,9 @@ checkpoint_importer (t5_importer); values are copied as they are (T5X's kernels 
 T5X's Adafactor state holds for the unused ones and for `m` (T5 trains without momentum).
 
 The architectures it converts (encoder-decoder, decoder-only LM or prefix LM, shared
-encoder-decoder) and where each variable goes in T5X's tree: code_t5/checkpoints.py (`plan`). A
-prefix LM's relative-position buckets were bidirectional in Mesh TF; model.gin says what that
-means in T5X. A shared encoder-decoder's tensors are copied into both of T5X's towers.
+encoder-decoder) and where each variable goes in T5X's tree: code_t5/training/checkpoints.py
+(`plan`). A prefix LM's relative-position buckets were bidirectional in Mesh TF; model.gin says
+what that means in T5X. A shared encoder-decoder's tensors are copied into both of T5X's towers.
 
 Tensors stream one at a time (read, written, dropped): peak memory is about the largest tensor on
 top of TensorFlow itself. Everything goes to a hidden temporary directory beside the output and is
@@ -40,10 +40,10 @@ from typing import Optional, Tuple
 import msgpack
 import numpy as np
 
-from code_t5 import checkpoints
 from code_t5 import errors
-from code_t5 import operative_config
 from code_t5 import processes
+from code_t5.training import checkpoints
+from code_t5.training import operative_config
 
 T5X_VERSION = 3
 ZARR_CHUNK_BYTES = 64 << 20  # t5x's chunk size limit

@@ -1,7 +1,7 @@
-"""code_t5/attention.py: heads-first attention gives Mesh TF's attention outputs and gradients, on
-one device and on meshes that split the heads or the batch, and makes its einsums batch matmuls;
-a bias summed as Mesh TF's layers sum it (masks, then the relative-position bias over heads) is
-added without transposing it.
+"""code_t5/training/attention.py: heads-first attention gives Mesh TF's attention outputs and
+gradients, on one device and on meshes that split the heads or the batch, and makes its einsums
+batch matmuls; a bias summed as Mesh TF's layers sum it (masks, then the relative-position bias
+over heads) is added without transposing it.
 """
 
 import types
@@ -11,8 +11,8 @@ from mesh_tensorflow.transformer import attention as mtf_attention
 import numpy as np
 import pytest
 
-from code_t5 import attention
 from code_t5 import test_utils
+from code_t5.training import attention
 
 BATCH, LENGTH, MEMORY, HEADS, D_KV = 2, 5, 7, 4, 3
 LAYOUTS = {  # mesh shape: layout rules

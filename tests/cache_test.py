@@ -13,10 +13,10 @@ import seqio
 import tensorflow.compat.v2 as tf
 
 import code_t5  # pylint: disable=unused-import  (registers the tasks)
-from code_t5 import cache
 from code_t5 import flcc
-from code_t5 import launcher
 from code_t5 import test_utils
+from code_t5.training import cache
+from code_t5.training import launcher
 
 TASK = "flcc_py_prefix_lm_v1"
 PIPELINE_OPTIONS = ("--pipeline_options=--runner=DirectRunner,"
@@ -46,13 +46,14 @@ def bindings(root, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cached(tmp_path_factory, bindings):
-  """Runs `python -m code_t5.cache` once; returns (output dir, stdout, default prepared dir,
-  stderr)."""
+  """Runs `python -m code_t5.training.cache` once; returns (output dir, stdout, default prepared
+  dir, stderr)."""
   out = tmp_path_factory.mktemp("cache")
   xdg = tmp_path_factory.mktemp("xdg")  # where a worker without the gin bindings would prepare
   result = subprocess.run(
-      [sys.executable, "-m", "code_t5.cache", f"--tasks={TASK}", f"--output_cache_dir={out}",
-       *[f"--gin_param={b}" for b in bindings], PIPELINE_OPTIONS, "--min_shards=2"],
+      [sys.executable, "-m", "code_t5.training.cache", f"--tasks={TASK}",
+       f"--output_cache_dir={out}", *[f"--gin_param={b}" for b in bindings], PIPELINE_OPTIONS,
+       "--min_shards=2"],
       capture_output=True, text=True, env=dict(os.environ, XDG_CACHE_HOME=str(xdg),
                                                TF_CPP_MIN_LOG_LEVEL="3"))
   assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]

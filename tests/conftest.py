@@ -10,7 +10,7 @@ import gin
 import numpy as np
 import pytest
 
-from code_t5 import launcher
+from code_t5.training import launcher
 
 # Few steps: the fixtures prove the pipeline and give real checkpoint files, not a good model.
 TINY_STEPS = 4

@@ -1,12 +1,12 @@
-"""code_t5/embeddings.py: the gather lookup gives Mesh TF's one-hot lookup's embeddings and
+"""code_t5/training/embeddings.py: the gather lookup gives Mesh TF's one-hot lookup's embeddings and
 gradients, on one device and on meshes that split the vocabulary or the batch."""
 
 import mesh_tensorflow as mtf
 import numpy as np
 import pytest
 
-from code_t5 import embeddings
 from code_t5 import test_utils
+from code_t5.training import embeddings
 
 VOCAB, D_MODEL, BATCH, LENGTH = 10, 4, 4, 3
 LAYOUTS = {  # mesh shape: layout rules

@@ -7,10 +7,10 @@ import sys
 import numpy as np
 import pytest
 
-from code_t5 import launcher
 from code_t5 import line_completion
 from code_t5 import postprocessors
 from code_t5 import test_utils
+from code_t5.training import launcher
 
 
 def _code_t5(*args) -> subprocess.CompletedProcess:

@@ -10,9 +10,10 @@ from mesh_tensorflow.transformer import utils as mtf_utils  # registers Mesh TF'
 import t5.models.mesh_transformer  # pylint: disable=unused-import  (registers t5's configurables)
 
 import code_t5
-from code_t5 import launcher
 from code_t5 import spm_vocabulary
+from code_t5 import test_utils
 from code_t5 import vocab
+from code_t5.training import launcher
 
 GIN_DIR = pathlib.Path(code_t5.GIN_CONFIGS)
 MESH_DEFAULTS = pkg_resources.resource_filename(mtf_utils.__name__, "gin/defaults.gin")
@@ -68,7 +69,7 @@ def test_eval_composition_parses_with_a_fixed_seed():
   assert gin.query_parameter("utils.run.mode") == "eval"
   assert gin.query_parameter("utils.run.dataset_split") == "validation"
   assert gin.query_parameter("mesh_eval_dataset_fn.seed") == 42
-  # t5's mesh_eval_dataset_fn, read without tf.data's autotuning (code_t5/training.py)
+  # t5's mesh_eval_dataset_fn, read without tf.data's autotuning (code_t5/training/training.py)
   assert (gin.query_parameter("utils.run.eval_dataset_fn").selector ==
           "code_t5.eval_datasets_without_autotune")
   assert (gin.query_parameter("code_t5.eval_datasets_without_autotune.eval_dataset_fn").selector
@@ -223,3 +224,28 @@ def test_cpu_runs_get_a_batch_that_fits_unless_overridden(size, sequences):
                             ("CPU_BATCH_SIZE = ('sequences_per_batch', 3)", 3)]:
     _parse(*_experiment_files(size=size, run="cpu"), bindings=[binding])
     assert _evaluated("utils.run.batch_size") == ("sequences_per_batch", expected)
+
+
+# The code_t5 imports of an operative_config.gin that Mesh TF wrote before code_t5/ was split
+# into sub-packages by stage (as the shipped model's did): gin must still parse it.
+OLD_IMPORTS = ["import code_t5.attention as code_t52", "import code_t5.embeddings as code_t53",
+               "import code_t5.losses as code_t54", "import code_t5.training as code_t55"]
+
+
+def test_an_operative_config_that_imports_modules_at_their_old_paths_parses(tmp_path):
+  shipped = (test_utils.PRETRAINED / "operative_config.gin").read_text()
+  imports = [line for line in shipped.splitlines() if line.startswith("import code_t5.")]
+  assert len(imports) == len(OLD_IMPORTS)
+  old = tmp_path / "operative_config.gin"
+  old.write_text(shipped.replace("\n".join(imports), "\n".join(OLD_IMPORTS)))
+  gin.clear_config()
+  gin.parse_config_file(MESH_DEFAULTS)
+  gin.parse_config_file(str(old))  # as `--gin_file=<model_dir>/operative_config.gin` parses it
+  try:
+    assert gin.query_parameter("code_t5.attention.heads_first") is True
+    assert gin.query_parameter("code_t5.train_model.data_autotune") is False
+    recorded = gin.config_str()  # what a later operative_config.gin would say: the new paths
+  finally:
+    gin.clear_config()  # its flcc_dataset.root is the corpus it was trained on, not the tests'
+  assert "\n".join(imports) in recorded
+  assert not any(line in recorded for line in OLD_IMPORTS)

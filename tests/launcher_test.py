@@ -15,10 +15,10 @@ import textwrap
 
 import pytest
 
-from code_t5 import curves
-from code_t5 import launcher
 from code_t5 import processes
 from code_t5 import test_utils
+from code_t5.training import curves
+from code_t5.training import launcher
 
 # Prints three of Mesh TF's per-step loss lines, records its pid, then waits to be killed.
 TRAINER = textwrap.dedent("""
@@ -35,7 +35,7 @@ def _launch(tmp_path) -> subprocess.Popen:
   """A process running launcher.run(TRAINER) with a loss table, as `code-t5 train` does."""
   script = textwrap.dedent(f"""
       import pathlib, sys
-      from code_t5 import launcher
+      from code_t5.training import launcher
       tmp = pathlib.Path({str(tmp_path)!r})
       code = launcher.run([sys.executable, "-c", {TRAINER!r}, str(tmp / "trainer.pid")],
                           tmp / "train.log", loss_table=tmp / "train_loss.tsv", first_step=1)
@@ -107,8 +107,9 @@ def test_a_trainer_killed_by_sigkill_is_reported_as_out_of_memory_with_the_batch
 
 
 def test_a_code_t5_error_in_the_trainer_is_the_launchers_one_line_error(tmp_path):
-  # As code_t5.training.init_from_variable raises inside Mesh TF's process.
-  failing = "from code_t5 import training\nraise training.InitFromError('--init-from: x is bad')"
+  # As code_t5.training.training.init_from_variable raises inside Mesh TF's process.
+  failing = ("from code_t5.training import training\n"
+             "raise training.InitFromError('--init-from: x is bad')")
   shown = []
   with pytest.raises(launcher.LaunchError) as raised:
     launcher.run([sys.executable, "-c", failing], tmp_path / "train.log", echo=shown.append)

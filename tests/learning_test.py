@@ -28,9 +28,9 @@ import pytest
 
 from code_t5 import baseline
 from code_t5 import complete
-from code_t5 import launcher
 from code_t5 import line_completion
 from code_t5 import test_utils
+from code_t5.training import launcher
 
 FILES = {
     "shapes.py": (

@@ -14,7 +14,7 @@ import pathlib
 
 import pytest
 
-from code_t5 import launcher
+from code_t5.training import launcher
 
 STEPS = 3
 # Same data, same init, no dropout: only what a layout changes about float rounding may differ.
@@ -25,11 +25,11 @@ LAYOUTS = {  # name: (runs/ file, extra bindings)
     "model:1,batch:4": ("cpu_x4", []),
     "model:2,batch:1": ("cpu_x2", ["utils.run.mesh_shape = 'model:2,batch:1'"]),
     # Not a layout: Mesh TF's own one-hot embedding lookup in place of runs/cpu.gin's gather
-    # (code_t5/embeddings.py), which must train to the same losses.
+    # (code_t5/training/embeddings.py), which must train to the same losses.
     "model:1,batch:1, one-hot embedding lookup": (
         "cpu", ["get_vocab_embedding_cls.cls = @code_t5.OneHotVocabEmbedding"]),
     # Nor this: Mesh TF's own attention layout ([batch, length, heads, memory_length] logits)
-    # in place of runs/cpu.gin's heads first (code_t5/attention.py), the same math.
+    # in place of runs/cpu.gin's heads first (code_t5/training/attention.py), the same math.
     "model:1,batch:1, Mesh TF's attention layout": ("cpu", ["code_t5.attention.heads_first = False"]),
 }
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from code_t5 import operative_config
+from code_t5.training import operative_config
 
 
 def _config(tmp_path, text):

@@ -1,4 +1,5 @@
-"""code_t5.training's options change how fast training starts and ends, never what it reads."""
+"""code_t5.training.training's options change how fast training starts and ends, never what it
+reads."""
 
 import os
 
@@ -8,8 +9,8 @@ import seqio
 from t5.models import mesh_transformer
 import tensorflow.compat.v1 as tf
 
+from code_t5.training import training
 import code_t5_compat
-from code_t5 import training
 
 pytestmark = pytest.mark.usefixtures("tasks_use_prepared_dir")
 LENGTHS = {"inputs": 128, "targets": 128}
@@ -78,7 +79,8 @@ def _threads_started_by_reading(dataset_fn):
 
 def test_input_pipeline_without_autotune_starts_no_autotuning_thread():
   """tf.data's autotuning starts a model thread with the first element; its late wake-up held the
-  session's close 20-70 s (code_t5.training.without_autotune). Without autotuning it never runs."""
+  session's close 20-70 s (code_t5.training.training.without_autotune). Without autotuning it
+  never runs."""
   def dataset_fn():
     return tf.data.Dataset.range(100).map(lambda x: 2 * x, num_parallel_calls=tf.data.AUTOTUNE)
 

@@ -15,7 +15,7 @@ over the mesh axes that split the ids (data parallel), as the product's reductio
 tests/meshes_test.py checks both against the one-device run, and Mesh TF's one-hot lookup
 against this one.
 
-    import code_t5.embeddings
+    import code_t5.training.embeddings
     mesh_tensorflow.transformer.transformer.get_vocab_embedding_cls.cls = \\
         @code_t5.GatherVocabEmbedding
 """

@@ -17,14 +17,14 @@ import sys
 import time
 from typing import Dict, List, Mapping, Optional, Sequence
 
-from code_t5 import checkpoints
 from code_t5 import errors
 from code_t5 import line_completion as line_completion_lib
 from code_t5 import processes
+from code_t5.training import checkpoints
 
 # sources.REPO_ROOT and sources.DEV_ROOT: sources is not imported here, as it imports TensorFlow
 # and the `code-t5` command line imports this module to build its parser.
-_REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+_REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 _DEV_ROOT = _REPO_ROOT / "dataset-dev"
 GIN_CONFIGS = _REPO_ROOT / "gin_configs"
 MODELS = ("shared-prefix_lm", "shared-cursor_lm", "prefix_lm", "causal_lm", "span_corruption")
@@ -36,7 +36,8 @@ VOCABS = ("byte", "spm_dev")
 
 # Mesh TF's model_fn prints the loss of every step: "step, tf_loss[2.4367][1]".
 _LOSS_LINE = re.compile(r"tf_loss\[([^\]]+)\]\[(\d+)\]")
-# code_t5/losses.py prints the same step's loss per target byte: "loss_per_byte [Tensor[...]][1.2]".
+# code_t5/training/losses.py prints the same step's loss per target byte:
+# "loss_per_byte [Tensor[...]][1.2]".
 _BYTE_LOSS_LINE = re.compile(r"^loss_per_byte .*\]\[([-+.0-9eE]+|nan|inf)\]$")
 _PROGRESS_SECONDS = 5
 # In the model dir while `code-t5 train` runs there; holds the trainer's pid (processes.py).
@@ -108,10 +109,10 @@ class Experiment:
       # own steps from 0 (its learning-rate schedule starts again) and starts its optimizer
       # state afresh, whether the source is a packed model (no slots) or a whole model dir.
       # code_t5.init_from_variable refuses a checkpoint of another model, which Mesh TF would
-      # read in part. The import: only runs/cpu*.gin import code_t5.training.
+      # read in part. The import: only runs/cpu*.gin import code_t5.training.training.
       params += [f"utils.run.init_checkpoint = '{self.init_from}'",
                  f"tpu_estimator_model_fn.init_variable_filter = '{_WEIGHTS_ONLY}'",
-                 "import code_t5.training",
+                 "import code_t5.training.training",
                  "init_checkpoint_variable_mapping.mapping_fn = @code_t5.init_from_variable"]
     return self.command(extra_gin_params=params)
 
@@ -230,7 +231,7 @@ def run_shape(model_dir: pathlib.Path, written_after: float = 0.0) -> Optional[R
   Mesh TF writes that file once the training session exists, before the first step; None while
   it is missing, older than the run, or not readable.
   """
-  from code_t5 import operative_config  # pylint: disable=g-import-not-at-top
+  from code_t5.training import operative_config  # pylint: disable=g-import-not-at-top
   path = model_dir / operative_config.FILE_NAME
   try:
     if path.stat().st_mtime < written_after - 1:  # -1: coarse file system clocks
@@ -424,7 +425,7 @@ def train_and_eval(experiment: Experiment, steps: int, evaluate: bool = True, ec
 
 
 def _train_and_eval(experiment: Experiment, steps: int, evaluate: bool, echo) -> int:
-  from code_t5 import curves  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
+  from code_t5.training import curves  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
 
   model_dir = experiment.model_dir
   resumed = latest_step(model_dir)

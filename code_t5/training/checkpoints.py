@@ -29,7 +29,7 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from code_t5 import errors
-from code_t5 import operative_config
+from code_t5.training import operative_config
 
 _NUM_BUCKETS = 32  # the only number of relative-position buckets T5X's example networks build
 

@@ -20,7 +20,7 @@ layers look their attention function up at call time (`SelfAttention.attention_f
 `attention.attention`), so it is installed by replacing that module attribute when this module
 is imported; `heads_first` (gin) switches it on, and unbound it calls Mesh TF's own unchanged:
 
-    import code_t5.attention
+    import code_t5.training.attention
     code_t5.attention.heads_first = True
 """
 

@@ -14,8 +14,8 @@ bindings to every worker through seqio's `PreprocessTask(setup_fn=...)` hook. Pl
 `python -m seqio.scripts.cache_tasks_main --module_import=code_t5` still works for the default
 root (dataset-dev) and prepared dir.
 
-    python -m code_t5.cache --tasks=flcc_py_prefix_lm_v1 --output_cache_dir=/data/flcc-cache \
-      --gin_param="code_t5.flcc_dataset.root = '/data/flcc'" \
+    python -m code_t5.training.cache --tasks=flcc_py_prefix_lm_v1 \
+      --output_cache_dir=/data/flcc-cache --gin_param="code_t5.flcc_dataset.root = '/data/flcc'" \
       --pipeline_options=--runner=DirectRunner,--direct_running_mode=multi_processing,--direct_num_workers=2
     code-t5 cache --root /data/flcc --output-cache-dir /data/flcc-cache [--runner-options ...]
 
@@ -226,8 +226,8 @@ def run(task_names: Sequence[str], output_cache_dir: str, *,
 def _example_keys(dataset) -> List[tuple]:
   """The dataset's examples as sorted (text, tokens), read with tf.data's autotuning off: with it
   on, the iterator's end can wait out the tuning thread's sleep, up to 60 s after a long read
-  (code_t5.training.without_autotune)."""
-  from code_t5 import training  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
+  (code_t5.training.training.without_autotune)."""
+  from code_t5.training import training  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
   return sorted((bytes(ex["targets_pretokenized"]), tuple(int(t) for t in ex["targets"]))
                 for ex in training.dataset_without_autotune(dataset).as_numpy_iterator())
 
@@ -315,7 +315,8 @@ def register_cli(subparsers):
 
 
 def main(argv=None):
-  """`python -m code_t5.cache`: seqio's cache_tasks_main flags plus --gin_file/--gin_param."""
+  """`python -m code_t5.training.cache`: seqio's cache_tasks_main flags plus --gin_file and
+  --gin_param."""
   from absl import app  # pylint: disable=g-import-not-at-top
   from absl import flags  # pylint: disable=g-import-not-at-top
   from seqio.scripts import cache_tasks_main  # pylint: disable=g-import-not-at-top,unused-import  (its flags)
