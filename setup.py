@@ -38,7 +38,7 @@ setuptools.setup(
     version="0.1.0",
     description=__doc__,
     python_requires=">=3.10,<3.12",
-    packages=["code_t5", "code_t5.training", "code_t5.gin_configs"],
+    packages=["code_t5", "code_t5.data", "code_t5.training", "code_t5.gin_configs"],
     package_dir={"code_t5.gin_configs": "gin_configs"},
     package_data={"code_t5.gin_configs": ["*.gin", "*/*.gin"], "code_t5": ["vocabs/*.model", "pretrained/*/*", "pretrained/*/runtime/*/*"]},
     py_modules=["code_t5_compat"],

@@ -8,7 +8,8 @@ Models: the shipped one (code_t5/pretrained, decoder-only d256 x 4, 5.2M paramet
 and a "small" decoder-only (d512 x 6, ~25M parameters; trained one step here, once, into --work:
 latency does not depend on what it learnt, but an untrained model rarely ends a line, so its
 per-request figures are given for the shipped model's mean line length from its per-step cost).
-Requests are real cursors: dataset-dev's validation line-completion points (code_t5.line_completion).
+Requests are real cursors: dataset-dev's validation line-completion points
+(code_t5.data.line_completion).
 
 Per model it prints:
 - in process (what `serve` pays per request once loaded), p50/p95 over the points: greedy best
@@ -45,10 +46,10 @@ if str(REPO) not in sys.path:
 
 from code_t5 import complete  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5 import decoding  # pylint: disable=g-import-not-at-top,wrong-import-position
-from code_t5 import flcc  # pylint: disable=g-import-not-at-top,wrong-import-position
-from code_t5 import line_completion  # pylint: disable=g-import-not-at-top,wrong-import-position
-from code_t5 import sources  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5 import test_utils  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5.data import flcc  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5.data import line_completion  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5.data import sources  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.training import launcher  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 import bench_utils  # pylint: disable=g-import-not-at-top,wrong-import-position  (benchmarks/)

@@ -16,9 +16,9 @@ import time
 
 import bench_utils  # noqa: F401 (puts the repository on sys.path)
 
-from code_t5 import flcc
-from code_t5 import line_completion
 from code_t5 import ngram
+from code_t5.data import flcc
+from code_t5.data import line_completion
 
 DEV_ROOT = bench_utils.REPO / "dataset-dev"
 

@@ -10,7 +10,7 @@ import argparse
 import pathlib
 import time
 
-from code_t5 import flcc
+from code_t5.data import flcc
 
 DEV_ROOT = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev"
 

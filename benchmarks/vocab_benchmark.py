@@ -5,10 +5,10 @@
 
 Held out = the validation and test repositories of the root (dataset-dev: 7 repositories, 33
 files, 0.5 MB). Measured: the committed vocabulary (code_t5/vocabs/flcc_dev_spm.model) and one
-SentencePiece model per --sizes entry, trained here with `code_t5.vocab.train_spm` (the settings of
-`code-t5 vocab`) on the root's train split. Also checks decode(encode(text)) == text for each
-held-out file. T5's default vocabulary (cc_all.32000) lives on GCS and is not read offline; give
-a local copy with --t5-vocab to add it (it is lossy on code: NFKC, whitespace runs collapsed).
+SentencePiece model per --sizes entry, trained here with `code_t5.data.vocab.train_spm` (the
+settings of `code-t5 vocab`) on the root's train split. Also checks decode(encode(text)) == text for
+each held-out file. T5's default vocabulary (cc_all.32000) lives on GCS and is not read offline;
+give a local copy with --t5-vocab to add it (it is lossy on code: NFKC, whitespace runs collapsed).
 Prints figures only.
 """
 
@@ -19,9 +19,9 @@ import time
 
 import seqio
 
-from code_t5 import flcc
-from code_t5 import spm_vocabulary
-from code_t5 import vocab
+from code_t5.data import flcc
+from code_t5.data import spm_vocabulary
+from code_t5.data import vocab
 
 DEV_ROOT = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev"
 T5_DEFAULT_VOCAB = "gs://t5-data/vocabs/cc_all.32000/sentencepiece.model"

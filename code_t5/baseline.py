@@ -1,7 +1,7 @@
 """`code-t5 baseline`: scores the model-free line-completion baseline, a token n-gram model
 (code_t5/ngram.py) counted on the TRAIN split of an FLCC root.
 
-It judges it at exactly the task's points (code_t5/line_completion.py) of a split, next to an
+It judges it at exactly the task's points (code_t5/data/line_completion.py) of a split, next to an
 empty prediction, with the task's metrics (metrics.line_completion_metrics), and — with
 --model-dir — a trained model's eval decodes of the same points (the Mesh TF eval of
 runs/eval_line_completion.gin), into one JSON results file. Every system is also compared with the
@@ -19,12 +19,12 @@ import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from code_t5 import errors
-from code_t5 import flcc
-from code_t5 import line_completion
-from code_t5 import metrics
 from code_t5 import ngram as ngram_lib
 from code_t5 import paired
-from code_t5 import postprocessors
+from code_t5.data import flcc
+from code_t5.data import line_completion
+from code_t5.data import metrics
+from code_t5.data import postprocessors
 
 
 def default_root() -> pathlib.Path:

@@ -21,8 +21,8 @@ DEFAULT_STEPS = 300
 # (`code-t5 --help` and argument errors answer in well under a second; tests/cli_test.py checks):
 # a command imports them, and calls registration.register() if it needs the seqio registry or
 # gin's search path, once its arguments are checked.
-SUBCOMMAND_MODULES = ("code_t5.corpus", "code_t5.complete", "code_t5.serve",
-                      "code_t5.training.cache", "code_t5.vocab", "code_t5.baseline",
+SUBCOMMAND_MODULES = ("code_t5.data.corpus", "code_t5.complete", "code_t5.serve",
+                      "code_t5.training.cache", "code_t5.data.vocab", "code_t5.baseline",
                       "code_t5.t5x", "code_t5.pack", "code_t5.lsp")
 
 
@@ -63,8 +63,8 @@ def _prepare(args):
   launcher.check_fractions(args.validation_fraction, args.test_fraction)
   if args.root is not None and not args.root.exists():
     raise launcher.LaunchError(f"--root {args.root} does not exist: give the folder that holds v3/")
-  from code_t5 import flcc  # pylint: disable=g-import-not-at-top
-  from code_t5 import sources  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
+  from code_t5.data import flcc  # pylint: disable=g-import-not-at-top
+  from code_t5.data import sources  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
   given = {"root": args.root, "validation_fraction": args.validation_fraction,
            "test_fraction": args.test_fraction, "prepared_dir": args.prepared_dir}
   spec = sources.flcc_dataset(**{k: v for k, v in given.items() if v is not None})
@@ -160,7 +160,8 @@ def build_parser():
 # every library logger that inherits its level -- and absl's and TensorFlow's, which may have a
 # level of their own (TF deprecations, seqio's and Mesh TF's notes).
 _LIBRARY_LOGGERS = ("", "absl", "tensorflow")
-# The project's own loggers stay at WARNING (code_t5.flcc's files skipped): the user's business.
+# The project's own loggers stay at WARNING (code_t5.data.flcc's files skipped): the user's
+# business.
 _OWN_LOGGER = "code_t5"
 
 

@@ -16,7 +16,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from code_t5 import postprocessors
+from code_t5.data import postprocessors
 
 TOKEN_RE = re.compile(r"\n|[ \t]+|\w+|[^\w\s]|\s")
 ORDER = 4

@@ -18,7 +18,7 @@ from typing import Dict, Hashable, Sequence
 
 import numpy as np
 
-from code_t5 import metrics
+from code_t5.data import metrics
 
 RESAMPLES = 4000
 SEED = 0  # the same resamples in every run: a results file's intervals repeat exactly

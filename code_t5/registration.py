@@ -1,7 +1,7 @@
 """Registers the project with seqio and gin: `register()`, idempotent.
 
-What it does: imports code_t5.tasks and code_t5.mixtures (which add every task and mixture to
-seqio's registries and define the `code_t5.*` gin configurables) and puts the project's
+What it does: imports code_t5.data.tasks and code_t5.data.mixtures (which add every task and mixture
+to seqio's registries and define the `code_t5.*` gin configurables) and puts the project's
 gin_configs/ on gin's search path, so `--gin_file=models/shared-prefix_lm.gin` works from any
 directory; has gin import moved modules at their new paths (MOVED_MODULES); and, as the process
 will build TensorFlow graphs, lets it exit without Python's last garbage collection walking them
@@ -32,6 +32,10 @@ GIN_CONFIGS = str(importlib.resources.files("code_t5.gin_configs"))
 # names when it parses it (`code-t5 export` of such a model dir, `--gin_file` of one): register()
 # has gin import these at their new paths instead (code_t5_compat.patch_gin_for_moved_modules).
 MOVED_MODULES = {
+    "code_t5.line_completion_data": "code_t5.data.line_completion_data",
+    "code_t5.preprocessors": "code_t5.data.preprocessors",
+    "code_t5.sources": "code_t5.data.sources",
+    "code_t5.tasks": "code_t5.data.tasks",
     "code_t5.attention": "code_t5.training.attention",
     "code_t5.embeddings": "code_t5.training.embeddings",
     "code_t5.losses": "code_t5.training.losses",
@@ -53,8 +57,8 @@ def register() -> None:
     import gin  # pylint: disable=g-import-not-at-top
     import code_t5_compat  # pylint: disable=g-import-not-at-top
     # Registers the mixtures, and before them the tasks (imports seqio, t5 and TensorFlow).
-    from code_t5 import mixtures  # pylint: disable=g-import-not-at-top,unused-import
-    from code_t5 import tasks  # pylint: disable=g-import-not-at-top,unused-import
+    from code_t5.data import mixtures  # pylint: disable=g-import-not-at-top,unused-import
+    from code_t5.data import tasks  # pylint: disable=g-import-not-at-top,unused-import
 
     gin.add_config_file_search_path(GIN_CONFIGS)
     code_t5_compat.patch_gin_for_namespace_packages()

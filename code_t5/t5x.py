@@ -49,7 +49,7 @@ T5X_VERSION = 3
 ZARR_CHUNK_BYTES = 64 << 20  # t5x's chunk size limit
 PARALLEL_MIN_BYTES = 1 << 20  # smaller tensors are one chunk: not worth a thread hand-off
 DTYPES = ("float32", "bfloat16")
-BYTE_EXTRA_IDS = 100  # code_t5.vocab.NUM_EXTRA_IDS (not imported: it would import TensorFlow)
+BYTE_EXTRA_IDS = 100  # code_t5.data.vocab.NUM_EXTRA_IDS (not imported: it would import TensorFlow)
 
 # ---------------------------------------------------------------- writing T5X's format
 
@@ -271,7 +271,7 @@ def gin_text(model: checkpoints.Model, prefix: str, step: int,
               f"seqio.ByteVocabulary.extra_ids = {BYTE_EXTRA_IDS}", ""]
   else:
     trained_with = (f"code_t5's {vocabulary!r} (task_name.vocabulary in its operative_config.gin; "
-                    "a code_t5.spm_vocabulary.CodeSentencePieceVocabulary)" if vocabulary
+                    "a code_t5.data.spm_vocabulary.CodeSentencePieceVocabulary)" if vocabulary
                     else "not recorded (no operative_config.gin)")
     lines += [f"# The vocabulary the Mesh TF model was trained with: {trained_with}.",
               "# Bind the same one here; its size must give the vocab_size below.",

@@ -1,4 +1,4 @@
-"""Test helpers: small FLCC trees on disk (stdlib only, like code_t5.flcc), a checkpoint's
+"""Test helpers: small FLCC trees on disk (stdlib only, like code_t5.data.flcc), a checkpoint's
 variables and a Mesh TF graph run on a CPU mesh (TensorFlow and Mesh TF, imported only when
 called)."""
 
@@ -8,7 +8,7 @@ import json
 import pathlib
 from typing import Mapping, Union
 
-from code_t5 import flcc
+from code_t5.data import flcc
 
 # The model shipped in the package (README "A completer trained here"), which the tests of
 # completion, serving and evaluation run, and benchmarks/latency_benchmark.py --shipped times.

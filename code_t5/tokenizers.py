@@ -1,14 +1,14 @@
 """The project's vocabularies without TensorFlow or seqio: what the completion engine encodes with.
 
-`code_t5.vocab` builds the seqio vocabularies training uses; importing seqio imports TensorFlow
+`code_t5.data.vocab` builds the seqio vocabularies training uses; importing seqio imports TensorFlow
 (~0.85 GB, seconds). Serving needs only encode, decode and the bytes each id stands for, which
 `sentencepiece` and plain Python give. The ids are the seqio vocabularies' own (pad 0, eos 1,
 unk 2, then the model's pieces, then the sentinels); tests/tokenizers_test.py checks that both
 encode dataset-dev to the same ids.
 
 - `Bytes`: seqio.ByteVocabulary: id = byte + 3.
-- `Pieces`: code_t5.spm_vocabulary.CodeSentencePieceVocabulary: SentencePiece, with a literal "▁"
-  encoded as its three UTF-8 byte pieces (see that class for why).
+- `Pieces`: code_t5.data.spm_vocabulary.CodeSentencePieceVocabulary: SentencePiece, with a
+  literal "▁" encoded as its three UTF-8 byte pieces (see that class for why).
 """
 
 import functools
@@ -58,7 +58,7 @@ class Bytes(Tokenizer):
 
 
 class Pieces(Tokenizer):
-  """A code SentencePiece model (code_t5.spm_vocabulary.CodeSentencePieceVocabulary)."""
+  """A code SentencePiece model (code_t5.data.spm_vocabulary.CodeSentencePieceVocabulary)."""
 
   def __init__(self, model_proto: bytes, extra_ids: int):
     import sentencepiece  # pylint: disable=g-import-not-at-top  (only this tokenizer needs it)

@@ -11,7 +11,7 @@ DEV_NULL_EVERY-th group (the first included) stands for a repository of unknown 
 under dev/null/<uuid>. The packages in TWO_INIT_HASHES are split over two init-hash folders, as FLCC
 does for repositories with branches of unrelated roots: one repository stored twice.
 
-The tree is exactly the FLCC layout (see /work/shared/notes/FLCC.md and code_t5/flcc.py):
+The tree is exactly the FLCC layout (see /work/shared/notes/FLCC.md and code_t5/data/flcc.py):
 
   v3/languages/Python/.py/<owner>/<repo>/<init-hash>/<name>_<unix_time_ns>.py
   v3/repositories/<owner>/<repo>/<init-hash>/{files.json, paths.json, METADATA}
@@ -22,7 +22,7 @@ METADATA in the format of `git log --pretty=%ct --name-status --diff-filter=ACDM
 adds every file). Like FLCC's "normalized" variant, comments are stripped with `tokenize` (lines
 holding only a comment are dropped, docstrings and all other bytes are kept); files that do not
 tokenize, or are not UTF-8, are copied unchanged, as FLCC logged such files but kept them. The
-normalisation and the layout's writer are code_t5/corpus.py's, which `code-t5 import` uses for
+normalisation and the layout's writer are code_t5/data/corpus.py's, which `code-t5 import` uses for
 your own code, so run this with the project's venv (.venv/bin/python).
 
 The output depends only on the stdlib's files: no wall-clock time, sorted iteration, so two runs
@@ -46,7 +46,7 @@ import warnings
 # `import code_t5` imports TensorFlow; its start-up messages say nothing about this script.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
-from code_t5 import corpus  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5.data import corpus  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 normalize = corpus.normalize  # the one copy of FLCC's normalisation
 

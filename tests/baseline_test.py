@@ -6,9 +6,9 @@ import pytest
 
 from code_t5 import baseline
 from code_t5 import cli
-from code_t5 import flcc
-from code_t5 import line_completion
-from code_t5 import sources
+from code_t5.data import flcc
+from code_t5.data import line_completion
+from code_t5.data import sources
 
 
 @pytest.fixture(scope="module")

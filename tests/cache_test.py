@@ -13,8 +13,8 @@ import seqio
 import tensorflow.compat.v2 as tf
 
 import code_t5  # pylint: disable=unused-import  (registers the tasks)
-from code_t5 import flcc
 from code_t5 import test_utils
+from code_t5.data import flcc
 from code_t5.training import cache
 from code_t5.training import launcher
 

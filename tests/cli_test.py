@@ -12,9 +12,9 @@ import sys
 import pytest
 
 from code_t5 import cli
-from code_t5 import task_names
 from code_t5 import test_utils
-from code_t5 import vocab
+from code_t5.data import task_names
+from code_t5.data import vocab
 
 DATASET_FLAGS = ["--validation-fraction", "0.2", "--test-fraction", "0.1",
                  "--prepared-dir", "/data/prepared"]
@@ -193,7 +193,7 @@ def test_import_code_t5_registers_every_task_mixture_and_the_gin_path():
   code = ("import sys; sys.argv[0] = '/venv/t5/models/mesh_transformer_main.py'\n"
           "import importlib; importlib.import_module('code_t5')\n"
           "import gin, seqio\n"
-          "from code_t5 import task_names, vocab\n"
+          "from code_t5.data import task_names, vocab\n"
           "names = [task_names.name_of(o, v) for o in task_names.OBJECTIVES\n"
           "         for v in vocab.VOCABULARIES]\n"
           "for name in names:\n"

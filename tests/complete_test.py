@@ -22,7 +22,7 @@ import seqio
 from code_t5 import complete
 from code_t5 import serve
 from code_t5 import test_utils
-from code_t5 import vocab
+from code_t5.data import vocab
 
 # Tabs, spaces, unicode and blank lines, longer than the tiny models' 255-token context.
 SOURCE = (

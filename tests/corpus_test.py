@@ -1,5 +1,6 @@
-"""code_t5/corpus.py (`code-t5 import`): git checkouts, folders of repositories and site-packages
-into FLCC roots that the reader reads back; bad input counted; deterministic and atomic output."""
+"""code_t5/data/corpus.py (`code-t5 import`): git checkouts, folders of repositories and
+site-packages into FLCC roots that the reader reads back; bad input counted; deterministic and
+atomic output."""
 
 import hashlib
 import json
@@ -11,9 +12,9 @@ import subprocess
 import pytest
 
 from code_t5 import cli
-from code_t5 import corpus
-from code_t5 import flcc
 from code_t5 import test_utils
+from code_t5.data import corpus
+from code_t5.data import flcc
 
 COMMENTED = 'import os  # why\n# a comment line\ndef f():\n    """Doc # kept."""\n    return 1\n'
 STRIPPED = 'import os\ndef f():\n    """Doc # kept."""\n    return 1\n'

@@ -12,11 +12,11 @@ import pytest
 
 from code_t5 import complete
 from code_t5 import decoding
-from code_t5 import flcc
-from code_t5 import line_completion
-from code_t5 import sources
 from code_t5 import test_utils
 from code_t5 import tokenizers
+from code_t5.data import flcc
+from code_t5.data import line_completion
+from code_t5.data import sources
 
 # The search alone: its lines in the model's order (no healing, filters or name preference).
 PLAIN = complete.EngineOptions(top=5, heal=False, filters=False, names=False)

@@ -7,9 +7,9 @@ import sys
 import numpy as np
 import pytest
 
-from code_t5 import line_completion
-from code_t5 import postprocessors
 from code_t5 import test_utils
+from code_t5.data import line_completion
+from code_t5.data import postprocessors
 from code_t5.training import launcher
 
 

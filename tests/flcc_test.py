@@ -13,8 +13,8 @@ import signal
 
 import pytest
 
-from code_t5 import flcc
 from code_t5 import test_utils
+from code_t5.data import flcc
 
 DEV_ROOT = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev"
 ALL_TRAIN = flcc.Splits(validation=0, test=0)

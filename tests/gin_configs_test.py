@@ -10,9 +10,9 @@ from mesh_tensorflow.transformer import utils as mtf_utils  # registers Mesh TF'
 import t5.models.mesh_transformer  # pylint: disable=unused-import  (registers t5's configurables)
 
 import code_t5
-from code_t5 import spm_vocabulary
 from code_t5 import test_utils
-from code_t5 import vocab
+from code_t5.data import spm_vocabulary
+from code_t5.data import vocab
 from code_t5.training import launcher
 
 GIN_DIR = pathlib.Path(code_t5.GIN_CONFIGS)
@@ -227,9 +227,12 @@ def test_cpu_runs_get_a_batch_that_fits_unless_overridden(size, sequences):
 
 
 # The code_t5 imports of an operative_config.gin that Mesh TF wrote before code_t5/ was split
-# into sub-packages by stage (as the shipped model's did): gin must still parse it.
+# into sub-packages by stage (as the shipped model's did): gin must still parse it. And the other
+# modules that define configurables, as a gin file of one's own may have imported them.
 OLD_IMPORTS = ["import code_t5.attention as code_t52", "import code_t5.embeddings as code_t53",
                "import code_t5.losses as code_t54", "import code_t5.training as code_t55"]
+OLD_DATA_IMPORTS = ["import code_t5.line_completion_data", "import code_t5.preprocessors",
+                    "import code_t5.sources", "import code_t5.tasks"]
 
 
 def test_an_operative_config_that_imports_modules_at_their_old_paths_parses(tmp_path):
@@ -237,15 +240,19 @@ def test_an_operative_config_that_imports_modules_at_their_old_paths_parses(tmp_
   imports = [line for line in shipped.splitlines() if line.startswith("import code_t5.")]
   assert len(imports) == len(OLD_IMPORTS)
   old = tmp_path / "operative_config.gin"
-  old.write_text(shipped.replace("\n".join(imports), "\n".join(OLD_IMPORTS)))
+  old.write_text(shipped.replace("\n".join(imports), "\n".join(OLD_IMPORTS + OLD_DATA_IMPORTS)))
   gin.clear_config()
   gin.parse_config_file(MESH_DEFAULTS)
   gin.parse_config_file(str(old))  # as `--gin_file=<model_dir>/operative_config.gin` parses it
   try:
     assert gin.query_parameter("code_t5.attention.heads_first") is True
     assert gin.query_parameter("code_t5.train_model.data_autotune") is False
-    recorded = gin.config_str()  # what a later operative_config.gin would say: the new paths
+    # What a later operative_config.gin would import: the modules at their new paths.
+    recorded = {line.split()[1] for line in gin.config_str().splitlines()
+                if line.startswith("import code_t5")}
   finally:
     gin.clear_config()  # its flcc_dataset.root is the corpus it was trained on, not the tests'
-  assert "\n".join(imports) in recorded
-  assert not any(line in recorded for line in OLD_IMPORTS)
+  assert recorded == {"code_t5", "code_t5.data.line_completion_data", "code_t5.data.preprocessors",
+                      "code_t5.data.sources", "code_t5.data.tasks", "code_t5.training.attention",
+                      "code_t5.training.embeddings", "code_t5.training.losses",
+                      "code_t5.training.training"}

@@ -10,13 +10,13 @@ import tensorflow as tf
 
 import code_t5  # pylint: disable=unused-import  (registers the tasks)
 from code_t5 import baseline
-from code_t5 import flcc
-from code_t5 import line_completion
-from code_t5 import postprocessors
-from code_t5 import sources
-from code_t5 import spm_vocabulary
-from code_t5 import tasks
-from code_t5 import vocab
+from code_t5.data import flcc
+from code_t5.data import line_completion
+from code_t5.data import postprocessors
+from code_t5.data import sources
+from code_t5.data import spm_vocabulary
+from code_t5.data import tasks
+from code_t5.data import vocab
 
 SPM_TASK = "flcc_py_line_completion_spm_dev_v1"
 

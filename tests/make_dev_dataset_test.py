@@ -11,8 +11,8 @@ import tokenize
 
 import pytest
 
-from code_t5 import flcc
 from code_t5 import test_utils
+from code_t5.data import flcc
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 STDLIB = pathlib.Path(sysconfig.get_paths()["stdlib"])

@@ -2,8 +2,8 @@
 
 import pytest
 
-from code_t5 import metrics
-from code_t5 import postprocessors
+from code_t5.data import metrics
+from code_t5.data import postprocessors
 
 
 def _score(targets, predictions):

@@ -5,11 +5,11 @@ import dataclasses
 import pytest
 
 from code_t5 import complete
-from code_t5 import flcc
-from code_t5 import line_completion
 from code_t5 import names
-from code_t5 import sources
 from code_t5 import test_utils
+from code_t5.data import flcc
+from code_t5.data import line_completion
+from code_t5.data import sources
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,10 +16,10 @@ import json
 import pytest
 
 from code_t5 import complete
-from code_t5 import flcc
-from code_t5 import line_completion
-from code_t5 import sources
 from code_t5 import test_utils
+from code_t5.data import flcc
+from code_t5.data import line_completion
+from code_t5.data import sources
 
 RESULTS = sources.REPO_ROOT / "results" / "line_completion_dev_sitepackages-4500.json"
 

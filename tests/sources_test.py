@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from code_t5 import flcc
-from code_t5 import sources
 from code_t5 import test_utils
+from code_t5.data import flcc
+from code_t5.data import sources
 
 
 def _spec(root, prepared_dir, **kwargs):
@@ -77,7 +77,7 @@ def test_a_killed_prepare_is_cleaned_up_by_the_next_one(root, tmp_path):
   prepared_dir = tmp_path / "prepared"
   code = textwrap.dedent(f"""
       import os, signal
-      from code_t5 import flcc, sources
+      from code_t5.data import flcc, sources
       real_reader = flcc.read_files
       def dying_reader(*args, **kwargs):
         yield from list(real_reader(*args, **kwargs))[:3]

@@ -22,7 +22,7 @@ import tensorflow as tf
 
 import numpy_t5
 from code_t5 import t5x
-from code_t5 import vocab
+from code_t5.data import vocab
 
 MODELS = ("shared-prefix_lm", "prefix_lm", "span_corruption")  # conftest.LOGITS_MODELS
 REPO = pathlib.Path(__file__).resolve().parent.parent

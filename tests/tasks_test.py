@@ -8,13 +8,13 @@ import seqio
 from t5.models import mesh_transformer
 
 import code_t5  # pylint: disable=unused-import  (registers the tasks)
-from code_t5 import flcc
-from code_t5 import line_completion
-from code_t5 import mixtures
-from code_t5 import sources
-from code_t5 import spm_vocabulary
-from code_t5 import tasks
-from code_t5 import vocab
+from code_t5.data import flcc
+from code_t5.data import line_completion
+from code_t5.data import mixtures
+from code_t5.data import sources
+from code_t5.data import spm_vocabulary
+from code_t5.data import tasks
+from code_t5.data import vocab
 
 LENGTHS = {"inputs": 128, "targets": 128}
 VOCAB = vocab.byte_vocabulary()

@@ -2,11 +2,11 @@
 
 import pytest
 
-from code_t5 import flcc
-from code_t5 import sources
-from code_t5 import spm_vocabulary
 from code_t5 import tokenizers
-from code_t5 import vocab
+from code_t5.data import flcc
+from code_t5.data import sources
+from code_t5.data import spm_vocabulary
+from code_t5.data import vocab
 
 TRICKY = ["", "\n", "x = 1\n", "\tif a:\n\t\treturn '▁'\n", "s = '▁▁x▁'", "é = 'ü😀'\n",
           "    " * 9 + "pass  \r\n", "<extra_id_0> <unk> </s>", "\x00\x7f"]

@@ -7,12 +7,12 @@ import seqio
 import tensorflow as tf
 
 from code_t5 import cli
-from code_t5 import flcc
-from code_t5 import line_completion
-from code_t5 import sources
-from code_t5 import spm_vocabulary
 from code_t5 import test_utils
-from code_t5 import vocab
+from code_t5.data import flcc
+from code_t5.data import line_completion
+from code_t5.data import sources
+from code_t5.data import spm_vocabulary
+from code_t5.data import vocab
 
 # What SentencePiece's defaults (or a careless mapping) would lose: tabs, trailing spaces, CRLF, a
 # lone CR, form feed, BOM, non-ASCII identifiers, emoji (astral plane, ZWJ and skin tones), the

@@ -6,7 +6,7 @@ TFRecord shards of the examples at the task's `CacheDatasetPlaceholder` (file te
 it with `mesh_train_dataset_fn.use_cached = True` and `--additional_task_cache_dirs=<output>`.
 
 Why not plain `seqio_cache_tasks`: the tasks' source reads its FLCC root from gin at first use
-(code_t5/sources.py), seqio's job has no gin flags, and Beam workers are other processes (other
+(code_t5/data/sources.py), seqio's job has no gin flags, and Beam workers are other processes (other
 machines on Dataflow/Flink/Spark) that import the tasks afresh. This job parses `--gin_file` /
 `--gin_param` like mesh_transformer_main, prepares the root once (the prepared TFRecord shards
 are the Beam input: one shard per work item), and ships the resolved `code_t5.flcc_dataset`
@@ -87,7 +87,7 @@ def quiet_seqio_logging() -> None:
 def flcc_dataset_bindings() -> Dict[str, object]:
   """The gin bindings of `code_t5.flcc_dataset` now in force, as {"code_t5.flcc_dataset.x": v}."""
   import gin  # pylint: disable=g-import-not-at-top
-  from code_t5 import sources  # pylint: disable=g-import-not-at-top
+  from code_t5.data import sources  # pylint: disable=g-import-not-at-top
   return {f"code_t5.flcc_dataset.{k}": v for k, v in gin.get_bindings(sources.flcc_dataset).items()}
 
 
@@ -183,7 +183,7 @@ def run(task_names: Sequence[str], output_cache_dir: str, *,
   import apache_beam as beam  # pylint: disable=g-import-not-at-top
   from apache_beam.options import pipeline_options as beam_options  # pylint: disable=g-import-not-at-top
   import seqio  # pylint: disable=g-import-not-at-top
-  from code_t5 import sources  # pylint: disable=g-import-not-at-top
+  from code_t5.data import sources  # pylint: disable=g-import-not-at-top
 
   unknown = [t for t in task_names if t not in seqio.TaskRegistry.names()]
   if unknown:

@@ -18,8 +18,8 @@ import time
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from code_t5 import errors
-from code_t5 import line_completion as line_completion_lib
 from code_t5 import processes
+from code_t5.data import line_completion as line_completion_lib
 from code_t5.training import checkpoints
 
 # sources.REPO_ROOT and sources.DEV_ROOT: sources is not imported here, as it imports TensorFlow
@@ -30,8 +30,8 @@ GIN_CONFIGS = _REPO_ROOT / "gin_configs"
 MODELS = ("shared-prefix_lm", "shared-cursor_lm", "prefix_lm", "causal_lm", "span_corruption")
 SIZES = ("tiny", "mini", "small", "base")
 RUNS = ("cpu", "cpu_x2", "cpu_x4", "gpu", "gpu_x2", "gpu_x4", "gpu_x8", "tpu_v3_8", "tpu_v3_32")
-# Vocabularies (code_t5/vocab.py VOCABULARIES): "byte" is dataset.gin's default, the others switch
-# with gin_configs/vocabs/<name>.gin after the model file.
+# Vocabularies (code_t5/data/vocab.py VOCABULARIES): "byte" is dataset.gin's default, the others
+# switch with gin_configs/vocabs/<name>.gin after the model file.
 VOCABS = ("byte", "spm_dev")
 
 # Mesh TF's model_fn prints the loss of every step: "step, tf_loss[2.4367][1]".

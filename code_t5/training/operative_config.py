@@ -104,7 +104,7 @@ class OperativeConfig:
       return self.value("get_vocabulary.mixture_or_task_name")
     # gin evaluates `MACRO = @fn()` in the scope MACRO: the file records "MIXTURE_NAME/task_name.x".
     scope = call.group(1) or self._macro_holding(text)
-    from code_t5 import task_names  # pylint: disable=g-import-not-at-top
+    from code_t5.data import task_names  # pylint: disable=g-import-not-at-top
     try:
       return task_names.name_of(self.value("task_name.objective", "prefix_lm", scope),
                                 self.value("task_name.vocabulary", "byte", scope),

@@ -30,11 +30,11 @@ import gin
 import seqio
 import tensorflow.compat.v2 as tf
 
-from code_t5 import flcc
 from code_t5 import processes
+from code_t5.data import flcc
 
 SPLITS = ("train", "validation", "test")
-REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEV_ROOT = REPO_ROOT / "dataset-dev"
 DEFAULT_PREPARED_DIR = pathlib.Path(
     os.environ.get("XDG_CACHE_HOME", pathlib.Path.home() / ".cache")) / "code_t5" / "prepared"

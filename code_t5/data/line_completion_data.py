@@ -1,7 +1,7 @@
-"""The line-completion task's data: code_t5/line_completion.py's points as seqio examples.
+"""The line-completion task's data: code_t5/data/line_completion.py's points as seqio examples.
 
 The points are chosen in Python once per prepared FLCC root, split and point scheme, and written
-next to the prepared file shards (code_t5/sources.py) as one TFRecord file per split: one
+next to the prepared file shards (code_t5/data/sources.py) as one TFRecord file per split: one
 tf.train.Example per file with points, holding the file's text and the UTF-8 byte offsets of its
 cursors and line ends. Reading them back is pure TensorFlow (no py_function), so the task runs
 wherever tf.data runs, and its examples come in a fixed order: files in reader order, points by
@@ -21,8 +21,8 @@ import gin
 import seqio
 import tensorflow.compat.v2 as tf
 
-from code_t5 import line_completion
-from code_t5 import sources
+from code_t5.data import line_completion
+from code_t5.data import sources
 
 # The held-out splits, and train: points of the training files show what a model has learnt by
 # heart (tests/learning_test.py) and how far held-out completions fall behind.

@@ -23,15 +23,16 @@ import gin
 import seqio
 from t5.data import preprocessors as t5_preprocessors
 
-from code_t5 import line_completion_data
-from code_t5 import metrics
-from code_t5 import postprocessors
-from code_t5 import preprocessors
-from code_t5 import sources
-from code_t5 import spm_vocabulary
-from code_t5 import vocab
-# The names live in code_t5/task_names.py (no seqio there); tasks.PREFIX_LM, tasks.name_of... stay.
-from code_t5.task_names import (  # pylint: disable=unused-import,g-multiple-import
+from code_t5.data import line_completion_data
+from code_t5.data import metrics
+from code_t5.data import postprocessors
+from code_t5.data import preprocessors
+from code_t5.data import sources
+from code_t5.data import spm_vocabulary
+from code_t5.data import vocab
+# The names live in code_t5/data/task_names.py (no seqio there); tasks.PREFIX_LM, tasks.name_of...
+# stay.
+from code_t5.data.task_names import (  # pylint: disable=unused-import,g-multiple-import
     COMPLETION_LM, LINE_COMPLETION, OBJECTIVES, PREFIX_LM, PREFIX_LM_AND_SPAN_CORRUPTION,
     SPAN_CORRUPTION, VERSION, VERSIONS, name_of)
 

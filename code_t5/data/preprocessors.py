@@ -4,7 +4,7 @@ import gin
 import seqio
 import tensorflow.compat.v2 as tf
 
-from code_t5 import line_completion
+from code_t5.data import line_completion
 
 
 def add_pretokenized(dataset: tf.data.Dataset, output_features) -> tf.data.Dataset:

@@ -10,7 +10,7 @@ from typing import Dict, List, Sequence
 
 import editdistance
 
-from code_t5 import postprocessors
+from code_t5.data import postprocessors
 
 
 def _decoded(lines: Sequence[str]):

@@ -2,8 +2,8 @@
 
 import seqio
 
-from code_t5 import tasks
-from code_t5 import vocab
+from code_t5.data import tasks
+from code_t5.data import vocab
 
 PREFIX_LM_AND_SPAN_CORRUPTION = "flcc_py_prefix_lm_span_corruption_v1"
 

@@ -3,17 +3,17 @@
 Two kinds, both with T5's ids (pad 0, eos 1, unk 2) and 100 sentinels for span corruption:
 
 - `byte_vocabulary()`: UTF-8 bytes, 1 byte per token; lossless for any text.
-- `CodeSentencePieceVocabulary` (code_t5/spm_vocabulary.py): a SentencePiece BPE model trained
+- `CodeSentencePieceVocabulary` (code_t5/data/spm_vocabulary.py): a SentencePiece BPE model trained
   on code by `train_spm` / `code-t5 vocab` (identity normalisation, whitespace kept, byte
   fallback), plus one reversible fix (see the class). `code_t5/vocabs/flcc_dev_spm.model` is one,
   trained on dataset-dev's train split; it is reproduced byte for byte by
 
     code-t5 vocab --root dataset-dev --size 8000 --out code_t5/vocabs/flcc_dev_spm.model --force
 
-`VOCABULARIES` names the vocabularies tasks are registered with (code_t5/tasks.py); a task's name
-says which one it uses, and gin picks the task (`code_t5.task_name.vocabulary`).
+`VOCABULARIES` names the vocabularies tasks are registered with (code_t5/data/tasks.py); a task's
+name says which one it uses, and gin picks the task (`code_t5.task_name.vocabulary`).
 `spm_vocabulary.get_vocabulary(name)` builds one. This module imports no seqio or TensorFlow until
-byte_vocabulary() is called, and never code_t5/spm_vocabulary.py (which imports it).
+byte_vocabulary() is called, and never code_t5/data/spm_vocabulary.py (which imports it).
 """
 
 from __future__ import annotations  # seqio's types in annotations: seqio imports TensorFlow
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 # two objectives can be mixed in one model.
 NUM_EXTRA_IDS = 100
 
-VOCABS_DIR = pathlib.Path(__file__).resolve().parent / "vocabs"
+VOCABS_DIR = pathlib.Path(__file__).resolve().parents[1] / "vocabs"
 DEV_SPM_MODEL = VOCABS_DIR / "flcc_dev_spm.model"
 # 8000 pieces for dataset-dev's 3.3 MB of training code. Of the learned pieces, those seen fewer
 # than 10 times in that text (embeddings that would barely train): 7% at 8k, 37% at 16k, 76% at 32k.
@@ -92,8 +92,8 @@ def byte_vocabulary() -> seqio.ByteVocabulary:
 
 
 # name -> its SentencePiece model file (None: UTF-8 bytes, byte_vocabulary()); built by
-# spm_vocabulary.get_vocabulary. Each name gets its own versioned tasks (code_t5/tasks.py); "byte"
-# keeps the original task names.
+# spm_vocabulary.get_vocabulary. Each name gets its own versioned tasks (code_t5/data/tasks.py);
+# "byte" keeps the original task names.
 VOCABULARIES: Dict[str, Optional[pathlib.Path]] = {
     "byte": None,
     "spm_dev": DEV_SPM_MODEL,
@@ -123,7 +123,7 @@ def _chunks(text: str, limit: int = CHUNK_CHARS) -> Iterator[str]:
 def training_texts(root, validation_fraction: float = 0.05,
                    test_fraction: float = 0.05) -> Iterator[str]:
   """The chunks of every kept file of the root's TRAIN split (as the tasks filter and split it)."""
-  from code_t5 import flcc  # pylint: disable=g-import-not-at-top
+  from code_t5.data import flcc  # pylint: disable=g-import-not-at-top
   splits = flcc.Splits(validation=validation_fraction, test=test_fraction)
   for source_file in flcc.read_files(root, splits=splits, only_split="train"):
     yield from _chunks(source_file.text)
@@ -140,7 +140,7 @@ def train_spm(root, size: int, out, force: bool = False, validation_fraction: fl
     VocabError: a missing root, a size below the reserved pieces, an existing `out` without
       force, or SentencePiece refusing the data.
   """
-  from code_t5 import flcc  # pylint: disable=g-import-not-at-top
+  from code_t5.data import flcc  # pylint: disable=g-import-not-at-top
   out = pathlib.Path(out)
   if isinstance(size, bool) or not isinstance(size, int) or size <= NUM_RESERVED_PIECES:
     raise VocabError(f"--size must be an integer above {NUM_RESERVED_PIECES} (pad, eos, unk and "

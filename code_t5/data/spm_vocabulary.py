@@ -2,8 +2,8 @@
 `get_vocabulary(name)`: each vocabulary of `vocab.VOCABULARIES` as seqio's object.
 
 Its own module because it subclasses seqio's SentencePieceVocabulary, so defining it imports seqio
-and TensorFlow; code_t5/vocab.py (the vocabularies' names and files, the SentencePiece trainer and
-`code-t5 vocab`) does not import it, and imports neither.
+and TensorFlow; code_t5/data/vocab.py (the vocabularies' names and files, the SentencePiece trainer
+and `code-t5 vocab`) does not import it, and imports neither.
 """
 
 import functools
@@ -14,7 +14,7 @@ from sentencepiece import sentencepiece_model_pb2
 import tensorflow.compat.v2 as tf
 import tensorflow_text as tf_text
 
-from code_t5 import vocab
+from code_t5.data import vocab
 
 
 class CodeSentencePieceVocabulary(seqio.SentencePieceVocabulary):

@@ -67,7 +67,7 @@ import tokenize
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from code_t5 import errors
-from code_t5 import flcc
+from code_t5.data import flcc
 
 # Commit time of repositories that have no git history (plain folders, distributions): fixed, so
 # flattened names and METADATA do not depend on when or where the import ran.
