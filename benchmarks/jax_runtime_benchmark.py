@@ -1,5 +1,5 @@
 """What a JAX (XLA) runtime would give the completion engine: the shipped model's forward pass
-with a key/value cache, compiled with jax.jit, against the NumPy runtime (code_t5/runtime.py)
+with a key/value cache, compiled with jax.jit, against the NumPy runtime (code_t5/engine/runtime.py)
 on the same contexts.
 
     python benchmarks/jax_runtime_benchmark.py [--requests 60]
@@ -10,8 +10,8 @@ the same runtime folder. Per request shape it prints, p50 over dataset-dev's val
 reading the context (NumPy `Network.start` against the compiled pass), one decode step for 1
 and for 5 beams (`Network.step`), the compile time, and how far the logits differ (the two must
 compute the same network). Then what a best line would cost: reading + the engine's mean steps
-per line (9.0 on these points, code_t5/decoding.py) x one 5-beam step. Also the import time and
-RSS of a fresh process with jax. XLA runs on all cores unless told otherwise (NumPy's BLAS runs
+per line (9.0 on these points, code_t5/engine/decoding.py) x one 5-beam step. Also the import time
+and RSS of a fresh process with jax. XLA runs on all cores unless told otherwise (NumPy's BLAS runs
 on one, runtime._use_one_blas_thread); for one thread each:
 
     XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" \
@@ -34,8 +34,8 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
   sys.path.insert(0, str(REPO))
 
-from code_t5 import complete  # pylint: disable=g-import-not-at-top,wrong-import-position
-from code_t5 import runtime  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5.engine import complete  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5.engine import runtime  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 import bench_utils  # pylint: disable=g-import-not-at-top,wrong-import-position  (benchmarks/)
 import latency_benchmark  # pylint: disable=g-import-not-at-top,wrong-import-position

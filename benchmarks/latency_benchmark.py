@@ -44,12 +44,12 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
   sys.path.insert(0, str(REPO))
 
-from code_t5 import complete  # pylint: disable=g-import-not-at-top,wrong-import-position
-from code_t5 import decoding  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5 import test_utils  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.data import flcc  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.data import line_completion  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.data import sources  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5.engine import complete  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5.engine import decoding  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.training import launcher  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 import bench_utils  # pylint: disable=g-import-not-at-top,wrong-import-position  (benchmarks/)
@@ -216,7 +216,7 @@ def _savedmodel(model_dir, points, work: pathlib.Path) -> dict:
 import json, resource, sys, time
 sys.path.insert(0, {str(REPO)!r})
 import tensorflow as tf, tensorflow_text
-from code_t5 import complete
+from code_t5.engine import complete
 settings = complete.DecodeSettings(max_length=complete.DEFAULT_MAX_LENGTH)
 path = complete.export({str(model_dir)!r}, settings, echo=lambda line: None)
 info = complete.model_info({str(model_dir)!r})

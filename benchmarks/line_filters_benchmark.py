@@ -1,4 +1,5 @@
-"""Speed of code_t5/line_filters.py: `LineContext.of` per request, `reject_reason` per candidate.
+"""Speed of code_t5/engine/line_filters.py: `LineContext.of` per request, `reject_reason` per
+candidate.
 
     nice -n 19 python benchmarks/line_filters_benchmark.py [--root dataset-dev] [--lines 5000]
 
@@ -27,7 +28,7 @@ LINE_80 = "    result = self._compute(values[index], {'key': 1}, name=\"x\") + o
 
 def _load_line_filters():
   """(module, seconds to import it), loaded from its file so that TensorFlow is not imported."""
-  path = bench_utils.REPO / "code_t5" / "line_filters.py"
+  path = bench_utils.REPO / "code_t5" / "engine" / "line_filters.py"
   start = time.perf_counter()
   spec = importlib.util.spec_from_file_location("line_filters_benchmarked", path)
   module = importlib.util.module_from_spec(spec)
@@ -87,7 +88,7 @@ def main(argv=None):
   args = parser.parse_args(argv)
   print(f"load average before: {bench_utils.load_average()}")
   line_filters, import_seconds = _load_line_filters()
-  print(f"import code_t5/line_filters.py (from its path): {import_seconds * 1e3:.1f} ms")
+  print(f"import code_t5/engine/line_filters.py (from its path): {import_seconds * 1e3:.1f} ms")
 
   text = _python_text(args.root, args.lines)
   points = _line_starts(text, 200)

@@ -21,9 +21,9 @@ DEFAULT_STEPS = 300
 # (`code-t5 --help` and argument errors answer in well under a second; tests/cli_test.py checks):
 # a command imports them, and calls registration.register() if it needs the seqio registry or
 # gin's search path, once its arguments are checked.
-SUBCOMMAND_MODULES = ("code_t5.data.corpus", "code_t5.complete", "code_t5.serve",
+SUBCOMMAND_MODULES = ("code_t5.data.corpus", "code_t5.engine.complete", "code_t5.engine.serve",
                       "code_t5.training.cache", "code_t5.data.vocab", "code_t5.baseline",
-                      "code_t5.t5x", "code_t5.pack", "code_t5.lsp")
+                      "code_t5.t5x", "code_t5.pack", "code_t5.engine.lsp")
 
 
 def _experiment(args) -> launcher.Experiment:

@@ -1,7 +1,7 @@
 """What each part of the completion engine does to quality, at `code-t5 baseline`'s points.
 
-`code-t5 baseline --checkpoint DIR` runs the engine (code_t5.complete.Completer) on the model at
-every held-out line-completion point, once per rung of a ladder:
+`code-t5 baseline --checkpoint DIR` runs the engine (code_t5.engine.complete.Completer) on the
+model at every held-out line-completion point, once per rung of a ladder:
 
     greedy        beam 1, no healing, no filters: Mesh TF's greedy decode, cut at the newline
     greedy+heal   greedy with token healing at the cursor: the n-gram's own decoding (it too
@@ -10,7 +10,7 @@ every held-out line-completion point, once per rung of a ladder:
     beam+heal     beam search and token healing
     beam+heal+filters  + dropping lines that cannot be valid Python there
     beam+heal+filters+names  + a half-typed word completed to a name the file uses ranked first
-                  among near equals (code_t5/names.py; the engine's default)
+                  among near equals (code_t5/engine/names.py; the engine's default)
 
 and scores each rung's best line like any other system (EM, ES by point kind). For the last rung
 (the engine's default) it also counts what each filter removed, and how a confidence threshold
@@ -24,7 +24,7 @@ import math
 import time
 from typing import Callable, Dict, List, Sequence, Tuple
 
-from code_t5 import complete
+from code_t5.engine import complete
 
 RUNGS: Dict[str, complete.EngineOptions] = {
     "greedy": complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False, names=False),

@@ -17,7 +17,7 @@ from typing import Optional
 
 from code_t5 import errors
 from code_t5 import processes
-from code_t5 import runtime
+from code_t5.engine import runtime
 from code_t5.training import launcher
 from code_t5.training import operative_config
 
@@ -67,7 +67,7 @@ def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
         encoding="utf-8")
     # The NumPy runtime `complete`/`serve`/`lsp` load (code_t5/runtime.py): shipped with the
     # weights, so that completing needs no TensorFlow at all.
-    from code_t5 import complete  # pylint: disable=g-import-not-at-top  (no cycle: complete
+    from code_t5.engine import complete  # pylint: disable=g-import-not-at-top  (no cycle: complete
     # does not import pack)
     complete.load_network(complete.model_info(tmp))
     summary = {

@@ -19,10 +19,10 @@ import urllib.request
 import pytest
 import seqio
 
-from code_t5 import complete
-from code_t5 import serve
 from code_t5 import test_utils
 from code_t5.data import vocab
+from code_t5.engine import complete
+from code_t5.engine import serve
 
 # Tabs, spaces, unicode and blank lines, longer than the tiny models' 255-token context.
 SOURCE = (

@@ -1,4 +1,5 @@
-"""code_t5.decoding and the Completer's search, on the shipped model (no TensorFlow, seconds).
+"""code_t5.engine.decoding and the Completer's search, on the shipped model (no TensorFlow,
+seconds).
 
 That greedy lines equal Mesh TF's decodes is pretrained_test; that the runtime computes Mesh TF's
 logits is runtime_test; that healing completes half-typed words of memorised files is
@@ -10,13 +11,13 @@ import types
 import numpy as np
 import pytest
 
-from code_t5 import complete
-from code_t5 import decoding
 from code_t5 import test_utils
-from code_t5 import tokenizers
 from code_t5.data import flcc
 from code_t5.data import line_completion
 from code_t5.data import sources
+from code_t5.engine import complete
+from code_t5.engine import decoding
+from code_t5.engine import tokenizers
 
 # The search alone: its lines in the model's order (no healing, filters or name preference).
 PLAIN = complete.EngineOptions(top=5, heal=False, filters=False, names=False)

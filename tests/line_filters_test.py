@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-from code_t5 import line_filters
+from code_t5.engine import line_filters
 
 DEV_LANGUAGES = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev" / "v3" / "languages"
 BRACKETS, STRING, TOKENIZE, REPEATS = line_filters.REASONS

@@ -21,9 +21,9 @@ import threading
 import pytest
 
 from code_t5 import cli
-from code_t5 import complete
-from code_t5 import lsp
 from code_t5 import test_utils
+from code_t5.engine import complete
+from code_t5.engine import lsp
 
 # The line filters are the engine's business (complete_test); here the server's Completer and the
 # test's own are built from the same flags and must agree.

@@ -1,15 +1,15 @@
-"""Completing a half-typed word to a name the file already uses (code_t5/names.py)."""
+"""Completing a half-typed word to a name the file already uses (code_t5/engine/names.py)."""
 
 import dataclasses
 
 import pytest
 
-from code_t5 import complete
-from code_t5 import names
 from code_t5 import test_utils
 from code_t5.data import flcc
 from code_t5.data import line_completion
 from code_t5.data import sources
+from code_t5.engine import complete
+from code_t5.engine import names
 
 
 @dataclasses.dataclass(frozen=True)

@@ -6,9 +6,9 @@ import shutil
 import numpy as np
 import pytest
 
-from code_t5 import complete
 from code_t5 import pack
 from code_t5 import test_utils
+from code_t5.engine import complete
 from code_t5.training import operative_config
 
 PREFIX = "import os\nimport sys\n\n\ndef main(argv):\n    "

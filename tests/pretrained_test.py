@@ -3,7 +3,7 @@ README's numbers.
 
 results/line_completion_dev_sitepackages-4500.json holds, for random held-out points of
 dataset-dev, what the Mesh TF eval of that model decoded there (the decodes the README's table
-scores); the shipped runtime (code_t5/runtime.py), searched greedily (beam 1, no healing, no
+scores); the shipped runtime (code_t5/engine/runtime.py), searched greedily (beam 1, no healing, no
 filters) by the Completer that `code-t5 complete`, `serve` and `lsp` use, must give the same
 lines: the NumPy engine computes what Mesh TF computes, and the package needs no TensorFlow to
 complete. One difference is by design: Mesh TF decodes a line that never ends up to its length
@@ -15,11 +15,11 @@ import json
 
 import pytest
 
-from code_t5 import complete
 from code_t5 import test_utils
 from code_t5.data import flcc
 from code_t5.data import line_completion
 from code_t5.data import sources
+from code_t5.engine import complete
 
 RESULTS = sources.REPO_ROOT / "results" / "line_completion_dev_sitepackages-4500.json"
 

@@ -1,4 +1,4 @@
-"""code_t5.runtime: the NumPy engine computes Mesh TF's logits, one cached step at a time.
+"""code_t5.engine.runtime: the NumPy engine computes Mesh TF's logits, one cached step at a time.
 
 Against Mesh TF's own logits (tests/mesh_tf_logits.py, conftest.mesh_tf_logits) for the three
 families the project trains (shared encoder-decoder, decoder-only prefix LM, T5.1.1 gated-GELU
@@ -13,8 +13,8 @@ import json
 import numpy as np
 import pytest
 
-from code_t5 import complete
-from code_t5 import runtime
+from code_t5.engine import complete
+from code_t5.engine import runtime
 
 from conftest import LOGITS_MODELS, TINY_STEPS  # pylint: disable=g-bad-import-order
 

@@ -17,8 +17,8 @@ import threading
 
 import pytest
 
-from code_t5 import complete
-from code_t5 import serve
+from code_t5.engine import complete
+from code_t5.engine import serve
 
 OPTIONS = complete.EngineOptions(max_tokens=8)  # short lines: many requests reach the model
 GOOD = {"prefix": "def add(a, b):\n    return ", "id": "good"}

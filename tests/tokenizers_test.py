@@ -1,12 +1,13 @@
-"""code_t5.tokenizers: the engine's TensorFlow-free tokenizers give the seqio vocabularies' ids."""
+"""code_t5.engine.tokenizers: the engine's TensorFlow-free tokenizers give the seqio vocabularies'
+ids."""
 
 import pytest
 
-from code_t5 import tokenizers
 from code_t5.data import flcc
 from code_t5.data import sources
 from code_t5.data import spm_vocabulary
 from code_t5.data import vocab
+from code_t5.engine import tokenizers
 
 TRICKY = ["", "\n", "x = 1\n", "\tif a:\n\t\treturn '▁'\n", "s = '▁▁x▁'", "é = 'ü😀'\n",
           "    " * 9 + "pass  \r\n", "<extra_id_0> <unk> </s>", "\x00\x7f"]

@@ -12,9 +12,9 @@ reply is the object `code-t5 complete --json` prints:
     {"completion": "<the best line's rest>", "completions": [{"text": "<rest of the line>",
      "score": -0.83}, ...], "context_chars": N, "truncated": false, "ms": 12.3}
 
-"completions" are ranked best first (score: log-probability / sqrt(pieces), code_t5.decoding;
+"completions" are ranked best first (score: log-probability / sqrt(pieces), code_t5.engine.decoding;
 a line that completes a half-typed word to a name the file uses may rank above a higher score,
-code_t5.names); "completion" is the first one's text, "" when none is shown (for clients of
+code_t5.engine.names); "completion" is the first one's text, "" when none is shown (for clients of
 the one-line protocol). A bad request gets {"error": "<one line>"} (the server keeps running):
 any bytes on stdin and any HTTP request get a JSON reply (4xx over HTTP), and the next good
 request is answered. An
@@ -32,8 +32,8 @@ import math
 import sys
 import threading
 
-from code_t5 import complete as complete_lib
 from code_t5 import errors
+from code_t5.engine import complete as complete_lib
 
 MAX_REQUEST_BYTES = 16 << 20
 MAX_TOP = 20  # a request's "top": each line more widens the beam (and the request's time)

@@ -36,7 +36,7 @@ import sys
 from concurrent import futures
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from code_t5 import complete as complete_lib
+from code_t5.engine import complete as complete_lib
 
 NAME = "code-t5"
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"

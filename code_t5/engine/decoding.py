@@ -48,8 +48,8 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from code_t5 import runtime
-from code_t5 import tokenizers
+from code_t5.engine import runtime
+from code_t5.engine import tokenizers
 
 _NEG_INF = np.float32(-np.inf)
 # Score = log-probability / tokens ** LENGTH_EXPONENT. Measured with the shipped model at

@@ -4,7 +4,7 @@ Serving through TensorFlow costs ~0.85 GB of RAM and seconds of import before th
 and Mesh TF's decoders cannot rank whole lines (no beam search for decoder-only models, no
 constraint on the first pieces for token healing). The engine here computes what Mesh TF
 computes, in float32 NumPy, one token at a time with cached keys and values, so that
-`code_t5.decoding` can search lines as it likes:
+`code_t5.engine.decoding` can search lines as it likes:
 
     write(model_dir)  ->  <model_dir>/runtime/step<N>/{model.json, params.npz[, vocab.model]}
     Network.load(that dir)
@@ -33,7 +33,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from code_t5 import errors
-from code_t5 import tokenizers
+from code_t5.engine import tokenizers
 
 RUNTIME_DIR = "runtime"
 FORMAT = 1
@@ -73,7 +73,8 @@ def _vocabulary_spec(vocabulary, out: pathlib.Path) -> dict:
                           "(its sentinels are pieces of the model): the engine cannot serve it")
     return spec
   raise RuntimeFolderError(f"vocabulary {type(vocabulary).__name__} has no TensorFlow-free "
-                      "tokenizer (code_t5.tokenizers): byte and SentencePiece vocabularies do")
+                           "tokenizer (code_t5.engine.tokenizers): byte and SentencePiece "
+                           "vocabularies do")
 
 
 def write(model_dir: pathlib.Path, step: int, info: dict, vocabulary, echo=None) -> pathlib.Path:

@@ -41,7 +41,7 @@ class Tokenizer:
   @functools.cached_property
   def piece_prefixes(self) -> FrozenSet[bytes]:
     """Every non-empty prefix of every piece: the texts token healing may take back
-    (code_t5.decoding.split_heal)."""
+    (code_t5.engine.decoding.split_heal)."""
     return frozenset(piece[:n] for piece in self.piece_bytes if piece
                      for n in range(1, len(piece) + 1))
 

@@ -38,11 +38,11 @@ import sys
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from code_t5 import decoding
 from code_t5 import errors
-from code_t5 import names
 from code_t5 import processes
-from code_t5 import runtime
+from code_t5.engine import decoding
+from code_t5.engine import names
+from code_t5.engine import runtime
 from code_t5.training import launcher
 from code_t5.training import operative_config
 
@@ -609,7 +609,7 @@ class Completer:
       lines = names.rank(lines, prefix)
     if not options.filters:
       return context, [(line, None) for line in lines]
-    from code_t5 import line_filters  # pylint: disable=g-import-not-at-top  (only when on)
+    from code_t5.engine import line_filters  # pylint: disable=g-import-not-at-top  (only when on)
     where = line_filters.LineContext.of(prefix, suffix)
     return context, [(line, where.reject_reason(line.text)) for line in lines]
 
