@@ -1,4 +1,4 @@
-"""Fit time, peak memory and completion speed of the n-gram baseline (code_t5/ngram.py).
+"""Fit time, peak memory and completion speed of the n-gram baseline (code_t5/evaluation/ngram.py).
 
     nice -n 19 python benchmarks/ngram_benchmark.py [--root dataset-dev] [--train-root ROOT]
 
@@ -16,9 +16,9 @@ import time
 
 import bench_utils  # noqa: F401 (puts the repository on sys.path)
 
-from code_t5 import ngram
 from code_t5.data import flcc
 from code_t5.data import line_completion
+from code_t5.evaluation import ngram
 
 DEV_ROOT = bench_utils.REPO / "dataset-dev"
 

@@ -22,7 +22,7 @@ DEFAULT_STEPS = 300
 # a command imports them, and calls registration.register() if it needs the seqio registry or
 # gin's search path, once its arguments are checked.
 SUBCOMMAND_MODULES = ("code_t5.data.corpus", "code_t5.engine.complete", "code_t5.engine.serve",
-                      "code_t5.training.cache", "code_t5.data.vocab", "code_t5.baseline",
+                      "code_t5.training.cache", "code_t5.data.vocab", "code_t5.evaluation.baseline",
                       "code_t5.t5x", "code_t5.pack", "code_t5.engine.lsp")
 
 

@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from code_t5 import baseline
 from code_t5 import cli
 from code_t5.data import flcc
 from code_t5.data import line_completion
 from code_t5.data import sources
+from code_t5.evaluation import baseline
 
 
 @pytest.fixture(scope="module")

@@ -2,13 +2,13 @@
 
 import pytest
 
-from code_t5 import baseline
-from code_t5 import engine_eval
 from code_t5 import test_utils
 from code_t5.data import flcc
 from code_t5.data import line_completion
 from code_t5.data import sources
 from code_t5.engine import complete
+from code_t5.evaluation import baseline
+from code_t5.evaluation import engine_eval
 
 FILES = 2  # 16 points of dataset-dev's validation split
 

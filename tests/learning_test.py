@@ -26,10 +26,10 @@ from typing import List, NamedTuple
 
 import pytest
 
-from code_t5 import baseline
 from code_t5 import test_utils
 from code_t5.data import line_completion
 from code_t5.engine import complete
+from code_t5.evaluation import baseline
 from code_t5.training import launcher
 
 FILES = {

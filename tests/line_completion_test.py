@@ -9,7 +9,6 @@ import seqio
 import tensorflow as tf
 
 import code_t5  # pylint: disable=unused-import  (registers the tasks)
-from code_t5 import baseline
 from code_t5.data import flcc
 from code_t5.data import line_completion
 from code_t5.data import postprocessors
@@ -17,6 +16,7 @@ from code_t5.data import sources
 from code_t5.data import spm_vocabulary
 from code_t5.data import tasks
 from code_t5.data import vocab
+from code_t5.evaluation import baseline
 
 SPM_TASK = "flcc_py_line_completion_spm_dev_v1"
 

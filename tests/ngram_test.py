@@ -4,10 +4,10 @@ import collections
 
 import pytest
 
-from code_t5 import ngram
 from code_t5.data import flcc
 from code_t5.data import line_completion
 from code_t5.data import sources
+from code_t5.evaluation import ngram
 
 
 def test_tokens_cover_the_text_exactly():

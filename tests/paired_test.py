@@ -2,8 +2,8 @@
 
 import pytest
 
-from code_t5 import baseline
-from code_t5 import paired
+from code_t5.evaluation import baseline
+from code_t5.evaluation import paired
 
 # 24 files of 8 points each: the shape of dataset-dev's validation split (192 points).
 FILES = [f"file{i}.py" for i in range(24) for _ in range(8)]

@@ -1,7 +1,7 @@
 """Line-completion points: where in a file a completion is asked for, and what the answer is.
 
 Pure Python (no TensorFlow), so the seqio task (code_t5/data/line_completion_data.py), the baseline
-(code_t5/baseline.py) and any other tool judge exactly the same points.
+(code_t5/evaluation/baseline.py) and any other tool judge exactly the same points.
 
 A point is a cursor in a file; its *context* is all the text before the cursor and its *target*
 is the rest of the cursor's line, without the "\\n" that ends it (a "\\r" before it is part of the

@@ -1,12 +1,12 @@
 """`code-t5 baseline`: scores the model-free line-completion baseline, a token n-gram model
-(code_t5/ngram.py) counted on the TRAIN split of an FLCC root.
+(code_t5/evaluation/ngram.py) counted on the TRAIN split of an FLCC root.
 
 It judges it at exactly the task's points (code_t5/data/line_completion.py) of a split, next to an
 empty prediction, with the task's metrics (metrics.line_completion_metrics), and — with
 --model-dir — a trained model's eval decodes of the same points (the Mesh TF eval of
 runs/eval_line_completion.gin), into one JSON results file. Every system is also compared with the
 n-gram at the same points: the difference in each metric and its 95 % interval
-(code_t5/paired.py), as one line more or less of a 192-point set is not a win.
+(code_t5/evaluation/paired.py), as one line more or less of a 192-point set is not a win.
 """
 
 import collections
@@ -19,17 +19,17 @@ import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from code_t5 import errors
-from code_t5 import ngram as ngram_lib
-from code_t5 import paired
 from code_t5.data import flcc
 from code_t5.data import line_completion
 from code_t5.data import metrics
 from code_t5.data import postprocessors
+from code_t5.evaluation import ngram as ngram_lib
+from code_t5.evaluation import paired
 
 
 def default_root() -> pathlib.Path:
   """dataset-dev/ of the repository (the tasks' default root)."""
-  return pathlib.Path(__file__).resolve().parent.parent / "dataset-dev"
+  return pathlib.Path(__file__).resolve().parents[2] / "dataset-dev"
 
 
 class BaselineError(errors.UserError):
@@ -79,7 +79,7 @@ def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path]
   points from that many files of the split (line_completion.sample_files), as
   `code-t5 eval --line-completion --max-files` does. `examples` random points are kept with every
   system's prediction, for a reader to judge. Each of `checkpoints` is run through the completion
-  engine at the points, once per rung of code_t5.engine_eval.RUNGS.
+  engine at the points, once per rung of code_t5.evaluation.engine_eval.RUNGS.
   """
   if split not in flcc.SPLITS:
     raise BaselineError(f"--split must be one of {', '.join(flcc.SPLITS)}, got {split!r}")
@@ -150,7 +150,8 @@ def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path]
     system_predictions[key] = predictions
   engine = {}
   for checkpoint in checkpoints:
-    from code_t5 import engine_eval  # pylint: disable=g-import-not-at-top  (loads a model)
+    # Imported only here, where a model is loaded.
+    from code_t5.evaluation import engine_eval  # pylint: disable=g-import-not-at-top
     found = engine_eval.run(pathlib.Path(checkpoint), points, scored, echo)
     suffix = "" if len(checkpoints) == 1 else f"@{pathlib.Path(checkpoint).name}"
     for key, system in found["systems"].items():
@@ -244,7 +245,7 @@ def _cli(args) -> int:
     print(f"{name[:40]:<40} {m['exact_match']:6.1f} {m['edit_similarity']:6.1f} "
           f"{m['prefix_match_chars']:7.2f}{differences}")
   print(f"intervals: a paired bootstrap over the {results['points']['files']} files' points "
-        "(code_t5/paired.py)")
+        "(code_t5/evaluation/paired.py)")
   for checkpoint, found in results.get("engine", {}).items():
     filters = found["filters"]
     removed = ", ".join(f"{reason} {count}" for reason, count in filters["removed"].items())
@@ -279,7 +280,7 @@ def register_cli(subparsers) -> None:
   parser.add_argument("--checkpoint", type=pathlib.Path, action="append", default=[],
                       metavar="DIR", help="also run the completion engine (`code-t5 complete`) "
                       "on this model dir at the points, once per engine setting "
-                      "(code_t5/engine_eval.py); repeatable")
+                      "(code_t5/evaluation/engine_eval.py); repeatable")
   parser.add_argument("--model-dir", type=pathlib.Path, action="append", default=[],
                       help="also score this model dir's newest line-completion eval decodes "
                       "(repeatable)")
