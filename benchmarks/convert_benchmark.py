@@ -1,4 +1,5 @@
-"""Mesh TF -> T5X conversion (code_t5/t5x.py): time, MB/s and peak memory, tiny and small models.
+"""Mesh TF -> T5X conversion (code_t5/convert/t5x.py): time, MB/s and peak memory, tiny and small
+models.
 
     python benchmarks/convert_benchmark.py [--workdir DIR] [--models span_corruption,...]
                                            [--sizes tiny,small]
@@ -6,8 +7,9 @@
 Checkpoints: each model x size is trained for 1 step through mesh_transformer_main (batch 2 x 64
 tokens: only the variables matter) into --workdir, reused when already there. Each conversion
 runs in a fresh interpreter that reads /proc/self/status: VmHWM after importing TensorFlow and
-code_t5.t5x ("import"), then after converting ("peak"); peak - import is what converting itself
-cost, to compare with the largest single tensor (streaming keeps it near that, not the model).
+code_t5.convert.t5x ("import"), then after converting ("peak"); peak - import is what converting
+itself cost, to compare with the largest single tensor (streaming keeps it near that, not the
+model).
 "convert s" and MB/s (Mesh TF bytes read per second) cover the conversion after the imports;
 "process s" is the whole interpreter, start-up and TensorFlow import included.
 Modes: float32 params + Adafactor state (the default), and bfloat16 --params-only.
@@ -42,7 +44,7 @@ def _vm_kb(field):
 def measure(source, out, dtype, params_only):
   """In a fresh interpreter (bench_utils.in_subprocess): one conversion's figures."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from code_t5 import t5x  # pylint: disable=g-import-not-at-top
+  from code_t5.convert import t5x  # pylint: disable=g-import-not-at-top
   import_hwm = _vm_kb("VmHWM")
   report = t5x.convert(pathlib.Path(source), pathlib.Path(out), dtype=dtype,
                        params_only=params_only)

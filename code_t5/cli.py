@@ -23,7 +23,7 @@ DEFAULT_STEPS = 300
 # gin's search path, once its arguments are checked.
 SUBCOMMAND_MODULES = ("code_t5.data.corpus", "code_t5.engine.complete", "code_t5.engine.serve",
                       "code_t5.training.cache", "code_t5.data.vocab", "code_t5.evaluation.baseline",
-                      "code_t5.t5x", "code_t5.pack", "code_t5.engine.lsp")
+                      "code_t5.convert.t5x", "code_t5.convert.pack", "code_t5.engine.lsp")
 
 
 def _experiment(args) -> launcher.Experiment:

@@ -1,13 +1,13 @@
-"""code_t5/pack.py (`code-t5 pack`): a trained model dir's weights alone, as a model dir that
-`complete` loads and gives the same lines from, on a real tiny Mesh TF run."""
+"""code_t5/convert/pack.py (`code-t5 pack`): a trained model dir's weights alone, as a model dir
+that `complete` loads and gives the same lines from, on a real tiny Mesh TF run."""
 
 import shutil
 
 import numpy as np
 import pytest
 
-from code_t5 import pack
 from code_t5 import test_utils
+from code_t5.convert import pack
 from code_t5.engine import complete
 from code_t5.training import operative_config
 

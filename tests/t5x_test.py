@@ -1,4 +1,5 @@
-"""code_t5.t5x: Mesh TF -> T5X checkpoints, proven on real checkpoints of the project's tiny models.
+"""code_t5.convert.t5x: Mesh TF -> T5X checkpoints, proven on real checkpoints of the project's tiny
+models.
 
 * round trip: every Mesh TF variable equals the T5X leaf it maps to, read back with msgpack +
   tensorstore (tests/numpy_t5.py's reader, not the writer's code), through a name mapping written
@@ -21,7 +22,7 @@ import pytest
 import tensorflow as tf
 
 import numpy_t5
-from code_t5 import t5x
+from code_t5.convert import t5x
 from code_t5.data import vocab
 
 MODELS = ("shared-prefix_lm", "prefix_lm", "span_corruption")  # conftest.LOGITS_MODELS
@@ -68,7 +69,7 @@ def _rewrite(prefix, out_dir, drop=(), replace=None):
 # ---------------------------------------------------------------- round trip
 
 # The T5X mapping, written from t5x's t5_importer table and the checkpoints' layouts, not from
-# code_t5.t5x:
+# code_t5.convert.t5x:
 # (Mesh TF tower, layer scope) -> [(T5X stack, sublayer, its pre-norm)].
 _LAYERS = {
     "span_corruption": {
@@ -374,7 +375,7 @@ def test_interrupted_run_leaves_nothing_that_looks_like_a_checkpoint(tiny_run, t
   out = tmp_path / "out"
   code = (
       "import os, pathlib, signal\n"
-      "from code_t5 import t5x\n"
+      "from code_t5.convert import t5x\n"
       "write, calls = t5x.write_zarr, []\n"
       "def dying(*args):\n"
       "  calls.append(1)\n"

@@ -231,7 +231,7 @@ def gin_text(model: checkpoints.Model, prefix: str, step: int,
              operative: operative_config.OperativeConfig, params_only: bool = False) -> str:
   """A T5X gin config for the converted model: t5x's stock config, our sizes."""
   vocabulary = operative.value("task_name.vocabulary")
-  lines = [f"# T5X model for {prefix} (step {step}), converted by code_t5.t5x.",
+  lines = [f"# T5X model for {prefix} (step {step}), converted by code_t5.convert.t5x.",
            f"# {model.describe()}", "from __gin__ import dynamic_registration",
            *(["import seqio"] if vocabulary == "byte" else []), ""]
   if params_only:
