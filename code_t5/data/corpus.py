@@ -36,10 +36,14 @@ Bad input never stops an import: a file is dropped and counted under one reason
   untokenizable   Python's tokenizer rejects it, so its comments cannot be stripped
   empty           nothing but whitespace once comments are stripped
   not_in_a_record a *.py file in site-packages that no dist-info/RECORD lists
+  git_failed      its checkout's history cannot be read (e.g. a partial clone lacks an object,
+                  which the import never fetches), so its repository is skipped
 
 and a folder that yields no repository (not_a_repository, no_python_files, editable_install,
 git_failed, no_commits, duplicate_repository) is counted as a skipped repository. Nothing outside
-the sources is read: symlinks are resolved and checked before they are opened.
+the sources is read: symlinks are resolved and checked before they are opened. Nor is anything
+run that a checkout names: its git config cannot make git start a program, fetch, or change the
+history that is read (the list is _GIT_CONFIG in code_t5/corpus.py).
 
 The output depends only on the sources' contents, never on the clock or on directory order
 (sorted everywhere; plain folders and site-packages use a fixed fake commit time), so importing the
@@ -78,8 +82,66 @@ SITE_PACKAGES_OWNER = "pypi"
 # FLCC names a flattened file `<unix_time><ext>` when `<old_name>_<unix_time_ns><ext>` is too long.
 _MAX_STEM_BYTES = 200
 _PROGRESS_SECONDS = 5.0
-# Never run a checkout's own programs: fsmonitor hooks are configured per repository.
-_GIT = ("git", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false")
+
+# How git is run on a checkout, which may be someone else's: the one place to extend.
+#
+# A checkout's .git/config (and every file it pulls in with include.path or includeIf) can name
+# programs for git to run, and nothing switches a repository's own config off (GIT_CONFIG_GLOBAL
+# and GIT_CONFIG_NOSYSTEM cover only the user's and the system's). Config given with -c is read
+# last and wins over all of those files, so each option below that can start a program on the
+# commands this module runs (rev-list, log, ls-files, config) is pinned to a harmless value, and
+# so is each one that changes what those commands print. Aliases cannot matter: git runs its
+# builtin commands, which no alias can shadow. safe.directory is left alone, so git's own check
+# still refuses a checkout that another user owns (skipped as git_failed).
+_NO_PROGRAM = os.devnull  # not executable: starting it fails, whatever PATH holds
+_GIT_CONFIG = (
+    # Programs.
+    ("core.fsmonitor", "false"),  # ls-files reads the index, which starts an fsmonitor hook
+    ("core.hooksPath", os.devnull),  # no hooks (git 2.39 runs none here; a later git might)
+    ("log.showSignature", "false"),  # log verifies a signed commit by running the gpg program
+    ("gpg.program", _NO_PROGRAM),  # ... named by these, one per kind of signature:
+    ("gpg.openpgp.program", _NO_PROGRAM),  # PGP
+    ("gpg.x509.program", _NO_PROGRAM),  # X.509 (gpgsm)
+    ("gpg.ssh.program", _NO_PROGRAM),  # SSH (ssh-keygen)
+    # A partial clone fetches an object it lacks (a blob that log's rename detection reads) from
+    # its promisor remote, through remote.<name>.uploadpack, core.sshCommand or an ext:: command
+    # of the checkout's. Every transport is refused instead (protocol.<name>.allow beats
+    # protocol.allow, so each is named), and such a repository is skipped as git_failed.
+    ("protocol.allow", "never"),
+    *((f"protocol.{name}.allow", "never")
+      for name in ("file", "git", "ssh", "http", "https", "ftp", "ftps", "ext", "fd")),
+    ("core.sshCommand", _NO_PROGRAM),  # and, should a transport start all the same, no program
+    ("credential.helper", ""),  # (an empty value clears the checkout's list)
+    ("core.askPass", ""),
+    ("core.pager", "cat"),  # "cat" is no pager; git starts none without a terminal anyway
+    # What is printed: METADATA and the init-hash depend on the history alone.
+    ("core.quotePath", "false"),  # names as git stores them, not C-quoted
+    ("log.showRoot", "true"),  # the root commit's files are listed (git's default)
+    ("diff.renames", "true"),  # a rename is R, not D and A, nor copies C (git's default)
+    ("diff.orderFile", os.devnull),  # files in git's order
+)
+# Not set, as no -c can name them all and these commands reach none: diff.<driver>.textconv and
+# .command (per path, from .gitattributes; log prints no patch, and _GIT_LOG says --no-textconv
+# --no-ext-diff), filter.<driver>.* (only converting to or from the working tree, which
+# rev-list, log, ls-files and config never do), merge drivers, editors, pager.<command> (--no-pager
+# below), core.alternateRefsCommand and uploadpack.packObjectsHook (fetch, receive-pack and
+# upload-pack, which a denied transport never reaches).
+_GIT = ("git", "--no-pager",
+        *(arg for key, value in _GIT_CONFIG for arg in ("-c", f"{key}={value}")))
+# log's own switches for the same: no signatures, diff programs, text conversion, notes or colour.
+_GIT_LOG = ("log", "--no-show-signature", "--no-ext-diff", "--no-textconv", "--no-notes",
+            "--no-color")
+# The environment: the caller's without any GIT_* variable (GIT_DIR, GIT_WORK_TREE and
+# GIT_INDEX_FILE, set inside a git hook, would point git at another repository; GIT_CONFIG_* add
+# config; GIT_EXTERNAL_DIFF, GIT_SSH_COMMAND, GIT_PAGER, GIT_ASKPASS name programs), plus these.
+_GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",  # no system config,
+    "GIT_CONFIG_GLOBAL": os.devnull,  # nor the user's (git >= 2.32): same output for anyone
+    "GIT_NO_REPLACE_OBJECTS": "1",  # replace refs rewrite the history read (the init-hash),
+    "GIT_GRAFT_FILE": os.devnull,  # and so does .git/info/grafts
+    "GIT_NO_LAZY_FETCH": "1",  # a partial clone fetches nothing (git >= 2.44; protocol.* above)
+    "GIT_TERMINAL_PROMPT": "0",  # never wait for a password
+}
 
 
 class CorpusError(errors.UserError):
@@ -213,6 +275,13 @@ class Report:
     self.files[outcome] += 1
     self.bytes[outcome] += num_bytes
 
+  def drop_kept(self, reason: str, files: int, num_bytes: int):
+    """Counts `files` already counted as kept as dropped for `reason`: their repository fails."""
+    self.files["kept"] -= files
+    self.bytes["kept"] -= num_bytes
+    self.files[reason] += files
+    self.bytes[reason] += num_bytes
+
   def skip_repository(self, reason: str, where, detail: str = ""):
     self.skipped_repositories[reason] += 1
     print(f"import: skipping {where} ({reason}{': ' + detail if detail else ''})", file=sys.stderr)
@@ -243,7 +312,18 @@ def _sha1(text: str) -> str:
 
 
 def _git(folder: str, *args: str) -> bytes:
-  return subprocess.run([*_GIT, "-C", folder, *args], check=True, capture_output=True).stdout
+  """The output of one git command on the checkout `folder`, run as _GIT_CONFIG says."""
+  env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+  env.update(_GIT_ENV)
+  # No stdin: an include.path of /dev/stdin, or a prompt, never reads the importer's terminal.
+  return subprocess.run([*_GIT, "-C", folder, *args], env=env, stdin=subprocess.DEVNULL,
+                        check=True, capture_output=True).stdout
+
+
+def _git_error(e: Exception) -> str:
+  """The last line git wrote to stderr, else the exception's message."""
+  lines = (getattr(e, "stderr", None) or b"").decode("utf-8", "replace").strip().splitlines()
+  return lines[-1] if lines else str(e)
 
 
 def _owner_and_name_from_url(url: str) -> Optional[Tuple[str, str]]:
@@ -259,11 +339,10 @@ def _git_repository(folder: pathlib.Path, report: Report) -> Optional[RepoSource
   top = os.path.realpath(folder)
   try:
     roots = _git(top, "rev-list", "--max-parents=0", "--reverse", "HEAD").split()
-    commit_time = int(_git(top, "log", "-1", "--pretty=%ct", "HEAD").strip())
+    commit_time = int(_git(top, *_GIT_LOG, "-1", "--pretty=%ct", "HEAD").strip())
     listed = _git(top, "ls-files", "-z", "--cached").split(b"\0")
   except (subprocess.CalledProcessError, ValueError) as e:
-    lines = (getattr(e, "stderr", None) or b"").decode("utf-8", "replace").strip().splitlines()
-    detail = lines[-1] if lines else str(e)
+    detail = _git_error(e)
     no_commits = "unknown revision" in detail or "does not have any commits" in detail
     report.skip_repository("no_commits" if no_commits else "git_failed", folder, detail)
     return None
@@ -283,7 +362,7 @@ def _git_repository(folder: pathlib.Path, report: Report) -> Optional[RepoSource
       files.append(Candidate(rel=rel, path=os.path.join(top, rel)))
 
   def metadata(unused_kept):  # git's own history lists every file, as FLCC's METADATA does
-    return _git(top, "log", "--pretty=%ct", "--name-status", "--diff-filter=ACDMR",
+    return _git(top, *_GIT_LOG, "--pretty=%ct", "--name-status", "--diff-filter=ACDMR",
                 "HEAD").decode("utf-8", "surrogateescape")
 
   return RepoSource(owner=owner_name[0], name=owner_name[1], init_hash=roots[0].decode(), top=top,
@@ -475,19 +554,25 @@ def _write_all(repos: List[RepoSource], v3: pathlib.Path, report: Report) -> Non
       report.skip_repository("duplicate_repository", repo.where,
                              f"{repo.repo_id} at {repo.init_hash} is imported from another source")
       continue
-    kept = []
+    kept, kept_bytes = [], 0
     for candidate in repo.files:
       outcome, num_bytes, data = examine(candidate, repo.top)
       report.add(outcome, num_bytes)
       if outcome == "kept":
         kept.append((candidate.rel, data))
+        kept_bytes += num_bytes
       progress.update(index, report)
     if not kept:
       report.skip_repository("no_python_files", repo.where)
       continue
+    try:
+      metadata = repo.metadata([rel for rel, _ in kept])
+    except subprocess.CalledProcessError as e:  # git log: e.g. an object a partial clone lacks
+      report.drop_kept("git_failed", len(kept), kept_bytes)
+      report.skip_repository("git_failed", repo.where, _git_error(e))
+      continue
     seen.add(key)
-    report.written_bytes += write_init_hash(v3, repo.repo_id, repo.init_hash, kept,
-                                            repo.metadata([rel for rel, _ in kept]),
+    report.written_bytes += write_init_hash(v3, repo.repo_id, repo.init_hash, kept, metadata,
                                             repo.commit_time)
     report.repositories += 1
 
