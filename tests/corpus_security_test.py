@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from code_t5 import cli
-from code_t5 import flcc
+from code_t5.data import flcc
 
 ALL = flcc.Splits(validation=0, test=0)
 # The checkout's program: records that it ran (outside the checkout, so nothing imports it).

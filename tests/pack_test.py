@@ -1,11 +1,14 @@
 """code_t5/convert/pack.py (`code-t5 pack`): a trained model dir's weights alone, as a model dir
 that `complete` loads and gives the same lines from, on a real tiny Mesh TF run."""
 
+import json
+import pathlib
 import shutil
 
 import numpy as np
 import pytest
 
+from code_t5 import cli
 from code_t5 import test_utils
 from code_t5.convert import pack
 from code_t5.engine import complete
@@ -51,14 +54,84 @@ def test_pack_drops_the_run_s_init_checkpoint_and_keeps_the_rest_of_the_config(t
   assert (out / operative_config.FILE_NAME).read_text() == text
 
 
-def test_pack_never_replaces_an_existing_out_without_force(trained, tmp_path):
+def test_pack_replaces_an_existing_out_only_with_force_and_only_an_earlier_pack(trained, tmp_path):
   out = tmp_path / "packed"
   out.mkdir()
   (out / "mine.txt").write_text("keep")
   with pytest.raises(pack.PackError, match="--force"):
     pack.pack(trained, out)
+  with pytest.raises(pack.PackError, match="not an earlier pack"):
+    pack.pack(trained, out, force=True)
   assert (out / "mine.txt").read_text() == "keep"
+  (out / "mine.txt").unlink()  # an empty folder loses nothing
   pack.pack(trained, out, force=True)
-  assert not (out / "mine.txt").exists() and (out / pack.PACK_FILE).is_file()
+  (out / "stale.txt").write_text("from the earlier pack")
+  summary = pack.pack(trained, out, force=True)  # an earlier pack: replaced
+  assert not (out / "stale.txt").exists()
+  assert json.loads((out / pack.PACK_FILE).read_text()) == summary
   with pytest.raises(pack.PackError, match="--step"):
     pack.pack(trained, tmp_path / "other", step=999999)
+
+
+# --------------------------------------------------------------------------------------------------
+# --out that --force must never replace: refused before anything is read or written, so a model
+# dir as far as those checks look (a config and a checkpoint's index) is enough.
+
+
+@pytest.fixture
+def model_dir(tmp_path):
+  """runs/model: what pack's argument checks look at, and files that must survive; it is itself
+  a pack (has pack.json), as a pack packed again is."""
+  model = tmp_path / "runs" / "model"
+  (model / "runtime").mkdir(parents=True)
+  (model / operative_config.FILE_NAME).write_text("# the run's config\n")
+  (model / "model.ckpt-4.index").write_text("index")
+  (model / "runtime" / "weights.npy").write_text("weights")
+  (model / pack.PACK_FILE).write_text("{}\n")
+  (tmp_path / "runs" / "other-run.txt").write_text("a sibling")
+  return model
+
+
+def _pack_cli(capsys, model, out):
+  code = cli.main(["pack", str(model), "--out", str(out), "--force"])
+  return code, capsys.readouterr().err
+
+
+def test_force_never_replaces_a_folder_that_is_not_a_pack(model_dir, tmp_path, capsys):
+  out = tmp_path / "thesis"
+  out.mkdir()
+  (out / "thesis.tex").write_text("precious")
+  code, err = _pack_cli(capsys, model_dir, out)
+  assert code == 2 and err.count("\n") == 1, err
+  assert f"--out {out} is not an earlier pack" in err and "choose another --out" in err
+  assert (out / "thesis.tex").read_text() == "precious"
+  a_file = tmp_path / "notes.txt"
+  a_file.write_text("mine")
+  with pytest.raises(pack.PackError, match="not an earlier pack"):
+    pack.pack(model_dir, a_file, force=True)
+  assert a_file.read_text() == "mine"
+
+
+@pytest.mark.parametrize("out", ["runs/model", "runs/model/", "runs/model/../model", "runs",
+                                 ".", "runs/model/runtime", "runs/model/new", "link",
+                                 "link/runtime", "parent-link/model"])
+def test_force_never_replaces_the_model_dir_a_folder_inside_it_or_one_holding_it(
+    model_dir, tmp_path, capsys, monkeypatch, out):
+  monkeypatch.chdir(tmp_path)
+  (tmp_path / "link").symlink_to(model_dir, target_is_directory=True)
+  (tmp_path / "parent-link").symlink_to(model_dir.parent, target_is_directory=True)
+  before = test_utils.tree_listing(tmp_path)
+  code, err = _pack_cli(capsys, model_dir, out)
+  assert code == 2 and err.count("\n") == 1, err
+  assert f"--out {pathlib.Path(out)} is the model dir" in err and "a folder of its own" in err
+  assert test_utils.tree_listing(tmp_path) == before
+  assert not (tmp_path / "runs" / "model" / "new").exists()
+
+
+def test_the_model_dir_given_through_a_link_is_never_replaced(model_dir, tmp_path, capsys):
+  link = tmp_path / "model-link"
+  link.symlink_to(model_dir, target_is_directory=True)
+  before = test_utils.tree_listing(tmp_path)
+  assert _pack_cli(capsys, link, model_dir)[0] == 2
+  assert _pack_cli(capsys, link, model_dir.parent)[0] == 2
+  assert test_utils.tree_listing(tmp_path) == before

@@ -7,9 +7,12 @@ checkpoint except the optimizer's slots, Mesh TF's `checkpoint` state file, the 
 from; less the run's `init_checkpoint`, a path on the machine that trained it), the same weights
 as the NumPy runtime `complete`/`serve`/`lsp` load (`OUT/runtime/step<step>/`,
 code_t5/runtime.py), and `pack.json` saying where it came from. Written to a temporary folder
-and renamed; an existing OUT is replaced only with --force."""
+and renamed; an existing OUT is replaced only with --force, and only if it is an earlier pack (it
+has pack.json) or empty: never another folder given by mistake, and never the model dir, a folder
+inside it or one that holds it."""
 
 import json
+import os
 import pathlib
 import re
 import shutil
@@ -34,6 +37,42 @@ class PackError(errors.UserError):
   """A bad `code-t5 pack` argument; the message is one line."""
 
 
+def _same_or_inside(path: pathlib.Path, folder: pathlib.Path) -> bool:
+  """Whether `path` is `folder` or inside it, symlinks resolved. Folders are compared as files
+  (device and inode), so that another spelling of one (a bind mount, a case-insensitive name)
+  is no way around it."""
+  try:
+    target = folder.stat()
+  except OSError:
+    return False
+  real = pathlib.Path(os.path.realpath(path))  # (unlike Path.resolve, never raises on a loop)
+  for ancestor in (real, *real.parents):
+    try:
+      found = ancestor.stat()
+    except OSError:  # not there (yet)
+      continue
+    if (found.st_dev, found.st_ino) == (target.st_dev, target.st_ino):
+      return True
+  return False
+
+
+def _check_out(model_dir: pathlib.Path, out: pathlib.Path, force: bool) -> None:
+  """Refuses an --out whose replacement would lose anything but an earlier pack."""
+  if _same_or_inside(out, model_dir) or _same_or_inside(model_dir, out):
+    raise PackError(f"--out {out} is the model dir {model_dir}, inside it or holds it: write the "
+                    "pack to a folder of its own")
+  if not (out.exists() or out.is_symlink()):
+    return
+  if not force:
+    raise PackError(f"--out {out} exists: pass --force to replace it")
+  if out.is_symlink():  # replacing it would replace the link, not the pack it points to
+    raise PackError(f"--out {out} is a symbolic link: give the folder it points to")
+  # --force replaces an earlier pack, never an unrelated folder given by mistake.
+  if not out.is_dir() or (any(out.iterdir()) and not (out / PACK_FILE).is_file()):
+    raise PackError(f"--out {out} is not an earlier pack (no {PACK_FILE}); refusing to replace "
+                    "it, choose another --out")
+
+
 def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
          force: bool = False) -> dict:
   """Writes the weights of `model_dir`'s checkpoint `step` (default: the newest) to `out`."""
@@ -47,8 +86,7 @@ def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
   if step is None or not pathlib.Path(f"{prefix}.index").exists():
     raise PackError(f"{model_dir} has no checkpoint{'' if step is None else f' {step}'}: "
                     "train it first, or give --step of a checkpoint it has")
-  if out.exists() and not force:
-    raise PackError(f"--out {out} exists: pass --force to replace it")
+  _check_out(model_dir, out, force)
   import tensorflow as tf  # pylint: disable=g-import-not-at-top  (slow; after argument checks)
   reader = tf.train.load_checkpoint(str(prefix))
   names = sorted(n for n in reader.get_variable_to_shape_map() if not _SLOT.search(n))
@@ -101,5 +139,6 @@ def register_cli(subparsers) -> None:
   parser.add_argument("model_dir", type=pathlib.Path)
   parser.add_argument("--out", type=pathlib.Path, required=True)
   parser.add_argument("--step", type=int, help="checkpoint step (default: the newest)")
-  parser.add_argument("--force", action="store_true", help="replace --out if it exists")
+  parser.add_argument("--force", action="store_true",
+                      help="replace --out if it is an earlier pack (has pack.json)")
   parser.set_defaults(func=_cli)
