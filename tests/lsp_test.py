@@ -8,6 +8,7 @@ and cursor the model was given, and hold a model call open to make requests stal
 """
 
 import ast
+import io
 import json
 import os
 import pathlib
@@ -419,3 +420,62 @@ def test_a_bad_checkpoint_is_one_line_on_stderr_and_nothing_on_stdout(tmp_path):
   assert result.stdout == ""
   assert result.stderr.splitlines()[-1] == (
       f"code-t5 lsp: --checkpoint {tmp_path / 'missing'} is not a directory")
+
+
+# ------------------------------------------------------------------------------------------------
+# Framing, in process: the rules of lsp.MessageReader.
+
+
+def _frame(body: bytes, length=None, name=b"Content-Length", eol=b"\r\n") -> bytes:
+  """`body` framed as LSP sends it; `length` (bytes) replaces its real Content-Length."""
+  length = str(len(body)).encode() if length is None else length
+  return name + b": " + length + eol + eol + body
+
+
+def _body(message: dict) -> bytes:
+  return json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8")
+
+
+MAX_MESSAGE_BYTES = 64 << 20  # the server's limit (lsp.MAX_MESSAGE_BYTES)
+_GOOD = {"jsonrpc": "2.0", "id": 1, "method": "m"}
+_GOOD_BODY = json.dumps(_GOOD).encode()
+_DEEP = b'{"jsonrpc": "2.0", "id": 7, "method": "m", "params": ' + b"[" * 50_000 + b"]" * 50_000
+
+
+@pytest.mark.parametrize("stream, events", [
+    (_frame(_GOOD_BODY), ["good"]),
+    (_frame(_GOOD_BODY, name=b"content-length", eol=b"\n"), ["good"]),
+    (_frame(_GOOD_BODY, name=b"Content-Type: application/vscode-jsonrpc\r\nCONTENT-LENGTH ",
+            length=b" %d " % len(_GOOD_BODY)), ["good"]),
+    (b"\r\n  \n", []),  # white space between messages is no message
+    (_frame(_GOOD_BODY, length=b"10"), [-32700]),  # too small: the rest is skipped
+    (_frame(b"{}", length=b"60"), [-32700]),  # too large: the next header is inside
+    (_frame(b"{}", length=b"4"), [-32700]),  # too large: the body ends in the next header line
+    (_frame(b"{}", length=b"0"), [-32700]),
+    (_frame(b"{}", length=b"-5"), [-32700]),
+    (_frame(b"{}", length=b"abc"), [-32700]),
+    (_frame(b"{}", length=b""), [-32700]),
+    (_frame(b"{}", length=b"1000000000000"), [-32700]),
+    (_frame(b"{}", length=str(10**30).encode()), [-32700]),
+    (_frame(b"{}", length=str(MAX_MESSAGE_BYTES + 1).encode()), [-32700]),
+    (b"Content-Length: 3\r\n", [-32700]),  # a second Content-Length before the empty line
+    (b"Content-Length: 3\r\nX: Content-Len", [-32700]),  # ... even not at a line's start
+    (b"GET / HTTP/1.1\r\nHost: x\r\n\r\nabc", [-32700]),  # bytes before any Content-Length
+    (_frame(b"{}", length=b"-5") + b"GET / HTTP/1.1\r\n\r\n", [-32700]),  # after a drop: its rest
+    (_frame(b'{"a": "\xff"}'), [-32700]),  # not UTF-8
+    (_frame(b"[" * 50_000), [-32700]),  # nested too deeply, and not JSON
+    (_frame(_DEEP + b"}"), [(-32600, 7)]),  # nested too deeply: answered with its id
+    (_frame(b"{" + _DEEP[1:].replace(b'"id": 7, ', b"") + b', "id": "x"}'), [(-32600, "x")]),
+])
+def test_message_reader_drops_bad_frames_and_reads_the_next_message(stream, events):
+  """Each stream is followed by a well-framed message, which must be read intact."""
+  reader = lsp.MessageReader(io.BytesIO(stream + _frame(_GOOD_BODY)))
+  got = list(iter(reader.next, None))
+
+  def summary(event):
+    if isinstance(event, lsp.Refused):
+      return event.code if event.id is None else (event.code, event.id)
+    return "good" if event == lsp.Message(_GOOD) else event
+
+  assert [summary(e) for e in got] == events + ["good"]
+  assert all("\n" not in e.message for e in got if isinstance(e, lsp.Refused))

@@ -29,6 +29,7 @@ pygls and lsprotocol are imported when the server starts, not at `code-t5 --help
 
 import asyncio
 import dataclasses
+import json
 import logging
 import os
 import re
@@ -289,6 +290,258 @@ class Engine:
     else:
       self._last = (point.text, point.cursor, lines)
     return lines
+
+
+# ------------------------------------------------------------------------------------------------
+# Messages: the base protocol's framing and JSON-RPC's rules (pure Python: no pygls).
+
+# JSON-RPC and LSP error codes.
+PARSE_ERROR, INVALID_REQUEST, SERVER_NOT_INITIALIZED = -32700, -32600, -32002
+# The largest body read: far above any real message (didOpen of a large generated file is a few
+# MiB), and low enough that a wrong or hostile Content-Length (10**12) cannot exhaust memory. A
+# longer message is refused without reading it into memory.
+MAX_MESSAGE_BYTES = 64 << 20
+# A header block (Content-Length, Content-Type) is a few dozen bytes; one that does not end within
+# this many is not a header.
+_MAX_HEADER_BYTES = 8192
+# A Content-Length header line anywhere in the stream, not only at a line's start (a body ends
+# without a line break: the next header follows its last byte). A JSON text never holds one, which
+# is what makes resynchronising safe: inside a string a raw line break is not allowed, outside one
+# `Content-Length` is not JSON. Bounded, so a scan of arriving bytes keeps a short tail only.
+_HEADER_LINE = re.compile(rb'(?i)content-length[ \t]{0,16}:[^"\n]{0,64}\n')
+_HEADER_LINE_MAX = 14 + 16 + 1 + 64 + 1
+_CONTENT_LENGTH = re.compile(rb"(?i)content-length[ \t]*:[ \t]*(\d+)[ \t]*\r?")
+_BLANK_LINE = re.compile(rb"\n\r?\n")  # the end of a header block: an empty line
+# What may come between messages without being reported: white space and header lines other than
+# Content-Length (such as a Content-Type sent first).
+_BETWEEN = re.compile(rb"(?:[ \t\r\n]|[!#$%&'*+.^_`|~0-9A-Za-z-]++[ \t]*+:[^\n]*+\n)*+")
+_CHUNK = 1 << 20
+
+
+@dataclasses.dataclass(frozen=True)
+class Message:
+  """A message's body, parsed: any JSON value (whether it is a valid JSON-RPC message is the
+  protocol's business)."""
+  value: object
+
+
+@dataclasses.dataclass(frozen=True)
+class Refused:
+  """Bytes that are no message the server can read: answered `code` with `id` (None: null)."""
+  code: int
+  message: str
+  id: object = None
+
+
+def _is_id(value) -> bool:
+  return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*+"|[\[\]{}]', re.DOTALL)
+_COLON = re.compile(r"\s*:\s*")
+
+
+def readable_id(text: str):
+  """The "id" of an object that json cannot load (nested too deeply): the value of a top-level
+  "id" member if it is an integer or a string; else None. Scans tokens without recursion."""
+  depth = 0
+  for match in _JSON_TOKEN.finditer(text):
+    token = match.group()
+    if token in ("{", "["):
+      depth += 1
+    elif token in ("}", "]"):
+      depth -= 1
+    elif depth == 1 and token == '"id"':
+      colon = _COLON.match(text, match.end())
+      if colon:
+        try:
+          value, _ = json.JSONDecoder().raw_decode(text, colon.end())
+        except (ValueError, RecursionError):
+          return None
+        return value if _is_id(value) else None
+  return None
+
+
+class MessageReader:
+  """LSP messages from a binary stream, read robustly: any bytes give Messages and Refused, never
+  an exception, and a message that is framed well is read whatever came before it.
+
+  The rules:
+  - A header block is lines ending in \\r\\n or \\n up to an empty line; header names are
+    case-insensitive, and headers other than Content-Length are ignored. The block starts at a
+    `Content-Length:` header line found anywhere (not only at a line's start). Bytes before it
+    that are neither white space nor header lines are Refused once (Parse error), unless they follow
+    a refused message: then they are its rest.
+  - A Content-Length that is not a decimal number (-5, abc, empty) or is over `max_bytes` refuses
+    the message (Parse error) without reading its body; reading resumes at the next
+    `Content-Length:` header line.
+  - A second `Content-Length:` header line before the block's end starts a new message there: the
+    first one is refused.
+  - The body is the Content-Length bytes after the empty line. If a `Content-Length:` header line
+    starts inside it (a JSON text never holds one), the length was too large: the message is
+    refused and the next one starts at that header, as soon as it arrives (a client waiting for an
+    answer before it sends more is not left waiting for bytes that will not come). A body that is
+    not UTF-8 JSON text is refused (Parse error) and the next message is looked for from the body's
+    first byte: a too small Content-Length leaves the rest of the body to be skipped, a too large
+    one has its following header found.
+  - A body that is JSON nested too deeply to load is Refused as an Invalid Request with its
+    top-level "id" when that can be read (see readable_id), so the client is not left waiting.
+  So a well-framed message is read whatever bytes came before it (its header line is found: as a
+  header inside a body, a second header in a block, or after skipped bytes).
+
+  Reads with os.read when the stream has a file descriptor (a thread blocked reading then holds no
+  lock of the stream's, so the process can exit meanwhile); the stream must not have been read.
+  """
+
+  def __init__(self, stream, max_bytes: int = MAX_MESSAGE_BYTES):
+    try:
+      fd = stream.fileno()
+      self._read = lambda size: os.read(fd, size)
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both of the last two
+      self._read = getattr(stream, "read1", stream.read)
+    self.max_bytes = max_bytes
+    self._buffer = bytearray()
+    self._eof = False
+    self._events = self._read_events()
+
+  def next(self):
+    """The next Message or Refused; None at the end of the stream."""
+    return next(self._events, None)
+
+  def _fill(self) -> bool:
+    """Reads more bytes into the buffer; False at the end of the stream."""
+    if not self._eof:
+      chunk = self._read(_CHUNK)
+      if chunk:
+        self._buffer += chunk
+        return True
+      self._eof = True
+    return False
+
+  def _skip_to_header(self) -> Tuple[bool, bool]:
+    """Drops bytes up to the next Content-Length header line, which then starts the buffer.
+    Returns (found, whether anything but white space and other header lines was dropped)."""
+    buffer, junk = self._buffer, False
+    while True:
+      match = _HEADER_LINE.search(buffer)
+      # Without a match, keep a tail that may start a header line still arriving.
+      cut = match.start() if match else max(0, len(buffer) - _HEADER_LINE_MAX)
+      if cut:
+        junk = junk or not _BETWEEN.fullmatch(buffer, 0, cut)
+        del buffer[:cut]
+      if match:
+        return True, junk
+      if not self._fill():
+        junk = junk or not _BETWEEN.fullmatch(buffer)
+        buffer.clear()
+        return False, junk
+
+  def _read_events(self):
+    buffer = self._buffer
+    refused = False  # the last event refused a message: bytes up to the next header are its rest
+    while True:
+      found, junk = self._skip_to_header()
+      if junk and not refused:
+        refused = True
+        yield Refused(PARSE_ERROR, "bytes outside any message (no Content-Length header before "
+                      "them): dropped")
+      if not found:
+        return
+      # The header block: up to an empty line, unless a second Content-Length comes first.
+      while True:
+        end = _BLANK_LINE.search(buffer)
+        second = _HEADER_LINE.search(buffer, 1, end.end() if end else len(buffer))
+        if second or end or len(buffer) > _MAX_HEADER_BYTES or not self._fill():
+          break
+      if second:
+        del buffer[:second.start()]
+        refused = True
+        yield Refused(PARSE_ERROR, "a second Content-Length header before the end of the "
+                      "headers: the message before it dropped")
+        continue
+      if end is None:
+        if self._eof:
+          return
+        del buffer[:1]
+        refused = True
+        yield Refused(PARSE_ERROR, f"headers not ended by an empty line within "
+                      f"{_MAX_HEADER_BYTES} bytes: dropped")
+        continue
+      line = bytes(buffer[:buffer.index(b"\n")])  # the Content-Length line: at most ~100 bytes
+      length = _CONTENT_LENGTH.fullmatch(line)
+      start = end.end()
+      if length is None or int(length.group(1)) > self.max_bytes:
+        del buffer[:start]
+        refused = True
+        if length is None:
+          shown = line.split(b":", 1)[1].strip()[:40].decode("ascii", "replace")
+          yield Refused(PARSE_ERROR, f"Content-Length {shown!r} is not a number of bytes: the "
+                        "message dropped")
+        else:
+          yield Refused(PARSE_ERROR, f"Content-Length {int(length.group(1)):,} is over the limit "
+                        f"of {self.max_bytes:,} bytes: the message dropped unread")
+        continue
+      # The body; a header line starting inside it means its length was too large.
+      stop = start + int(length.group(1))
+      scan, inside = start, None
+      while True:
+        header = _HEADER_LINE.search(buffer, scan)
+        if header and header.start() < stop:
+          inside = header.start()
+          break
+        if len(buffer) >= stop:
+          break
+        scan = max(start, len(buffer) - _HEADER_LINE_MAX)
+        if not self._fill():
+          return
+      if inside is not None:
+        del buffer[:inside]
+        refused = True
+        yield Refused(PARSE_ERROR, f"a Content-Length header {inside - start} bytes into a body "
+                      f"of {stop - start}: the length was wrong, the message dropped")
+        continue
+      body = bytes(buffer[start:stop])
+      try:
+        text = body.decode("utf-8")
+        value = json.loads(text)
+      except RecursionError:
+        # Deep but possibly valid JSON: framed well if it ends as a JSON-RPC message or batch
+        # does (else it is some of the next message's bytes, which are then looked for).
+        if body.rstrip()[-1:] in (b"}", b"]"):
+          del buffer[:stop]
+          refused = True
+          yield Refused(INVALID_REQUEST, "the message is nested too deeply to read",
+                        readable_id(text))
+          continue
+        problem = "JSON nested too deeply"
+      except UnicodeDecodeError as e:
+        problem = f"not UTF-8 (byte 0x{body[e.start]:02x} at offset {e.start})"
+      except ValueError as e:
+        problem = f"not JSON ({e})"
+      else:
+        del buffer[:stop]
+        refused = False
+        yield Message(value)
+        continue
+      del buffer[:start]  # the next message is looked for from the body's first byte
+      refused = True
+      yield Refused(PARSE_ERROR, f"the body of {stop - start} bytes is {problem}: dropped")
+
+
+def request_problem(data) -> Optional[str]:
+  """Why a JSON value is not a JSON-RPC 2.0 request or notification; None if it is one."""
+  if not isinstance(data, dict):
+    return f"a message is a JSON object, not {type(data).__name__}"
+  if data.get("jsonrpc") != "2.0":
+    return 'no "jsonrpc": "2.0"'
+  if not isinstance(data.get("method"), str):
+    return '"method" is missing or not a string'
+  if "id" in data and not _is_id(data["id"]):
+    return '"id" is not an integer or a string'
+  if data.get("params") is not None and not isinstance(data["params"], (dict, list)):
+    return '"params" is not an object or an array'
+  return None
+
 
 
 # ------------------------------------------------------------------------------------------------
