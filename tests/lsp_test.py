@@ -479,3 +479,258 @@ def test_message_reader_drops_bad_frames_and_reads_the_next_message(stream, even
 
   assert [summary(e) for e in got] == events + ["good"]
   assert all("\n" not in e.message for e in got if isinstance(e, lsp.Refused))
+
+
+# ------------------------------------------------------------------------------------------------
+# The real process, written raw bytes on stdin: framing, JSON-RPC's rules, the lifecycle.
+
+PARSE_ERROR, INVALID_REQUEST, SERVER_NOT_INITIALIZED = -32700, -32600, -32002
+EMPTY = {"isIncomplete": True, "items": []}
+# A probe: a completion in a document that is not open (answered empty, without a model call).
+PROBE_PARAMS = {"textDocument": {"uri": "file:///not/open.py"},
+                "position": {"line": 0, "character": 0}}
+PROCESS_TIMEOUT = 20  # a reply that has not come by then does not come (the server fell silent)
+
+
+class ServerProcess:
+  """`code-t5 lsp SERVER_FLAGS` as a child process written raw bytes; its stdout is read as LSP
+  messages, strictly (anything else fails the test), and its stderr goes to a file."""
+
+  def __init__(self, tmp_path):
+    self._stderr = tmp_path / f"server_stderr_{id(self)}.txt"
+    with open(self._stderr, "wb") as stderr:
+      self.process = subprocess.Popen(
+          [sys.executable, "-m", "code_t5.cli", "lsp", *SERVER_FLAGS], stdin=subprocess.PIPE,
+          stdout=subprocess.PIPE, stderr=stderr, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    self._inbox = queue.Queue()
+    threading.Thread(target=self._read, daemon=True).start()
+    self.notifications, self.replies, self._probes = [], [], 0
+
+  def _read(self):
+    stdout = self.process.stdout
+    try:
+      while header := stdout.readline():
+        match = re.fullmatch(rb"Content-Length: (\d+)\r\n", header)
+        assert match, f"not an LSP header on stdout: {header!r}"
+        while (line := stdout.readline()) != b"\r\n":
+          assert re.fullmatch(rb"Content-Type: [^\r\n]*\r\n", line), line
+        self._inbox.put(json.loads(stdout.read(int(match.group(1)))))
+      self._inbox.put(None)
+    except Exception as e:  # pylint: disable=broad-except  (failed in the test's thread)
+      self._inbox.put(e)
+
+  def stderr(self) -> str:
+    return self._stderr.read_text(errors="replace")[-3000:]
+
+  def write(self, data: bytes) -> None:
+    self.process.stdin.write(data)
+    self.process.stdin.flush()
+
+  def send(self, method, params=None, request_id=None) -> None:
+    message = {"method": method, **({} if params is None else {"params": params})}
+    self.write(_frame(_body(message if request_id is None else {"id": request_id, **message})))
+
+  def reply(self, timeout=PROCESS_TIMEOUT) -> dict:
+    """The next response, also kept in .replies (notifications, such as window/logMessage, are
+    kept in .notifications)."""
+    while True:
+      try:
+        message = self._inbox.get(timeout=timeout)
+      except queue.Empty:
+        raise AssertionError(f"no reply in {timeout} s; stderr: {self.stderr()}") from None
+      if isinstance(message, Exception):
+        raise message
+      assert message is not None, (f"the server ended (code {self.process.wait(TIMEOUT)}): "
+                                   f"{self.stderr()}")
+      if "method" not in message:
+        assert message["jsonrpc"] == "2.0" and "id" in message, message
+        assert ("result" in message) != ("error" in message), message
+        if "error" in message:
+          assert isinstance(message["error"]["code"], int), message
+          assert isinstance(message["error"]["message"], str), message
+        self.replies.append(message)
+        return message
+      self.notifications.append(message)
+
+  def replies_until(self, request_id) -> list:
+    """The responses up to and with the one to `request_id`."""
+    replies = [self.reply()]
+    while replies[-1]["id"] != request_id:
+      replies.append(self.reply())
+    return replies
+
+  def call(self, method, params=None, request_id="call") -> dict:
+    self.send(method, params, request_id)
+    return self.replies_until(request_id)[-1]
+
+  def after(self, data: bytes) -> list:
+    """Writes `data` then a probe; the replies before the probe's (checked to be the normal one)."""
+    self._probes += 1
+    probe = f"probe-{self._probes}"
+    self.write(data)
+    self.send("textDocument/completion", PROBE_PARAMS, probe)
+    replies = self.replies_until(probe)
+    assert replies[-1].get("result") == EMPTY, (data[:200], replies[-1])
+    return replies[:-1]
+
+  def initialize(self) -> dict:
+    reply = self.call("initialize", {"processId": None, "rootUri": None, "capabilities": {}},
+                      "initialize")
+    assert "capabilities" in reply["result"], reply
+    self.send("initialized", {})
+    return reply
+
+  def exit(self) -> int:
+    """Sends exit; the exit code (stdin stays open: exit alone must end the process)."""
+    self.send("exit")
+    try:
+      return self.process.wait(PROCESS_TIMEOUT)
+    except subprocess.TimeoutExpired:
+      raise AssertionError(f"still running {PROCESS_TIMEOUT} s after exit") from None
+
+
+@pytest.fixture
+def spawn(tmp_path):
+  processes = []
+
+  def make() -> ServerProcess:
+    processes.append(ServerProcess(tmp_path))
+    return processes[-1]
+
+  yield make
+  for server in processes:
+    if server.process.poll() is None:
+      server.process.kill()
+    server.process.wait(TIMEOUT)
+    server.process.stdin.close()
+    server.process.stdout.close()
+
+
+def _errors(replies) -> list:
+  return [(r["id"], r["error"]["code"]) if "error" in r else r for r in replies]
+
+
+def test_process_resynchronises_after_a_wrong_content_length(spawn):
+  """A wrong Content-Length loses its message (Parse error, id null), not the connection; other
+  spellings of the header are served."""
+  server = spawn()
+  server.initialize()
+  body = _body({"id": "lost", "method": "textDocument/completion", "params": PROBE_PARAMS})
+  for name, data in [
+      ("too small", _frame(body, length=b"%d" % (len(body) - 7))),
+      ("too large: ends in the next header line", _frame(body, length=b"%d" % (len(body) + 5))),
+      ("too large: swallows the next message", _frame(body, length=b"%d" % (len(body) + 300))),
+      ("negative", _frame(body, length=b"-5")),
+      ("not a number", _frame(body, length=b"abc")),
+      ("empty", _frame(body, length=b"")),
+      ("no Content-Length", _frame(body, name=b"Content-Type", length=b"text/plain")),
+      ("not LSP", b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
+  ]:
+    assert _errors(server.after(data)) == [(None, PARSE_ERROR)], name
+  served = {"jsonrpc": "2.0", "id": "lost", "result": EMPTY}
+  # A second Content-Length before the empty line starts the message that is served.
+  assert _errors(server.after(b"Content-Length: 3\r\n" + _frame(body))) == [
+      (None, PARSE_ERROR), served]
+  for name, data in [
+      ("lower case", _frame(body, name=b"content-length")),
+      ("LF only", _frame(body, eol=b"\n")),
+      ("odd spacing, Content-Type first", _frame(
+          body, name=b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nCONTENT-LENGTH",
+          length=b"  %d  " % len(body))),
+  ]:
+    assert server.after(data) == [served], name
+  assert server.call("shutdown")["result"] is None
+  assert server.exit() == 0
+
+
+def test_process_refuses_a_content_length_over_the_limit_and_keeps_serving(spawn):
+  server = spawn()
+  server.initialize()
+  body = _body({"id": "big", "method": "textDocument/completion", "params": PROBE_PARAMS})
+  for length in (10**12, 10**30, MAX_MESSAGE_BYTES + 1):
+    replies = server.after(_frame(body, length=str(length).encode()))
+    assert _errors(replies) == [(None, PARSE_ERROR)], length
+    assert f"Content-Length {length:,} is over the limit of 67,108,864 bytes" in (
+        replies[0]["error"]["message"])
+  assert lsp.MAX_MESSAGE_BYTES == MAX_MESSAGE_BYTES
+  assert server.call("shutdown")["result"] is None
+  assert server.exit() == 0
+
+
+def test_process_answers_what_is_not_a_valid_request(spawn, completer):
+  """Parse error for what is not UTF-8 JSON, Invalid Request (with the id where one can be read)
+  for the rest, so no client waits forever; then the model still serves."""
+  server = spawn()
+  server.initialize()
+
+  def request(request_id, **fields):
+    return {"jsonrpc": "2.0", "id": request_id, "method": "textDocument/completion",
+            "params": PROBE_PARAMS, **fields}
+
+  deep = b"[" * 50_000 + b"]" * 50_000
+  for name, body, expected in [
+      ("invalid JSON", b'{"jsonrpc": "2.0", "id": 1, "method": ', [(None, PARSE_ERROR)]),
+      ("not UTF-8", b'{"jsonrpc": "2.0", "id": 2, "method": "\xff"}', [(None, PARSE_ERROR)]),
+      ("a batch", json.dumps([request(3), request(4), {"jsonrpc": "2.0", "method": "x"}]),
+       [(3, INVALID_REQUEST), (4, INVALID_REQUEST)]),
+      ("an empty batch", b"[]", [(None, INVALID_REQUEST)]),
+      ("not an object", b'"hello"', [(None, INVALID_REQUEST)]),
+      ("no jsonrpc", json.dumps({k: v for k, v in request(5).items() if k != "jsonrpc"}),
+       [(5, INVALID_REQUEST)]),
+      ("jsonrpc 1.0", json.dumps(request(6, jsonrpc="1.0")), [(6, INVALID_REQUEST)]),
+      ("no method", json.dumps({"jsonrpc": "2.0", "id": 7}), [(7, INVALID_REQUEST)]),
+      ("a method that is not a string", json.dumps(request(8, method=8)),
+       [(8, INVALID_REQUEST)]),
+      ("an id that is an object", json.dumps(request({"a": 1})), [(None, INVALID_REQUEST)]),
+      ("params that are a number", json.dumps(request(9, params=9)), [(9, INVALID_REQUEST)]),
+      ("a notification with an id", json.dumps(request(10, method="textDocument/didClose")),
+       [(10, INVALID_REQUEST)]),
+      ("50,000-deep params", b'{"jsonrpc": "2.0", "id": 11, "method": "textDocument/completion", '
+       b'"params": ' + deep + b"}", [(11, INVALID_REQUEST)]),
+      ("50,000-deep params, then the id", b'{"jsonrpc": "2.0", "method": "textDocument/'
+       b'completion", "params": ' + deep + b', "id": "twelve"}', [("twelve", INVALID_REQUEST)]),
+      ("50,000-deep params, not ended", b'{"jsonrpc": "2.0", "params": ' + deep + b', "id": 13',
+       [(None, PARSE_ERROR)]),
+  ]:
+    body = body.encode() if isinstance(body, str) else body
+    assert _errors(server.after(_frame(body))) == expected, name
+  text = "import os\n\n\ndef main():\n    path = os.path.jo"
+  server.send("textDocument/didOpen", {"textDocument": {
+      "uri": URI, "languageId": "python", "version": 1, "text": text}})
+  reply = server.call("textDocument/completion", {
+      "textDocument": {"uri": URI}, "position": {"line": 4, "character": 21}})
+  expected = completer.complete_at(text, len(text))
+  assert _labels(reply) == ["jo" + c.text for c in expected.candidates if c.text][:3]
+  assert server.call("shutdown")["result"] is None
+  assert server.exit() == 0
+
+
+def test_process_lifecycle_before_initialize_and_after_shutdown(spawn):
+  """ServerNotInitialized before initialize (notifications dropped), Invalid Request after
+  shutdown, and exit's code 0 after shutdown."""
+  server = spawn()
+  server.send("textDocument/didOpen", {"textDocument": {
+      "uri": URI, "languageId": "python", "version": 1, "text": "import os\nos.pa"}})
+  params = {"textDocument": {"uri": URI}, "position": {"line": 1, "character": 5}}
+  for method, request_params in [("textDocument/completion", params), ("shutdown", None)]:
+    reply = server.call(method, request_params, request_id=method)
+    assert _errors([reply]) == [(method, SERVER_NOT_INITIALIZED)]
+  server.initialize()
+  # The didOpen before initialize was dropped: the document is not open.
+  assert server.call("textDocument/completion", params)["result"] == EMPTY
+  assert any("which is not open" in n["params"]["message"] for n in server.notifications)
+  assert server.call("shutdown", request_id="shutdown") == {
+      "jsonrpc": "2.0", "id": "shutdown", "result": None}
+  server.send("textDocument/didOpen", {"textDocument": {
+      "uri": URI, "languageId": "python", "version": 1, "text": "x"}})
+  for method, request_params in [("textDocument/completion", params), ("shutdown", None),
+                                 ("initialize", {"capabilities": {}})]:
+    reply = server.call(method, request_params, request_id=method)
+    assert _errors([reply]) == [(method, INVALID_REQUEST)]
+  assert server.exit() == 0
+
+
+def test_process_exit_without_shutdown_ends_with_code_1(spawn):
+  server = spawn()
+  server.initialize()
+  assert server.exit() == 1

@@ -24,6 +24,18 @@ outside it) and model errors are answered an empty list plus one line of window/
 server keeps running. stdout carries nothing but JSON-RPC: the process's own fd 1 is pointed at
 stderr before the model (TensorFlow, native libraries) loads.
 
+Messages are read by MessageReader (its docstring has the rules), not by pygls' reader: header
+names in any case, LF-only line ends accepted; a message with a bad Content-Length (-5, abc, over
+MAX_MESSAGE_BYTES) or a body that is not UTF-8 JSON is answered Parse error (id null) and dropped,
+and reading resumes at the next `Content-Length:` header line, found anywhere (also inside a body
+whose length was too large: a JSON text never holds one). A well-framed message is read whatever
+came before it. JSON-RPC's rules and the LSP's lifecycle are applied before pygls sees a message:
+what is not a request (a batch, no "jsonrpc": "2.0", no method, an id that is neither an integer
+nor a string, JSON nested too deeply to load) is answered Invalid Request, with its id when it has
+a valid one; a request before initialize is answered ServerNotInitialized and one after shutdown
+Invalid Request (notifications then are dropped); `exit` ends the process with code 0 after
+shutdown, else 1.
+
 pygls and lsprotocol are imported when the server starts, not at `code-t5 --help`.
 """
 
@@ -34,6 +46,7 @@ import logging
 import os
 import re
 import sys
+import threading
 from concurrent import futures
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -560,16 +573,85 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
   returning candidates best first); start it with `.start_io(stdin, stdout)` (binary streams).
   `banner` is logged to the client (window/logMessage) once it is initialized."""
   # pylint: disable=g-import-not-at-top  (pygls loads only when a server is made)
+  import attrs
   from lsprotocol import types
   from pygls.exceptions import FeatureRequestError
   from pygls.exceptions import JsonRpcException
+  from pygls.io_ import StdoutWriter
   from pygls.lsp.server import LanguageServer
   from pygls.protocol import LanguageServerProtocol
   from pygls.protocol.language_server import lsp_method
 
+  def is_notification(method: str) -> bool:
+    entry = types.METHOD_TO_TYPES.get(method)
+    return entry is not None and attrs.has(entry[0]) and "id" not in attrs.fields_dict(entry[0])
+
   class Protocol(LanguageServerProtocol):
-    """pygls' protocol with our own document store: pygls' workspace splits lines wherever Python's
-    str.splitlines does (form feeds, \\x1c-\\x1e, U+2028...), which the LSP does not."""
+    """pygls' protocol with our own document store (pygls' workspace splits lines wherever Python's
+    str.splitlines does: form feeds, \\x1c-\\x1e, U+2028..., which the LSP does not), and with
+    JSON-RPC's rules and the LSP's lifecycle applied to what MessageReader reads (pygls drops
+    what it cannot structure without an answer, and serves requests before initialize)."""
+
+    initialized = False  # initialize was answered
+
+    def receive(self, event) -> None:
+      """Serves one Message, or answers what cannot be served with a JSON-RPC error: a Refused,
+      an invalid request (Invalid Request, with its id when it has a valid one), a request before
+      initialize (ServerNotInitialized) or after shutdown (Invalid Request). Notifications before
+      initialize or after shutdown are dropped, except exit; responses are never answered."""
+      if isinstance(event, Refused):
+        self.send_error(event.id, event.code, event.message)
+        return
+      data = event.value
+      if isinstance(data, list):
+        ids = [item["id"] for item in data if isinstance(item, dict) and _is_id(item.get("id"))]
+        for request_id in ids or [None]:  # each request in it, so no client waits for one
+          self.send_error(request_id, INVALID_REQUEST, "a batch (JSON array): LSP has none")
+        return
+      if isinstance(data, dict) and "method" not in data and ("result" in data or "error" in data):
+        if data.get("jsonrpc") == "2.0":  # a response to one of our requests
+          self._dispatch(data)
+        return
+      request_id = data.get("id") if isinstance(data, dict) and _is_id(data.get("id")) else None
+      problem = request_problem(data)
+      if problem:
+        self.send_error(request_id, INVALID_REQUEST, problem)
+        return
+      method, is_request = data["method"], "id" in data
+      if is_request and is_notification(method):
+        # pygls would structure it as the notification and never answer.
+        self.send_error(request_id, INVALID_REQUEST, f"{method} is a notification: no id")
+      elif method == types.EXIT:
+        self._dispatch(data)  # pygls exits: code 0 after shutdown, else 1
+      elif self._shutdown:
+        if is_request:
+          self.send_error(request_id, INVALID_REQUEST,
+                          "the server is shut down: only exit is accepted")
+      elif not self.initialized and method != types.INITIALIZE:
+        if is_request:
+          self.send_error(request_id, SERVER_NOT_INITIALIZED,
+                          "the server is not initialized: initialize comes first")
+      else:
+        self._dispatch(data)
+
+    def _dispatch(self, data) -> None:
+      try:
+        message = self.structure_message(data)
+      except JsonRpcException:
+        return  # logged; a request was answered (structure_message)
+      self.handle_message(message)
+
+    def send_error(self, request_id, code: int, message: str) -> None:
+      """A JSON-RPC error response; `request_id` None is sent as null (pygls would leave it out)."""
+      logger.info("answered %s to id %r: %s", code, request_id, message)
+      self._send_data({"jsonrpc": "2.0", "id": request_id,
+                       "error": {"code": code, "message": message}})
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams):
+      result = yield from super().lsp_initialize(params)
+      self.initialized = True
+      return result
 
     def structure_message(self, data):
       try:
@@ -603,7 +685,11 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
       yield from ()
 
   class Server(LanguageServer):
-    """Logs go to the client as window/logMessage (one line each), never as pop-ups."""
+    """Logs go to the client as window/logMessage (one line each), never as pop-ups. Messages are
+    read by MessageReader, not by pygls' reader loop (which loses the framing for good after one
+    wrong Content-Length, dies on a huge one, and makes exit's code 0 whatever it is)."""
+
+    _reporting = False
 
     def log(self, message: str, error: bool = False) -> None:
       logger.info("%s", message)
@@ -615,9 +701,45 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
         pass
 
     def report_server_error(self, error, source):
-      if source == FeatureRequestError:  # the request's own error response says it
-        return
-      self.log(f"error: {' '.join(str(error).split())[:500]}", error=True)
+      if source == FeatureRequestError or self._reporting:  # the response says it; or a failed
+        return  # write of this very report (after exit the output is closed) would come back here
+      self._reporting = True
+      try:
+        self.log(f"error: {' '.join(str(error).split())[:500]}", error=True)
+      finally:
+        self._reporting = False
+
+    def start_io(self, stdin=None, stdout=None) -> int:
+      """Serves stdin/stdout (binary streams) until exit or the end of stdin; returns the exit
+      code: after exit 0 if shutdown came first, else 1 (as the LSP says); 0 at the end of
+      stdin."""
+      self._stop_event = threading.Event()
+      self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+      try:
+        return asyncio.run(self._serve(MessageReader(stdin or sys.stdin.buffer)))
+      except BrokenPipeError:
+        logger.error("the client closed the server's output: stopping")
+        return 1
+      finally:
+        self.shutdown()
+
+    async def _serve(self, reader: MessageReader) -> int:
+      loop = asyncio.get_running_loop()
+      events = asyncio.Queue(maxsize=1)  # the reader is at most a message ahead
+      # A daemon thread: one blocked reading stdin must not keep the process from exiting.
+      threading.Thread(target=_feed, args=(reader, loop, events), name="code-t5-lsp-reader",
+                       daemon=True).start()
+      while (event := await events.get()) is not None:
+        try:
+          self.protocol.receive(event)
+        except SystemExit as e:  # pygls' exit handler
+          return e.code if isinstance(e.code, int) else 1
+        except BrokenPipeError:
+          raise
+        except Exception as e:  # pylint: disable=broad-except  (the server outlives any message)
+          logger.exception("unable to handle a message")
+          self.report_server_error(e, JsonRpcException)
+      return 0
 
   server = Server(NAME, "1", protocol_cls=Protocol,
                   text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
@@ -689,6 +811,22 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
   return server
 
 
+def _feed(reader: MessageReader, loop, events) -> None:
+  """On the reader thread: puts the reader's events on the loop's queue, then None at the end."""
+  while True:
+    try:
+      event = reader.next()
+    except Exception:  # pylint: disable=broad-except  (reading stdin failed: as its end)
+      logger.exception("reading the client's messages failed")
+      event = None
+    try:
+      asyncio.run_coroutine_threadsafe(events.put(event), loop).result()
+    except (RuntimeError, futures.CancelledError):  # the loop has stopped (exit)
+      return
+    if event is None:
+      return
+
+
 def _private_stdout():
   """A binary stream on the process's stdout for the server alone; fd 1 (what TensorFlow, native
   libraries and child processes write) and sys.stdout now go to stderr."""
@@ -710,8 +848,10 @@ def _lsp(args) -> int:
   # Not on stderr: clients log a server's stderr as errors (Neovim does).
   banner = f"{args.checkpoint} step {completer.info.step} loaded; up to {args.top} lines"
   server = make_server(completer, args.top, banner)
-  server.start_io(sys.stdin.buffer, stdout)
-  return 0
+  try:
+    return server.start_io(sys.stdin.buffer, stdout)
+  finally:
+    server.engine.close()
 
 
 def register_cli(subparsers) -> None:
