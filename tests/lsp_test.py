@@ -1,7 +1,9 @@
 """`code-t5 lsp`: a real Neovim editing a buffer and asking for completion (the shipped model), then
 the protocol over pipes to an in-process server: UTF-16 positions after an emoji, incremental
 edits, bad input answered empty while the server keeps answering, cancelled and stale requests
-answered without running the model, inline completion for clients that support it.
+answered without running the model, inline completion for clients that support it. Then bad bytes:
+the framing rules of lsp.MessageReader, the real process written raw bytes on stdin (wrong
+Content-Lengths, JSON-RPC's rules, the lifecycle, exit codes), and a fuzz of its input.
 
 The pipe tests mostly use a recording stand-in for the model, so they can say exactly which text
 and cursor the model was given, and hold a model call open to make requests stale.
@@ -13,6 +15,7 @@ import json
 import os
 import pathlib
 import queue
+import random
 import re
 import shutil
 import subprocess
@@ -734,3 +737,141 @@ def test_process_exit_without_shutdown_ends_with_code_1(spawn):
   server = spawn()
   server.initialize()
   assert server.exit() == 1
+
+
+# ------------------------------------------------------------------------------------------------
+# Fuzz: random bytes, headers and lengths streamed to the real process (as serve_test fuzzes
+# `code-t5 serve`).
+
+FUZZ_METHODS = ["textDocument/completion", "textDocument/inlineCompletion", "textDocument/didOpen",
+                "textDocument/didChange", "textDocument/didClose", "$/cancelRequest", "initialize",
+                "initialized", "$/setTrace", "workspace/symbol", "nonsense", ""]
+FUZZ_URIS = [URI, "file:///b.py", "", "not a uri", "file:///%ff"]
+FUZZ_TEXTS = ["import os\nos.pa", "def f(x):\n    return x.", "x = foo.ba\n"]
+
+
+def _random_string(rng: random.Random, max_length=40) -> str:
+  alphabet = ["a", " ", "\n", "\r", "\t", "é", "😀", "\ud800", "\udfff", "\x00", '"', "\\", "."]
+  return "".join(rng.choice(alphabet) for _ in range(rng.randrange(max_length)))
+
+
+def _random_json(rng: random.Random, depth=0):
+  kinds = [lambda: None, lambda: True, lambda: rng.randrange(-10**30, 10**30),
+           lambda: rng.random() * 1e300, lambda: _random_string(rng),
+           lambda: float(rng.choice(["nan", "inf", "-inf"])),
+           lambda: [_random_json(rng, depth + 1) for _ in range(rng.randrange(4))],
+           lambda: {_random_string(rng, 8): _random_json(rng, depth + 1)
+                    for _ in range(rng.randrange(4))}]
+  return kinds[rng.randrange(len(kinds) if depth < 4 else 6)]()
+
+
+def _random_position(rng: random.Random) -> dict:
+  """Mostly inside FUZZ_TEXTS; else outside, negative, huge or not an integer."""
+  return {"line": rng.choice([0, 1, 1, 1, 2, -1, 2**40]), "character": rng.choice(
+      [0, 5, 5, 10, 13, 13, 100, -2] + [rng.choice([None, 1.5, "1", 2**70])])}
+
+
+def _random_params(rng: random.Random, method: str):
+  """Mostly the params `method` takes, with wrong or extreme values; sometimes any JSON."""
+  if rng.random() < 0.15:
+    return _random_json(rng)
+  uri = rng.choice(FUZZ_URIS)
+  text = rng.choice(FUZZ_TEXTS + [_random_string(rng, 200)])
+  if method == "initialize":
+    encodings = rng.sample(["utf-8", "utf-16", "utf-32", "ucs-2"], rng.randrange(3))
+    return {"processId": rng.choice([None, 1, -1]), "rootUri": None, "capabilities": {
+        "general": {"positionEncodings": encodings},
+        "textDocument": rng.choice([{}, {"inlineCompletion": {}}])}}
+  if method == "textDocument/didOpen":
+    return {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}
+  if method == "textDocument/didChange":
+    start, end = _random_position(rng), _random_position(rng)
+    change = rng.choice([{"text": text}, {"range": {"start": start, "end": end}, "text": text}])
+    return {"textDocument": {"uri": uri, "version": rng.choice([2, None])},
+            "contentChanges": [change] * rng.randrange(3)}
+  if method == "$/cancelRequest":
+    return {"id": rng.randrange(50)}
+  return {"textDocument": {"uri": uri}, "position": _random_position(rng),
+          "context": {"triggerKind": rng.choice([1, 2, 99])}}
+
+
+def _random_message(rng: random.Random, depth=0) -> dict:
+  method = rng.choice(FUZZ_METHODS)
+  message = {"jsonrpc": rng.choice(["2.0"] * 9 + ["1.0"]), "method": method,
+             "params": _random_params(rng, method)}
+  if rng.random() < 0.6:
+    message["id"] = rng.choice([rng.randrange(50), rng.randrange(50), str(rng.randrange(50)),
+                                rng.randrange(-10**30, 10**30), None, 1.5,
+                                _random_json(rng, depth + 3)])
+  for key in [k for k in message if rng.random() < 0.05]:
+    del message[key]
+  return message
+
+
+def _random_frame(rng: random.Random) -> bytes:
+  """Mostly a message framed well; else a wrong length, header or line end, mutated or random
+  bytes, a batch, deep nesting."""
+  choice = rng.randrange(20)
+  if choice == 0:
+    return bytes(rng.randrange(256) for _ in range(rng.randrange(200)))
+  if choice == 1:
+    body = rng.choice([b"[" * 50_000, b'{"jsonrpc": "2.0", "id": 1, "params": ' + b"[" * 5000,
+                       b"x" * (1 << 20), json.dumps([_random_message(rng)]).encode()])
+  else:
+    body = json.dumps(_random_message(rng), ensure_ascii=rng.random() < 0.5).encode(
+        "utf-8", "surrogatepass")
+  length = str(len(body)).encode()
+  if rng.random() < 0.3:
+    length = rng.choice([str(len(body) + rng.randint(-30, 30)).encode(), b"0", b"-5", b"abc",
+                         b"", b"1e3", b"\xff", str(10**12).encode(), str(10**30).encode(),
+                         str(MAX_MESSAGE_BYTES + 1).encode()])
+  name = rng.choice([b"Content-Length"] * 6 + [b"content-length", b"CONTENT-LENGTH ",
+                                                b"Content-Lenght", b"Content-Type"])
+  eol = rng.choice([b"\r\n"] * 5 + [b"\n", b"\r", b""])
+  headers = [name + b": " + length]
+  if rng.random() < 0.2:
+    headers.insert(rng.randrange(2), b"Content-Type: application/vscode-jsonrpc; charset=utf-8")
+  if rng.random() < 0.05:
+    headers.append(bytes(rng.randrange(256) for _ in range(rng.randrange(40))))
+  frame = bytearray(eol.join(headers) + eol + eol + body)
+  if rng.random() < 0.15:  # flip, drop or insert bytes anywhere
+    for _ in range(rng.randrange(1, 4)):
+      at = rng.randrange(len(frame) + 1)
+      if rng.random() < 0.4:
+        frame[at:at + 1] = bytes([rng.randrange(256)])
+      elif rng.random() < 0.5:
+        del frame[at:at + rng.randrange(1, 20)]
+      else:
+        frame[at:at] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 20)))
+  return bytes(frame)
+
+
+def test_process_fuzz_never_dies_answers_every_intact_request_and_still_serves(spawn):
+  """Random frames, with well-formed requests among them; then a well-formed session ends it."""
+  rng = random.Random(2024)
+  server = spawn()
+  stream, intact = [], []
+  for case in range(1000):
+    stream.append(_random_frame(rng))
+    if rng.random() < 0.2 or case == 100:  # well-formed: answered whatever came before
+      intact.append(f"intact-{case}")
+      if rng.random() < 0.5:  # an intact document too, so that the model runs
+        stream.append(_frame(_body({"method": "textDocument/didOpen", "params": _random_params(
+            rng, "textDocument/didOpen")})))
+      method = "initialize" if case == 100 else rng.choice(
+          ["textDocument/completion", "textDocument/inlineCompletion", "nothing"])
+      stream.append(_frame(_body({"id": intact[-1], "method": method,
+                                  "params": _random_params(rng, method)})))
+  server.write(b"".join(stream))
+  assert server.process.poll() is None, server.stderr()
+  server.initialize()
+  answered = lambda: [r["id"] for r in server.replies if r["id"] in intact]
+  while len(set(answered())) < len(intact):  # completions may be answered after initialize
+    server.reply()
+  assert sorted(answered()) == sorted(intact)  # each once
+  codes = {r["error"]["code"] for r in server.replies if "error" in r}
+  assert {PARSE_ERROR, INVALID_REQUEST, SERVER_NOT_INITIALIZED}.issubset(codes), codes
+  assert any(isinstance(r.get("result"), dict) and r["result"].get("items")
+             for r in server.replies), "the model never ran"
+  assert server.call("shutdown")["result"] is None
+  assert server.exit() == 0
