@@ -50,14 +50,18 @@ from code_t5.data import line_completion  # pylint: disable=g-import-not-at-top,
 from code_t5.data import sources  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.engine import complete  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.engine import decoding  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5.engine import repository  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.training import launcher  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 import bench_utils  # pylint: disable=g-import-not-at-top,wrong-import-position  (benchmarks/)
 
 CODE_T5 = pathlib.Path(sys.executable).parent / "code-t5"
-GREEDY = complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False)
+GREEDY = complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False, cache=False,
+                                retrieval=False)
 DEFAULT = complete.EngineOptions(top=1)
 TOP5 = complete.EngineOptions(top=5)
+# The engine without the repository, the file's cache or whole-line retrieval (as it was).
+FILE_ONLY = complete.EngineOptions(top=1, cache=False, retrieval=False, below=False)
 
 
 def _percentiles(values):
@@ -67,10 +71,21 @@ def _percentiles(values):
 
 
 def _points(count):
-  """(text, cursor) at dataset-dev's validation line-completion points (the first `count`)."""
+  """(text, cursor, repo, path) at dataset-dev's validation line-completion points (the first
+  `count`)."""
   files = flcc.read_files(sources.DEV_ROOT, only_split="validation")
-  points = [(f.text, p.cursor) for f, p in line_completion.points_of_files(files)]
+  points = [(f.text, p.cursor, f.repo, f.path)
+            for f, p in line_completion.points_of_files(files)]
   return points[:count]
+
+
+def _repositories(completer):
+  """dataset-dev's validation repositories, each as the engine's Repository (what an editor
+  with the project open gives it)."""
+  repositories = {}
+  for f in flcc.read_files(sources.DEV_ROOT, only_split="validation"):
+    repositories.setdefault(f.repo, repository.Repository(completer.tokenizer)).add(f.path, f.text)
+  return repositories
 
 
 def _small_model(work: pathlib.Path) -> pathlib.Path:
@@ -88,13 +103,16 @@ def _small_model(work: pathlib.Path) -> pathlib.Path:
   return model_dir
 
 
-def _in_process(model_dir, options, points):
+def _in_process(model_dir, options, points, with_repository=False):
+  """Per request ms and line length; with_repository: each point's repository (its file left
+  out) is the engine's, as in an editor with the project open."""
   completer = complete.Completer(model_dir, options, echo=lambda line: None)
-  for text, cursor in points[:2]:  # warm-up (BLAS threads, first allocations)
+  repositories = _repositories(completer) if with_repository else {}
+  for text, cursor, *_ in points[:2]:  # warm-up (BLAS threads, first allocations)
     completer.complete_at(text, cursor)
   times, lengths = [], []
-  for text, cursor in points:
-    result = completer.complete_at(text, cursor)
+  for text, cursor, repo, path in points:
+    result = completer.complete_at(text, cursor, repository=repositories.get(repo), path=path)
     times.append(result.ms)
     lengths.append(len(result.completion))
   return times, lengths
@@ -131,7 +149,7 @@ def _breakdown(model_dir, points) -> dict:
   counting = _CountingNetwork(completer.network)
   completer._search = decoding.LineSearch(counting)  # pylint: disable=protected-access
   context_s = total_s = 0.0
-  for text, cursor in points:
+  for text, cursor, *_ in points:
     t = time.perf_counter()
     completer.tokenizer.encode(completer.context(text[:cursor]))
     context_s += time.perf_counter() - t
@@ -153,7 +171,7 @@ def _uncached_greedy(model_dir, points) -> list:
   completer = complete.Completer(model_dir, GREEDY, echo=lambda line: None)
   network = completer.network
   times = []
-  for text, cursor in points:
+  for text, cursor, *_ in points:
     _, ranked = completer.ranked(text[:cursor])
     tokens = ranked[0][0].tokens if ranked else completer.max_tokens
     t = time.perf_counter()
@@ -171,7 +189,7 @@ def _serve(model_dir, points) -> dict:
                              stderr=subprocess.DEVNULL)
   times = []
   try:
-    for i, (text, cursor) in enumerate(points):
+    for i, (text, cursor, *_) in enumerate(points):
       request = json.dumps({"text": text, "cursor": cursor}) + "\n"
       t = time.perf_counter()
       process.stdin.write(request.encode("utf-8"))
@@ -228,7 +246,7 @@ signature = meta.signature_def["serving_default"]
 feed, fetch = signature.inputs["inputs"].name, signature.outputs["outputs"].name
 points = json.load(sys.stdin)
 times = []
-for i, (text, cursor) in enumerate(points):
+for i, (text, cursor, *_) in enumerate(points):
   context = complete.left_truncate(text[:cursor], vocabulary, info.max_context_tokens)
   t = time.perf_counter()
   session.run(fetch, {{feed: [context.encode()]}})
@@ -250,7 +268,7 @@ def measure(name, model_dir, points, args) -> dict:
   """Every figure of one model; a line per stage as it ends (the whole takes minutes)."""
   print(f"{name}: {model_dir}")
   figures = {"name": name}
-  stages = 8 + args.savedmodel
+  stages = 9 + args.savedmodel
   seconds = {}
 
   def timed(label, function, *arguments):
@@ -262,9 +280,11 @@ def measure(name, model_dir, points, args) -> dict:
 
   timed("load", complete.Completer, model_dir, DEFAULT, lambda line: None)
   figures["load_s"] = seconds["load"]
-  for label, options in (("greedy", GREEDY), ("best", DEFAULT), ("top5", TOP5)):
+  for label, options, with_repository in (("greedy", GREEDY, False),
+                                         ("file_only", FILE_ONLY, False),
+                                         ("best", DEFAULT, True), ("top5", TOP5, True)):
     times, lengths = timed(f"{label}, {len(points)} requests", _in_process, model_dir, options,
-                           points)
+                           points, with_repository)
     figures[label] = _percentiles(times)
     figures[f"{label}_chars"] = statistics.mean(lengths)
   figures["breakdown"] = timed("breakdown", _breakdown, model_dir, points)
@@ -279,11 +299,15 @@ def measure(name, model_dir, points, args) -> dict:
 
 def _report(rows):
   print("\nin process, ms (p50 / p95):")
-  print(f"{'model':<10}{'load s':>8}{'greedy':>14}{'best':>14}{'top-5':>14}{'top-5/best':>12}"
+  print("(best, top-5: the engine's default with the point's repository; file only: without the "
+        "repository, copy cache and retrieval)")
+  print(f"{'model':<10}{'load s':>8}{'greedy':>14}{'file only':>14}{'best':>14}"
+        f"{'best/file only':>15}{'top-5':>14}{'top-5/best':>12}"
         f"{'no cache':>14}{'no cache/greedy':>17}")
   for r in rows:
     pair = lambda key: f"{r[key][0]:.0f} / {r[key][1]:.0f}"
-    print(f"{r['name']:<10}{r['load_s']:>8.2f}{pair('greedy'):>14}{pair('best'):>14}"
+    print(f"{r['name']:<10}{r['load_s']:>8.2f}{pair('greedy'):>14}{pair('file_only'):>14}"
+          f"{pair('best'):>14}{r['best'][0] / r['file_only'][0]:>14.2f}x"
           f"{pair('top5'):>14}{r['top5'][0] / r['best'][0]:>11.2f}x{pair('uncached'):>14}"
           f"{r['uncached'][0] / r['greedy'][0]:>16.1f}x")
   print("\nwhere the default best line's time goes, ms per request (means):")

@@ -49,6 +49,11 @@ SOURCE = (
 )
 CURSOR_LINE = 19  # "self.values[key.strip()] = value.strip()", the cursor right after "= "
 
+# The shipped model gates its lines (its about.json); these tests are about what the commands
+# print and answer for the lines the engine ranks, so they show every line.
+SHOW_ALL = ("--min-score=-inf",)
+EVERY_LINE = complete.EngineOptions(min_score=complete.DEFAULT_MIN_SCORE)
+
 
 def _code_t5(*args, stdin=None) -> subprocess.CompletedProcess:
   return subprocess.run([sys.executable, "-m", "code_t5.cli", *args], capture_output=True,
@@ -174,11 +179,13 @@ def test_newlines_and_indentation_reach_the_model_exactly(completer):
 def test_complete_file_line_col_prints_the_top_lines(source_file):
   line, col = _cursor()
   target = f"{source_file}:{line}:{col}"
-  result = _code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED), target)
+  result = _code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED), *SHOW_ALL,
+                    target)
   assert result.returncode == 0, result.stderr[-3000:]
   assert result.stdout.endswith("\n") and result.stdout.count("\n") == 1
   assert "writing the runtime" not in result.stderr  # shipped with the weights
-  top = _code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED), "--top", "3", target)
+  top = _code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED), *SHOW_ALL,
+                 "--top", "3", target)
   assert top.returncode == 0, top.stderr[-3000:]
   lines = top.stdout.splitlines()
   assert len(lines) == 3 and len(set(lines)) == 3 and lines[0] + "\n" == result.stdout
@@ -216,7 +223,7 @@ def _without_timing(reply):
 
 @pytest.fixture(scope="module")
 def shipped_completer() -> complete.Completer:
-  return complete.Completer(test_utils.PRETRAINED)
+  return complete.Completer(test_utils.PRETRAINED, EVERY_LINE)
 
 
 @pytest.fixture(scope="module")
@@ -224,8 +231,9 @@ def cli_replies(source_file):
   line, col = _cursor()
   # serve's default --top is 5, complete's 1.
   at_cursor = _code_t5("complete", "--json", "--top", "5", "--checkpoint",
-                       str(test_utils.PRETRAINED), f"{source_file}:{line}:{col}")
-  short = _code_t5("complete", "--json", "--top", "5", "--checkpoint", str(test_utils.PRETRAINED),
+                       str(test_utils.PRETRAINED), *SHOW_ALL, f"{source_file}:{line}:{col}")
+  short = _code_t5("complete", "--json", "--top", "5", *SHOW_ALL, "--checkpoint",
+                   str(test_utils.PRETRAINED),
                    "-", stdin=_requests()[3]["prefix"])
   for result in (at_cursor, short):
     assert result.returncode == 0, result.stderr[-3000:]
@@ -237,7 +245,8 @@ def test_complete_and_serve_over_stdin_give_identical_replies(cli_replies, shipp
   requests = _requests()
   stdin = "".join(json.dumps(r) + "\n" for r in requests) + "not json\n"
   result = subprocess.run([sys.executable, "-m", "code_t5.cli", "serve", "--checkpoint",
-                           str(test_utils.PRETRAINED)], input=stdin, capture_output=True, text=True)
+                           str(test_utils.PRETRAINED), *SHOW_ALL], input=stdin,
+                          capture_output=True, text=True)
   assert result.returncode == 0, result.stderr[-3000:]
   replies = [json.loads(line) for line in result.stdout.splitlines()]
   assert [r.get("id") for r in replies] == [1, 2, 3, 4, 5, None]
@@ -264,7 +273,8 @@ def _post(url, body: bytes):
 
 def test_complete_and_serve_over_http_give_identical_replies(cli_replies):
   process = subprocess.Popen([sys.executable, "-m", "code_t5.cli", "serve", "--checkpoint",
-                              str(test_utils.PRETRAINED), "--port", "0"], stdout=subprocess.PIPE,
+                              str(test_utils.PRETRAINED), *SHOW_ALL, "--port", "0"],
+                             stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL, text=True)
   try:
     line = process.stdout.readline()  # printed once the model is loaded
@@ -387,7 +397,7 @@ def test_export_options_that_cannot_work_are_one_line_errors(model_dir):
     (["--top", "0"], "--top 0 must be 1 or more"),
     (["--top", "6", "--beam-size", "3"], "--beam-size 3 must be at least --top 6"),
     (["--max-tokens", "0"], "--max-tokens 0 must be 1 or more"),
-    (["--min-score", "0.5"], "--min-score 0.5 must be 0 or less"),
+    (["--min-score", "1.5"], "--min-score 1.5 must be 1 or less"),
 ])
 def test_engine_options_that_cannot_work_are_one_line_errors(model_dir, source_file, flags,
                                                              message):

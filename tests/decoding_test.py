@@ -20,7 +20,9 @@ from code_t5.engine import decoding
 from code_t5.engine import tokenizers
 
 # The search alone: its lines in the model's order (no healing, filters or name preference).
-PLAIN = complete.EngineOptions(top=5, heal=False, filters=False, names=False)
+# The search alone: no healing, filters, names, cache, retrieval or confidence gate.
+PLAIN = complete.EngineOptions(top=5, heal=False, filters=False, names=False, cache=False,
+                               retrieval=False, min_score=complete.DEFAULT_MIN_SCORE)
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +93,7 @@ def test_split_heal_takes_back_spaces_after_code_with_the_piece_before_them(comp
 
 
 def test_healed_spaces_after_code_are_followed_by_code_not_indentation():
-  healing = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(top=5))
+  healing = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(top=5, min_score=complete.DEFAULT_MIN_SCORE))
   for prefix in ("class X:\n    def domain(self):\n        return ",
                  "def f(expected):\n    i = j = 0\n    missing = "):
     candidates = healing.complete(prefix).candidates
@@ -113,7 +115,8 @@ def test_split_heal_takes_back_the_pieces_a_whole_piece_would_cover(completer, p
 
 def test_healing_completes_a_half_typed_word_with_whole_pieces():
   prefix = "import os\nimport sys\n\n\ndef main(argv):\n    path = os.pa"
-  healing = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(top=5, filters=False))
+  healing = complete.Completer(test_utils.PRETRAINED,
+                               complete.EngineOptions(top=5, filters=False, min_score=complete.DEFAULT_MIN_SCORE))
   healed = healing.complete(prefix).candidates
   # " os." "pa" is taken back: the model writes " os.path." as it learnt it, one piece.
   assert all(c.text.startswith("th") for c in healed)

@@ -44,7 +44,7 @@ def test_the_greedy_rungs_are_what_complete_gives_with_those_options(results):
   assert [(p.line, p.kind) for _, p in points] == [
       (e["line"], e["kind"]) for e in results["examples"]]
   for rung in ("greedy", "greedy+heal"):
-    completer = complete.Completer(test_utils.PRETRAINED, engine_eval.RUNGS[rung],
+    completer = complete.Completer(test_utils.PRETRAINED, engine_eval.RUNGS[rung].options,
                                    echo=lambda _: None)
     for (source_file, point), example in zip(points, results["examples"]):
       completion = completer.complete_at(source_file.text, point.cursor).completion

@@ -31,7 +31,9 @@ from code_t5.engine import lsp
 
 # The line filters are the engine's business (complete_test); here the server's Completer and the
 # test's own are built from the same flags and must agree.
-SERVER_FLAGS = ["--checkpoint", str(test_utils.PRETRAINED), "--top", "3"]
+# Every line the engine ranks, not only those the shipped model's gate (its about.json) shows:
+# these tests are about what reaches the editor.
+SERVER_FLAGS = ["--checkpoint", str(test_utils.PRETRAINED), "--top", "3", "--min-score=-inf"]
 NVIM_SCRIPT = pathlib.Path(__file__).with_name("nvim_lsp_complete.lua")
 URI = "file:///work/sample.py"
 TIMEOUT = 30
@@ -58,7 +60,8 @@ class Recorder:
     self.calls = []
     self.started = threading.Semaphore(0)
 
-  def complete_at(self, text, cursor):
+  def complete_at(self, text, cursor, repository=None, path=""):
+    del repository, path  # what the server passes along; the recorder completes alike
     self.calls.append((text, cursor))
     self.started.release()
     if self.gate:
@@ -73,7 +76,7 @@ class Recorder:
 class Client:
   """A minimal LSP client over two pipes to lsp.make_server(...) running in a thread."""
 
-  def __init__(self, model, capabilities=None, top=None):
+  def __init__(self, model, capabilities=None, top=None, root_uri=None):
     self.server = lsp.make_server(model, top)
     to_server, self._server_in = os.pipe()
     self._server_out, from_server = os.pipe()
@@ -87,7 +90,7 @@ class Client:
     threading.Thread(target=self._read, args=(os.fdopen(self._server_out, "rb"),),
                      daemon=True).start()
     self.responses, self.logs, self._next = {}, [], 0
-    result = self.call("initialize", {"processId": None, "rootUri": None,
+    result = self.call("initialize", {"processId": None, "rootUri": root_uri,
                                       "capabilities": capabilities or {}})
     self.capabilities = result["result"]["capabilities"]
     self.notify("initialized", {})
@@ -875,3 +878,29 @@ def test_process_fuzz_never_dies_answers_every_intact_request_and_still_serves(s
              for r in server.replies), "the model never ran"
   assert server.call("shutdown")["result"] is None
   assert server.exit() == 0
+
+
+def test_the_workspace_folder_gives_completions_only_another_file_knows(completer, connect,
+                                                                     tmp_path):
+  # pkg/other.py holds the call; pkg/main.py, the open document, does not.
+  (tmp_path / "pkg").mkdir()
+  (tmp_path / "pkg" / "other.py").write_text(
+      "from pkg import utils\n\n\ndef setup(config):\n"
+      "    registry = utils.frobnicate_widget_registry(config, strict=True)\n")
+  main = "from pkg import utils\n\n\ndef main(config):\n    table = utils.frob"
+  (tmp_path / "pkg" / "main.py").write_text(main + "\n")
+  uri = (tmp_path / "pkg" / "main.py").as_uri()
+  client = connect(completer, root_uri=tmp_path.as_uri())
+  client.open(main, uri=uri)
+  test_utils.wait_for(lambda: client.server.engine.repository is not None, "the index", 30)
+  assert client.server.engine.repository.files == 2
+  assert client.server.engine.path_of(uri) == "pkg/main.py"
+  labels = _labels(client.complete(4, len("    table = utils.frob"), uri=uri))
+  assert labels[0] == "frobnicate_widget_registry(config, strict=True)"
+  # A file saved meanwhile is read as saved.
+  client.notify("textDocument/didSave", {"textDocument": {"uri": (tmp_path / "pkg" / "new.py")
+                                                          .as_uri()},
+                                         "text": "value = compute_the_answer(42)\n"})
+  client.change([{"text": main[:-len("table = utils.frob")] + "value = compute_"}], uri=uri)
+  labels = _labels(client.complete(4, len("    value = compute_"), uri=uri))
+  assert labels[0] == "compute_the_answer(42)"

@@ -67,9 +67,59 @@ def runner_py():
 
 def test_the_shipped_model_completes_the_name_the_file_uses(runner_py):
   # The model alone ranks `self.stream.wait()` first, though the code above calls `writeln`.
-  with_names = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(top=5))
+  # The file's copy cache finds `writeln` too: it is off here, to see the names alone.
+  alone = dict(top=5, cache=False, retrieval=False, min_score=complete.DEFAULT_MIN_SCORE)
+  with_names = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(**alone))
   model_only = complete.Completer(test_utils.PRETRAINED,
-                                  complete.EngineOptions(top=5, names=False))
+                                  complete.EngineOptions(names=False, **alone))
   assert with_names.complete(runner_py).completion == "riteln()"
   alone = model_only.complete(runner_py)
   assert alone.completion != "riteln()" and "riteln()" in [c.text for c in alone.candidates]
+
+
+def _at(path: str, line: int, marker: str = "") -> str:
+  """dataset-dev's `path` up to line `line` (1-based), at the end of `marker` in it (else after
+  the line's indentation)."""
+  [source] = [f for f in flcc.read_files(sources.DEV_ROOT) if f.path == path]
+  lines = source.text.split("\n")
+  text = lines[line - 1]
+  column = text.index(marker) + len(marker) if marker else len(text) - len(text.lstrip())
+  return "\n".join(lines[:line - 1] + [text[:column]])
+
+
+def test_after_a_dot_only_names_used_as_attributes_count():
+  lines = [Line("ormat(test)", -2.0), Line("lush()", -2.5)]
+  # `format` is a builtin, but no attribute the code uses; `flush` is (`sys.stdout.flush()`).
+  assert [l.text for l in names.rank(lines, "sys.stdout.flush()\nself.stream.f")] == [
+      "lush()", "ormat(test)"]
+  assert names.rank(lines, "x = 1\nself.stream.f") == lines
+  # Without a dot, builtins still count as known.
+  assert [l.text for l in names.rank(lines[::-1], "x = f")] == ["ormat(test)", "lush()"]
+
+
+def test_the_shipped_model_ranks_the_attribute_the_file_uses_after_a_dot():
+  # unittest/runner.py:58, `self.stream.f|`: the names bonus used to promote the builtin
+  # `format(test)` over the model's own `flush()`.
+  prefix = _at("unittest/runner.py", 58, "self.stream.f")
+  engine = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(top=3, min_score=complete.DEFAULT_MIN_SCORE))
+  assert engine.complete(prefix).completion == "lush()"
+
+
+def test_an_empty_line_is_never_shown_while_a_line_is():
+  # unittest/loader.py:195, in an `else:` block: the search's best line was "", which
+  # `complete` printed and `serve` returned as the completion.
+  prefix = _at("unittest/loader.py", 195)
+  for options in (complete.EngineOptions(top=5, cache=False, retrieval=False, min_score=complete.DEFAULT_MIN_SCORE),
+                  complete.EngineOptions(top=5, min_score=complete.DEFAULT_MIN_SCORE)):
+    result = complete.Completer(test_utils.PRETRAINED, options).complete(prefix)
+    assert result.completion.startswith("return self.suiteClass(")
+    assert all(c.text.strip() for c in result.candidates)
+
+
+def test_a_looping_line_goes_after_the_others():
+  lines = [Line('"datasettings", "datasettings", "datasettings", "datasettings"', -1.0),
+           Line("hugggggggggg", -1.5), Line('"settings"]', -3.0)]
+  assert [l.text for l in complete.last_if_hopeless(lines)] == [
+      '"settings"]', lines[0].text, "hugggggggggg"]
+  real = [Line("tuple[int, str]", -1.0), Line("x = [0, 0]", -2.0)]
+  assert complete.last_if_hopeless(real) == real

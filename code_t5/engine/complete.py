@@ -40,8 +40,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from code_t5 import errors
 from code_t5 import processes
+from code_t5.engine import copy_cache
 from code_t5.engine import decoding
+from code_t5.engine import line_retrieval
 from code_t5.engine import names
+from code_t5.engine import repository as repository_lib
 from code_t5.engine import runtime
 from code_t5.training import launcher
 from code_t5.training import operative_config
@@ -54,6 +57,16 @@ DEFAULT_MAX_LENGTH = 80
 # SentencePiece vocabulary averages 4.3 bytes per piece).
 DEFAULT_MAX_TOKENS = {"pieces": 48, "bytes": 200}
 DEFAULT_MIN_SCORE = float("-inf")
+# Added to the score of a line the file or repository already holds (line_retrieval). Chosen
+# on the site-packages corpus's 1,012 validation points: 0.5, 1 and 2 gave EM 22.7, 23.1, 23.0.
+RETRIEVAL_BONUS = 1.0
+# What a model dir says of itself beyond its checkpoint: {"name", "trained_on", "total_steps",
+# "date", "min_score", "min_score_chosen_on"}, all optional. "min_score" is the model's own
+# confidence gate: the --min-score its completions use unless one is given.
+ABOUT_FILE = "about.json"
+# The model that ships with the package: the default of complete, serve, lsp and baseline.
+SHIPPED_MODEL = (pathlib.Path(__file__).resolve().parent.parent / "pretrained"
+                 / "causal_lm-mini-spm_dev-sitepackages")
 SUPPORTED_MODEL_TYPES = ("bitransformer", "delimited_lm")
 # Recorded gin params that describe how training ran, not the model: an export replaces them.
 _RUN_ONLY_PARAMS = ("utils.run.batch_size", "utils.run.mode", "utils.run.mesh_shape",
@@ -526,7 +539,14 @@ class EngineOptions:
   filters: bool = True  # drop lines that cannot be valid Python here (code_t5.line_filters)
   names: bool = True  # a half-typed word: prefer lines completing it to a name the file uses
   # (code_t5.names)
-  min_score: float = DEFAULT_MIN_SCORE  # show nothing scoring below this (decoding.Line.score)
+  min_score: Optional[float] = None  # show nothing scoring below this (decoding.Line.score);
+  # None: the model's own gate (ABOUT_FILE in its dir), else DEFAULT_MIN_SCORE
+  retrieval: bool = True  # also score whole lines the file and repository hold that fit the
+  # cursor (code_t5.engine.line_retrieval), ranked with a bonus
+  below: bool = True  # the file's lines below the cursor's line count as the file's, for the
+  # cache and retrieval
+  cache: bool = True  # mix a copy cache of the file above the line and the repository's other
+  # files into the model's probabilities (code_t5.engine.copy_cache)
 
 
 def check_options(options: EngineOptions) -> None:
@@ -537,9 +557,10 @@ def check_options(options: EngineOptions) -> None:
                           f"{options.top} (the beam holds the candidates)")
   if options.max_tokens is not None and options.max_tokens < 1:
     raise CompletionError(f"--max-tokens {options.max_tokens} must be 1 or more")
-  if options.min_score > 0:
-    raise CompletionError(f"--min-score {options.min_score:g} must be 0 or less (scores are "
-                          "log-probabilities / sqrt(pieces))")
+  if options.min_score is not None and options.min_score > RETRIEVAL_BONUS:
+    raise CompletionError(f"--min-score {options.min_score:g} must be {RETRIEVAL_BONUS:g} or less "
+                          "(scores are log-probabilities / sqrt(pieces), + "
+                          f"{RETRIEVAL_BONUS:g} for a line the file or repository holds)")
 
 
 def load_network(info: ModelInfo, echo=None) -> runtime.Network:
@@ -562,6 +583,52 @@ def load_network(info: ModelInfo, echo=None) -> runtime.Network:
   return network
 
 
+# A line that repeats one group of 3+ characters three times in a row (`"datasettings",
+# "datasettings", ...`, `.from_utils.from_utils.from_utils`) or a letter six times (`hugggggg`):
+# what a looping model writes before the line's token budget stops it. Rare in real lines
+# (`tuple[int, int, int]`), which are only ranked after the others, not dropped.
+_REPEATS = re.compile(r"(.{3,}?)\1{2,}|(\w)\2{5,}")
+
+
+def hopeless(text: str) -> bool:
+  """Whether a candidate line is not worth showing while another is: nothing (an editor shows
+  no text) or a loop."""
+  return not text.strip() or _REPEATS.search(text) is not None
+
+
+def last_if_hopeless(lines: Sequence[decoding.Line]) -> List[decoding.Line]:
+  """`lines` with the hopeless ones moved after the others (each group in its order)."""
+  return ([line for line in lines if not hopeless(line.text)]
+          + [line for line in lines if hopeless(line.text)])
+
+
+def model_about(model_dir: pathlib.Path) -> dict:
+  """The model dir's ABOUT_FILE ({} if it has none); a one-line error if it is unreadable."""
+  path = pathlib.Path(model_dir) / ABOUT_FILE
+  if not path.exists():
+    return {}
+  try:
+    about = json.loads(path.read_text(encoding="utf-8"))
+  except (OSError, ValueError) as e:
+    raise CompletionError(f"{path} is unreadable ({type(e).__name__}): mend or remove it") from None
+  gate = about.get("min_score") if isinstance(about, dict) else None
+  if not isinstance(about, dict) or (gate is not None and (
+      isinstance(gate, bool) or not isinstance(gate, (int, float)) or gate > RETRIEVAL_BONUS)):
+    raise CompletionError(f"{path}: not an object with a \"min_score\" of at most "
+                          f"{RETRIEVAL_BONUS:g}: mend or remove it")
+  return about
+
+
+def describe_model(info: ModelInfo, about: dict) -> str:
+  """How a model names itself everywhere (complete's log, serve's /health, the LSP's banner)."""
+  if not about.get("name"):
+    return f"{info.model_dir} (step {info.step})"
+  facts = [f"{about['total_steps']:,} steps" if about.get("total_steps") else None,
+           f"on {about['trained_on']}" if about.get("trained_on") else None,
+           about.get("date")]
+  return f"{about['name']} ({', '.join(f for f in facts if f)})"
+
+
 class Completer:
   """A model dir's checkpoint, loaded once into the NumPy runtime; `complete` per request.
 
@@ -570,8 +637,10 @@ class Completer:
   """
 
   def __init__(self, model_dir: pathlib.Path, options: EngineOptions = EngineOptions(),
-               echo=None):
+               echo=None, repo: Optional[pathlib.Path] = None):
     echo = echo or (lambda line: print(line, file=sys.stderr))
+    if repo is not None and not pathlib.Path(repo).is_dir():
+      raise CompletionError(f"--repo {repo} is not a directory: give the project's folder")
     check_options(options)
     self.info = model_info(pathlib.Path(model_dir))
     if self.info.model_type not in SUPPORTED_MODEL_TYPES:
@@ -584,11 +653,55 @@ class Completer:
     self._search = decoding.LineSearch(self.network)
     max_tokens = options.max_tokens or DEFAULT_MAX_TOKENS[self.network.meta["vocabulary"]["kind"]]
     self.max_tokens = min(max_tokens, self.info.sequence_length["targets"])
+    # The project's other files (--repo): indexed once, within repository.INDEX_SECONDS.
+    self.repo = pathlib.Path(repo).resolve() if repo is not None else None
+    self.repository = (repository_lib.Repository.of_folder(self.repo, self.tokenizer)
+                       if self.repo is not None else None)
+    self.about = model_about(self.info.model_dir)
+    self.description = describe_model(self.info, self.about)
+    gate = self.about.get("min_score")
+    self.min_score = (options.min_score if options.min_score is not None
+                      else DEFAULT_MIN_SCORE if gate is None else float(gate))
+
+  def path_in_repo(self, path) -> str:
+    """`path` (a file's path, absolute or relative to the working directory) as the repository
+    names it; "" when there is no --repo or the file is outside it."""
+    if self.repo is None or not path:
+      return ""
+    try:
+      return pathlib.Path(path).resolve().relative_to(self.repo).as_posix()
+    except (ValueError, OSError):
+      return ""
 
   def context(self, prefix: str) -> str:
     return left_truncate(prefix, self.tokenizer, self.info.max_context_tokens)
 
-  def ranked(self, prefix: str, suffix: str = "", top: Optional[int] = None
+  def file_cache(self, prefix: str, repository=None, below: str = ""):
+    """The copy cache of a request: `repository` (copy_cache.RepositoryPieces or None) and the
+    file around the cursor's line: above it, and `below` it (the line itself is left out: its
+    typed part is the context's end, which the cache would otherwise match against itself)."""
+    above = prefix[:prefix.rfind("\n") + 1]
+    return copy_cache.FileCache(repository, self.tokenizer.encode(above),
+                                self.tokenizer.encode(below) if below else ())
+
+  def _with_retrieved(self, lines, prefix, ids, heal, cache, state, repository, path, below):
+    """The search's lines and the retrieved ones (line_retrieval), each line the file or
+    repository holds scored RETRIEVAL_BONUS higher, best first."""
+    retrieved = line_retrieval.candidates(
+        prefix, repository.lines if repository is not None else None, path, below)
+    if not retrieved:
+      return lines
+    found = {line.text: line for line in lines}
+    missing = [text for text in retrieved if text not in found]
+    for line in self._search.score(ids, missing, heal, self.max_tokens, cache, state):
+      found[line.text] = line
+    chosen = set(retrieved)
+    return sorted((dataclasses.replace(line, score=line.score + RETRIEVAL_BONUS)
+                   if line.text in chosen else line for line in found.values()),
+                  key=lambda line: -line.score)
+
+  def ranked(self, prefix: str, suffix: str = "", top: Optional[int] = None, repository=None,
+             path: str = "", below: str = ""
              ) -> Tuple[str, List[Tuple[decoding.Line, Optional[str]]]]:
     """(the context the model read, its lines best first, each with the line_filters reason that
     drops it, None if it passes or filters are off); the threshold is not applied."""
@@ -603,33 +716,49 @@ class Completer:
       ids, heal = decoding.split_heal(ids, self.tokenizer)
     # Filters remove candidates: search for a few more than are shown.
     wanted = top + (options.beam_size if options.filters else 0)
+    pieces = repository.pieces_for(path) if repository is not None else None
+    below = below if options.below else ""
+    cache = self.file_cache(prefix, pieces, below) if options.cache else None
+    state = self.network.start(ids)
     lines = self._search.search(ids, heal, beam_size=max(options.beam_size, top),
-                                top=wanted, max_tokens=self.max_tokens)
+                                top=wanted, max_tokens=self.max_tokens, cache=cache,
+                                prefix=state)
+    if options.retrieval:
+      lines = self._with_retrieved(lines, prefix, ids, heal, cache, state, repository, path,
+                                   below)
     if options.names:
       lines = names.rank(lines, prefix)
+    lines = last_if_hopeless(lines)
     if not options.filters:
       return context, [(line, None) for line in lines]
     from code_t5.engine import line_filters  # pylint: disable=g-import-not-at-top  (only when on)
     where = line_filters.LineContext.of(prefix, suffix)
     return context, [(line, where.reject_reason(line.text)) for line in lines]
 
-  def complete(self, prefix: str, suffix: str = "", top: Optional[int] = None) -> Completion:
+  def complete(self, prefix: str, suffix: str = "", top: Optional[int] = None,
+               repository=None, path: str = "", below: str = "") -> Completion:
     """Completes the line that `prefix` (all the code before the cursor) ends in; `suffix` is the
-    rest of that line after the cursor (what the filters check the completed line with)."""
+    rest of that line after the cursor (what the filters check the completed line with),
+    `below` the file's lines after it; `repository` (code_t5.engine.repository.Repository) the
+    project's files, `path` the file's own path in it (left out of it)."""
     start = time.perf_counter()
     top = self.options.top if top is None else top
-    context, ranked = self.ranked(prefix, suffix, top)
+    repository = self.repository if repository is None else repository
+    context, ranked = self.ranked(prefix, suffix, top, repository, path, below)
     candidates = tuple(Candidate(line.text, line.score) for line, reason in ranked
-                       if reason is None and line.score >= self.options.min_score)[:top]
+                       if reason is None and line.score >= self.min_score
+                       and line.text.strip())[:top]
     return Completion(candidates=candidates, context_chars=len(context),
                       truncated=len(context) < len(prefix),
                       ms=(time.perf_counter() - start) * 1000)
 
-  def complete_at(self, text: str, cursor: int, top: Optional[int] = None) -> Completion:
+  def complete_at(self, text: str, cursor: int, top: Optional[int] = None, repository=None,
+                  path: str = "") -> Completion:
     cursor = check_offset(text, cursor)
     line_end = text.find("\n", cursor)
     suffix = text[cursor:] if line_end < 0 else text[cursor:line_end]
-    return self.complete(text[:cursor], suffix.rstrip("\r"), top)
+    below = "" if line_end < 0 else text[line_end + 1:]
+    return self.complete(text[:cursor], suffix.rstrip("\r"), top, repository, path, below)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -638,8 +767,9 @@ class Completer:
 
 def add_engine_flags(parser, top: int = EngineOptions.top) -> None:
   """--checkpoint and how lines are searched: complete, serve and lsp share these."""
-  parser.add_argument("--checkpoint", type=pathlib.Path, required=True, metavar="DIR",
-                      help="the model dir (checkpoints + operative_config.gin)")
+  parser.add_argument("--checkpoint", type=pathlib.Path, default=SHIPPED_MODEL, metavar="DIR",
+                      help="the model dir (checkpoints + operative_config.gin); default: the "
+                      "model that ships with the package")
   parser.add_argument("--top", type=int, default=top,
                       help="candidate lines returned, best first (default %(default)s)")
   parser.add_argument("--beam-size", type=int, default=None,
@@ -654,9 +784,20 @@ def add_engine_flags(parser, top: int = EngineOptions.top) -> None:
   parser.add_argument("--no-names", action="store_true",
                       help="rank lines by the model alone, not preferring those that complete a "
                       "half-typed word to a name the file already uses")
-  parser.add_argument("--min-score", type=float, default=EngineOptions.min_score,
-                      help="show nothing scoring below this (log-probability / sqrt(pieces); "
-                      "default %(default)s shows everything)")
+  parser.add_argument("--repo", type=pathlib.Path, default=None, metavar="DIR",
+                      help="the project's folder: its *.py files give the engine lines and "
+                      "names the file does not (indexed once at start, at most "
+                      f"{repository_lib.INDEX_SECONDS:g} s)")
+  parser.add_argument("--no-cache", action="store_true",
+                      help="do not mix a copy cache of the file and --repo into the model's "
+                      "probabilities")
+  parser.add_argument("--no-retrieval", action="store_true",
+                      help="do not propose whole lines the file and --repo already hold")
+  parser.add_argument("--min-score", type=float, default=None,
+                      help="show nothing scoring below this (log-probability / sqrt(pieces), + "
+                      f"{RETRIEVAL_BONUS:g} for a line the file or repository holds; default: "
+                      f"the model's own gate, in its {ABOUT_FILE}, else -inf: every line); -inf "
+                      "shows every line")
 
 
 def options_from(args) -> EngineOptions:
@@ -665,7 +806,8 @@ def options_from(args) -> EngineOptions:
                        if args.beam_size is None else args.beam_size,
                        max_tokens=args.max_tokens, heal=not args.no_healing,
                        filters=not args.no_filters, names=not args.no_names,
-                       min_score=args.min_score)
+                       min_score=args.min_score, cache=not args.no_cache,
+                       retrieval=not args.no_retrieval)
 
 
 def add_export_flags(parser) -> None:
@@ -696,8 +838,9 @@ def _complete(args) -> int:
   text = read_source(path)
   name = "stdin" if path == "-" else path
   cursor = len(text) if line is None else cursor_offset(text, line, col, name)
-  completer = Completer(args.checkpoint, options_from(args))
-  result = completer.complete_at(text, cursor)
+  completer = Completer(args.checkpoint, options_from(args), repo=args.repo)
+  result = completer.complete_at(text, cursor, path=completer.path_in_repo(
+      None if path == "-" else path))
   if args.json:
     print(json.dumps(result.reply(), ensure_ascii=False))
   else:

@@ -48,6 +48,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from code_t5.engine import copy_cache
 from code_t5.engine import runtime
 from code_t5.engine import tokenizers
 
@@ -157,18 +158,29 @@ class LineSearch:
                      for p in self._pieces])
 
   def search(self, context_ids: Sequence[int], heal: bytes = b"", beam_size: int = 5,
-             top: int = 5, max_tokens: int = 64) -> List[Line]:
-    """Up to `top` distinct lines, best first, continuing `context_ids` (+ `heal`)."""
+             top: int = 5, max_tokens: int = 64, cache=None, prefix=None) -> List[Line]:
+    """Up to `top` distinct lines, best first, continuing `context_ids` (+ `heal`).
+
+    `cache` (a code_t5.engine.copy_cache.FileCache, or None): each step's next-piece probabilities are
+    the model's mixed with what the cache says follows the pieces so far. `prefix`: the
+    network's state after `context_ids` (runtime.Network.start), if the caller has it.
+    """
     network = self.network
-    prefix = network.start(context_ids)
+    prefix = prefix or network.start(context_ids)
     beams = runtime.Beams(network, prefix, 1)
     hypotheses = [_Hypothesis(b"", 0.0, 0)]
     logits = prefix.logits[None]
     finished = {}  # text -> Line
     heal_masks = {}
+    history = tuple(int(i) for i in context_ids[-copy_cache.MAX_MATCH:])
     for _ in range(max_tokens):
       logprobs = logits - logits.max(axis=-1, keepdims=True)
       logprobs = logprobs - np.log(np.exp(logprobs).sum(axis=-1, keepdims=True))
+      if cache is not None:
+        for b, hypothesis in enumerate(hypotheses):
+          lookup = cache.lookup(history + hypothesis.ids)
+          if lookup is not None:
+            logprobs[b] = copy_cache.mix(logprobs[b], lookup)
       logprobs[:, self._blocked] = _NEG_INF
       for b, hypothesis in enumerate(hypotheses):
         if len(hypothesis.data) < len(heal):
@@ -202,6 +214,53 @@ class LineSearch:
       hypotheses = next_hypotheses
       logits = network.step(beams, np.asarray(next_ids))
     return sorted(finished.values(), key=lambda line: -line.score)[:top]
+
+  def score(self, context_ids: Sequence[int], texts: Sequence[str], heal: bytes = b"",
+            max_tokens: int = 64, cache=None, prefix=None) -> List[Line]:
+    """`texts` (rests of the line, no newline) scored as the search scores the lines it finds:
+    each is encoded on its own with the heal text before it and a newline after it (as a
+    completion is trained: each side of the cursor tokenized alone), and its pieces' log-
+    probabilities (mixed with `cache` the same way) summed up to the piece that ends the line.
+    A text longer than `max_tokens` pieces, or holding a piece the search never chooses, is
+    left out. `prefix`: the network's state after `context_ids`, if the caller has it."""
+    try:
+      head = heal.decode("utf-8")
+    except UnicodeDecodeError:
+      return []
+    tokenizer = self.network.tokenizer
+    sequences, kept = [], []
+    for text in texts:
+      ids = tokenizer.encode(head + text + "\n")
+      end = next((k for k, i in enumerate(ids) if self._ends[i]), None)
+      if end is None or end + 1 > max_tokens or end + 1 < len(ids) or any(
+          self._blocked[i] for i in ids):
+        continue
+      sequences.append(ids)
+      kept.append(text)
+    if not sequences:
+      return []
+    network = self.network
+    prefix = prefix or network.start(context_ids)
+    beams = runtime.Beams(network, prefix, len(sequences))
+    logits = np.repeat(prefix.logits[None], len(sequences), axis=0)
+    history = tuple(int(i) for i in context_ids[-copy_cache.MAX_MATCH:])
+    totals = np.zeros(len(sequences))
+    longest = max(len(ids) for ids in sequences)
+    for t in range(longest):
+      logprobs = logits - logits.max(axis=-1, keepdims=True)
+      logprobs = logprobs - np.log(np.exp(logprobs).sum(axis=-1, keepdims=True))
+      for b, ids in enumerate(sequences):
+        if t < len(ids):
+          row = logprobs[b]
+          if cache is not None:
+            row = copy_cache.mix(row, cache.lookup(history + tuple(ids[:t])))
+          totals[b] += row[ids[t]]
+      if t + 1 == longest:
+        break
+      logits = network.step(beams, np.asarray([ids[t] if t < len(ids) else tokenizers.EOS_ID
+                                               for ids in sequences]))
+    return [Line(text, _score(float(total), len(ids)), len(ids))
+            for text, total, ids in zip(kept, totals, sequences) if np.isfinite(total)]
 
   @staticmethod
   def _done(finished, open_hypotheses, beam_size: int) -> bool:

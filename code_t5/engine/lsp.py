@@ -44,13 +44,17 @@ import dataclasses
 import json
 import logging
 import os
+import pathlib
 import re
 import sys
 import threading
+import time
+import urllib.parse
 from concurrent import futures
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from code_t5.engine import complete as complete_lib
+from code_t5.engine import repository as repository_lib
 
 NAME = "code-t5"
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
@@ -200,6 +204,10 @@ class Engine:
 
   def __init__(self, completer, top: Optional[int] = None, log=None):
     self.completer = completer
+    # The workspace folder's Python files (code_t5.engine.repository), once indexed; until then,
+    # and without a workspace, the completer's own --repo (or none).
+    self.root: Optional[pathlib.Path] = None
+    self.repository = None
     self.top = top
     self.log = log or (lambda message, error=False: logger.warning("%s", message))
     self.documents: Dict[str, Document] = {}
@@ -223,6 +231,60 @@ class Engine:
   def open(self, uri: str, text: str, version: Optional[int] = None) -> None:
     self.documents[uri] = Document(text, version)
     self._edited(uri)
+    self.saved(uri, text)
+
+  def saved(self, uri: str, text: Optional[str] = None) -> None:
+    """A document opened or saved: its text becomes the repository's copy of it (what the other
+    files' completions read)."""
+    path = self.path_of(uri)
+    if text is None and uri in self.documents:
+      text = self.documents[uri].text
+    if self.repository is not None and path and text is not None:
+      self.repository.add(path, text)
+
+  # The workspace. ------------------------------------------------------------------------------
+
+  def path_of(self, uri: str) -> str:
+    """A document's path relative to the workspace folder ("" outside it, or not a file)."""
+    if self.root is None or not uri.startswith("file://"):
+      return ""
+    path = pathlib.Path(urllib.parse.unquote(urllib.parse.urlparse(uri).path))
+    try:
+      return path.resolve().relative_to(self.root).as_posix()
+    except (ValueError, OSError):
+      return ""
+
+  def index_workspace(self, uri: Optional[str]) -> Optional[threading.Thread]:
+    """Indexes the workspace folder's Python files on a thread (within
+    repository.INDEX_SECONDS); completions read them once that is done. Not when the server was
+    given --repo, which is indexed already."""
+    if not uri or not uri.startswith("file://") or self.completer.repository is not None:
+      return None
+    folder = pathlib.Path(urllib.parse.unquote(urllib.parse.urlparse(uri).path))
+    if not folder.is_dir():
+      self.log(f"workspace folder {folder} is not a directory: completing from the file alone")
+      return None
+    self.root = folder.resolve()
+
+    def build():
+      start = time.monotonic()
+      try:
+        built = repository_lib.Repository.of_folder(self.root, self.completer.tokenizer)
+      except Exception as e:  # pylint: disable=broad-except  (complete from the file alone)
+        self.log(f"indexing {self.root} failed ({type(e).__name__}: {e}): completing from the "
+                 "file alone", error=True)
+        return
+      for open_uri, document in list(self.documents.items()):  # the editor's text wins
+        path = self.path_of(open_uri)
+        if path:
+          built.add(path, document.text)
+      self.repository = built
+      self.log(f"indexed {built.files} Python files of {self.root} in "
+               f"{time.monotonic() - start:.1f} s")
+
+    thread = threading.Thread(target=build, name="code-t5-index", daemon=True)
+    thread.start()
+    return thread
 
   def change(self, uri: str, changes, version: Optional[int] = None,
              encoding: str = UTF16) -> None:
@@ -265,11 +327,12 @@ class Engine:
     key, request, edits = ticket
     return self._requests.get(key) != request or self._edits.get(key[0], 0) != edits
 
-  def _complete(self, text: str, cursor: int) -> Tuple[List[str], Optional[str]]:
+  def _complete(self, uri: str, text: str, cursor: int) -> Tuple[List[str], Optional[str]]:
     """On the model thread: (lines, None), or ([], one-line error); never raises."""
     try:
       self.model_calls += 1
-      completion = self.completer.complete_at(text, cursor)
+      completion = self.completer.complete_at(text, cursor, repository=self.repository,
+                                              path=self.path_of(uri))
       return ranked_lines(completion.candidates, self.top), None
     except Exception as e:  # pylint: disable=broad-except  (the server outlives any request)
       message = " ".join(str(e).split())
@@ -292,7 +355,7 @@ class Engine:
       if self._last is not None and self._last[:2] == (point.text, point.cursor):
         return list(self._last[2])
       call = asyncio.get_running_loop().run_in_executor(self._executor, self._complete,
-                                                        point.text, point.cursor)
+                                                        ticket[0][0], point.text, point.cursor)
       call.add_done_callback(lambda _: self._model_free.release())
     finally:
       if call is None:
@@ -651,6 +714,9 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
     def lsp_initialize(self, params: types.InitializeParams):
       result = yield from super().lsp_initialize(params)
       self.initialized = True
+      # The project the editor has open: its first workspace folder, else its root.
+      folders = params.workspace_folders or []
+      self._server.engine.index_workspace(folders[0].uri if folders else params.root_uri)
       return result
 
     def structure_message(self, data):
@@ -787,6 +853,10 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
     return types.InlineCompletionList(
         items=[types.InlineCompletionItem(insert_text=line) for line in lines])
 
+  @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=True))
+  def did_save(params: types.DidSaveTextDocumentParams) -> None:
+    engine.saved(params.text_document.uri, params.text)
+
   @server.feature(types.INITIALIZE)
   def initialize(params: types.InitializeParams) -> None:
     # Capabilities are computed from the registered features after this handler: advertise
@@ -844,9 +914,10 @@ def _lsp(args) -> int:
   # pygls warns on routine traffic (a cancel for a request already answered, a notification it
   # has no handler for), and clients log a server's stderr as errors.
   logging.getLogger("pygls").setLevel(logging.ERROR)
-  completer = complete_lib.Completer(args.checkpoint, complete_lib.options_from(args))
+  completer = complete_lib.Completer(args.checkpoint, complete_lib.options_from(args),
+                                     repo=args.repo)
   # Not on stderr: clients log a server's stderr as errors (Neovim does).
-  banner = f"{args.checkpoint} step {completer.info.step} loaded; up to {args.top} lines"
+  banner = f"{completer.description} loaded; up to {args.top} lines"
   server = make_server(completer, args.top, banner)
   try:
     return server.start_io(sys.stdin.buffer, stdout)

@@ -7,7 +7,9 @@ up may be out of its sight, and a small model often prefers a common word of its
 even when the name is in sight (`self.stream.file`; `return retfp` two lines below `result`).
 The engine sees the whole prefix: among the lines the search found, `rank` adds NAME_BONUS to
 the score of each line that completes the typed word to a known name — one the code before the
-typed word uses, a keyword or a builtin — and sorts by that. The lines' own scores (what
+typed word uses, a keyword or a builtin — and sorts by that. After a dot (`self.stream.f|`) only
+names the code uses as attributes count: a builtin such as `format` is no attribute's name
+(`flush`, used as `sys.stdout.flush()` above, is). The lines' own scores (what
 `--min-score` and clients see) are unchanged.
 
 NAME_BONUS was chosen on the site-packages corpus's 1,012 held-out points, re-ranking the lines
@@ -24,6 +26,8 @@ NAME_BONUS = 3.0  # in the lines' score units: log-probability / sqrt(pieces)
 _WORD = re.compile(r"\w+")
 _TYPED = re.compile(r"\w+\Z")
 _LEADING_WORD = re.compile(r"\w*")
+_ATTRIBUTE = re.compile(r"\.\s*(\w+)")
+_AFTER_DOT = re.compile(r"\.\s*\w+\Z")
 ALWAYS_KNOWN = frozenset(keyword.kwlist) | frozenset(dir(builtins))
 
 Line = TypeVar("Line")  # anything with .text (the rest of the line) and .score
@@ -40,6 +44,11 @@ def known_names(code: str) -> Set[str]:
   return set(_WORD.findall(code)) | ALWAYS_KNOWN
 
 
+def known_attributes(code: str) -> Set[str]:
+  """The names `code` uses after a dot."""
+  return set(_ATTRIBUTE.findall(code))
+
+
 def rank(lines: Sequence[Line], prefix: str, bonus: float = NAME_BONUS) -> list:
   """`lines` best first, a line that completes the typed word to a known name ranked as if its
   score were `bonus` higher (stable: equal keys keep the search's order). Without a typed word
@@ -47,7 +56,8 @@ def rank(lines: Sequence[Line], prefix: str, bonus: float = NAME_BONUS) -> list:
   typed = typed_word(prefix)
   if not typed or len(lines) < 2:
     return list(lines)
-  known = known_names(prefix[:-len(typed)])
+  before = prefix[:-len(typed)]
+  known = known_attributes(before) if _AFTER_DOT.search(prefix) else known_names(before)
 
   def key(line):
     completed = typed + _LEADING_WORD.match(line.text).group(0)

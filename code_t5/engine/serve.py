@@ -94,6 +94,18 @@ def _top(request):
   return top
 
 
+def _path(completer, request) -> str:
+  """The request's "path": the file's path in --repo (relative to it, or absolute), so that its
+  saved copy there is not read as another file (the request's text is); "" if absent."""
+  path = request.get("path", "")
+  if not isinstance(path, str):
+    raise complete_lib.CompletionError('"path" must be a string (the file\'s path in --repo)')
+  if not path:
+    return ""
+  _check_unicode(path, "path")
+  return completer.path_in_repo(path) if path.startswith("/") else path
+
+
 def handle(completer: complete_lib.Completer, request) -> dict:
   """One request (a decoded JSON value) -> one reply object; never raises for bad input."""
   request_id = None
@@ -102,7 +114,7 @@ def handle(completer: complete_lib.Completer, request) -> dict:
       raise complete_lib.CompletionError("a request must be a JSON object")
     request_id = _request_id(request)
     text, cursor = _text_cursor(request)
-    reply = completer.complete_at(text, cursor, _top(request)).reply()
+    reply = completer.complete_at(text, cursor, _top(request), path=_path(completer, request)).reply()
   except errors.UserError as e:
     reply = {"error": str(e)}
   if request_id is not None:
@@ -237,8 +249,15 @@ def make_http_server(completer, port: int = 0) -> http.server.ThreadingHTTPServe
       if self.path.rstrip("/") != "/health":
         return self._send(404, {"error": f"no such path {self.path}: POST /complete, GET /health"})
       info = completer.info
-      return self._send(200, {"ok": True, "model_dir": str(info.model_dir), "step": info.step,
-                              "task": info.task, "runtime": str(completer.runtime_dir)})
+      repository = completer.repository
+      return self._send(200, {"ok": True, "model": completer.description,
+                              "model_dir": str(info.model_dir), "step": info.step,
+                              "task": info.task, "runtime": str(completer.runtime_dir),
+                              # -inf (show every line) is not JSON: null
+                              "min_score": (completer.min_score
+                                            if math.isfinite(completer.min_score) else None),
+                              "repo": str(completer.repo) if completer.repo else None,
+                              "repo_files": repository.files if repository else 0})
 
     def _post(self):
       # The body is not read on an error below: close, so its bytes are not taken for a request.
@@ -281,7 +300,8 @@ def make_http_server(completer, port: int = 0) -> http.server.ThreadingHTTPServe
 def _serve(args) -> int:
   if args.port is not None and not 0 <= args.port <= 65535:
     raise complete_lib.CompletionError(f"--port {args.port} is not a port number (0-65535)")
-  completer = complete_lib.Completer(args.checkpoint, complete_lib.options_from(args))
+  completer = complete_lib.Completer(args.checkpoint, complete_lib.options_from(args),
+                                     repo=args.repo)
   if args.port is None:
     return serve_stdio(completer)
   try:

@@ -23,6 +23,7 @@ from code_t5.data import flcc
 from code_t5.data import line_completion
 from code_t5.data import metrics
 from code_t5.data import postprocessors
+from code_t5.engine import complete
 from code_t5.evaluation import ngram as ngram_lib
 from code_t5.evaluation import paired
 
@@ -71,7 +72,8 @@ def _model_predictions(model_dir: pathlib.Path, split: str, root_name: str
 def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path] = (),
              validation_fraction: float = 0.05, test_fraction: float = 0.05,
              train_root=None, max_files: Optional[int] = None, examples: int = 10,
-             checkpoints: Sequence[pathlib.Path] = (), echo=print) -> dict:
+             checkpoints: Sequence[pathlib.Path] = (), echo=print,
+             rungs: Optional[Sequence[str]] = None) -> dict:
   """Scores the baselines (and the models' eval decodes) at the split's completion points.
 
   The n-gram counts the train split of `train_root` (default: `root`), so a model and an n-gram
@@ -79,7 +81,10 @@ def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path]
   points from that many files of the split (line_completion.sample_files), as
   `code-t5 eval --line-completion --max-files` does. `examples` random points are kept with every
   system's prediction, for a reader to judge. Each of `checkpoints` is run through the completion
-  engine at the points, once per rung of code_t5.evaluation.engine_eval.RUNGS.
+  engine at the points, once per rung of code_t5.evaluation.engine_eval.RUNGS (or of `rungs`),
+  with each point's repository in the root (all its files in the split, the point's file left
+  out) as the repository an editor would have open. Every point's target, predictions and the
+  engine's scores are kept in "per_point", so that splits and systems can be compared later.
   """
   if split not in flcc.SPLITS:
     raise BaselineError(f"--split must be one of {', '.join(flcc.SPLITS)}, got {split!r}")
@@ -92,8 +97,8 @@ def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path]
   splits = flcc.Splits(validation=validation_fraction, test=test_fraction)
   models = [_model_predictions(pathlib.Path(d), split, pathlib.Path(root).resolve().name)
             for d in model_dirs]  # fail early
-  sampled = line_completion.sample_files(
-      list(flcc.read_files(root, splits=splits, only_split=split)), max_files)
+  split_files = list(flcc.read_files(root, splits=splits, only_split=split))
+  sampled = line_completion.sample_files(split_files, max_files)
   points = [(f.text, p) for f, p in line_completion.points_of_files(sampled)]
   if not points:
     raise BaselineError(f"--root {root}: its {split} split has no completion points")
@@ -149,18 +154,31 @@ def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path]
         "metrics": scored(predictions + [""] * (len(targets) - count), subset)}
     system_predictions[key] = predictions
   engine = {}
+  engine_scores: Dict[str, List[Optional[float]]] = {}
+  files = [(p.repo, p.path) for _, p in points]
+  repositories: Dict[str, List[Tuple[str, str]]] = collections.defaultdict(list)
+  for source_file in split_files:
+    repositories[source_file.repo].append((source_file.path, source_file.text))
   for checkpoint in checkpoints:
     # Imported only here, where a model is loaded.
     from code_t5.evaluation import engine_eval  # pylint: disable=g-import-not-at-top
-    found = engine_eval.run(pathlib.Path(checkpoint), points, scored, echo)
+    found = engine_eval.run(pathlib.Path(checkpoint), points, scored, echo,
+                            repository_files=repositories, rungs=rungs)
     suffix = "" if len(checkpoints) == 1 else f"@{pathlib.Path(checkpoint).name}"
     for key, system in found["systems"].items():
       systems[key + suffix] = system
       system_predictions[key + suffix] = found["predictions"][key]
+      engine_scores[key + suffix] = found["scores"][key]
+    # Each rung against the engine without the repository (the engine before it read one).
+    reference = "engine:" + engine_eval.WITHOUT_REPOSITORY
+    if reference in found["predictions"]:
+      for key, predictions in found["predictions"].items():
+        if key != reference:
+          systems[key + suffix][f"vs_{reference}"] = paired.compare(
+              targets, predictions, found["predictions"][reference], files)
     engine[str(checkpoint)] = {"filters": found["filters"], "threshold": found["threshold"]}
   # Each system against the n-gram at the same points (all of them, or a model eval's first
   # `count`): the difference with its interval, so one line more or less is not read as a win.
-  files = [(p.repo, p.path) for _, p in points]
   for key, predictions in {"empty": [""] * len(points), **system_predictions}.items():
     if key != "ngram":
       count = len(predictions)
@@ -179,6 +197,7 @@ def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path]
                  "by_kind": dict(collections.Counter(kinds))},
       "systems": systems,
       "examples": _examples(points, system_predictions, examples),
+      "per_point": _per_point(points, system_predictions, engine_scores),
       **({"engine": engine} if engine else {}),
   }
 
@@ -194,6 +213,17 @@ def _examples(points, system_predictions: Dict[str, List[str]], count: int) -> L
            **{name: predictions[i] for name, predictions in system_predictions.items()
               if i < len(predictions)}}
           for i in chosen]
+
+
+def _per_point(points, system_predictions: Dict[str, List[str]],
+               scores: Dict[str, List[Optional[float]]]) -> List[dict]:
+  """Every point with its target and each system's line (and the engine's score of it)."""
+  return [{"repo": point.repo, "path": point.path, "line": point.line, "kind": point.kind,
+           "target": point.target(text),
+           "predictions": {name: predictions[i] for name, predictions in
+                           system_predictions.items() if i < len(predictions)},
+           "scores": {name: values[i] for name, values in scores.items()}}
+          for i, (text, point) in enumerate(points)]
 
 
 def _shown(root) -> str:
@@ -229,7 +259,8 @@ def _cli(args) -> int:
   try:
     results = evaluate(args.root or default_root(), args.split, args.model_dir,
                        args.validation_fraction, args.test_fraction, args.train_root,
-                       args.max_files, checkpoints=args.checkpoint)
+                       args.max_files, checkpoints=args.checkpoint,
+                       rungs=args.rungs.split(",") if args.rungs else None)
   except flcc.FlccError as e:
     raise BaselineError(str(e)) from None
   write_json(results, args.out, args.force)
@@ -278,9 +309,14 @@ def register_cli(subparsers) -> None:
   parser.add_argument("--out", type=pathlib.Path, required=True, help="JSON results file")
   parser.add_argument("--force", action="store_true", help="replace --out if it exists")
   parser.add_argument("--checkpoint", type=pathlib.Path, action="append", default=[],
-                      metavar="DIR", help="also run the completion engine (`code-t5 complete`) "
-                      "on this model dir at the points, once per engine setting "
-                      "(code_t5/evaluation/engine_eval.py); repeatable")
+                      nargs="?", const=complete.SHIPPED_MODEL, metavar="DIR",
+                      help="also run the completion engine (`code-t5 complete`) on this model "
+                      "dir (without DIR: the shipped model) at the points, once per rung of "
+                      "code_t5/evaluation/engine_eval.py; repeatable")
+  parser.add_argument("--rungs", default=None, metavar="A,B,...",
+                      help="the engine's rungs to run (default: the whole ladder of "
+                      "code_t5/evaluation/engine_eval.py); e.g. "
+                      "beam+heal+filters+names,+below")
   parser.add_argument("--model-dir", type=pathlib.Path, action="append", default=[],
                       help="also score this model dir's newest line-completion eval decodes "
                       "(repeatable)")

@@ -1,7 +1,7 @@
 """What each part of the completion engine does to quality, at `code-t5 baseline`'s points.
 
 `code-t5 baseline --checkpoint DIR` runs the engine (code_t5.engine.complete.Completer) on the
-model at every held-out line-completion point, once per rung of a ladder:
+model at every held-out line-completion point, once per rung of a ladder; each rung adds one part:
 
     greedy        beam 1, no healing, no filters: Mesh TF's greedy decode, cut at the newline
     greedy+heal   greedy with token healing at the cursor: the n-gram's own decoding (it too
@@ -10,7 +10,13 @@ model at every held-out line-completion point, once per rung of a ladder:
     beam+heal     beam search and token healing
     beam+heal+filters  + dropping lines that cannot be valid Python there
     beam+heal+filters+names  + a half-typed word completed to a name the file uses ranked first
-                  among near equals (code_t5/engine/names.py; the engine's default)
+                  among near equals (code_t5/engine/names.py): the engine without the
+                  repository
+    +file-cache   + the copy cache of the file above the cursor (code_t5/engine/copy_cache.py)
+    +repo-cache   + the repository's other files in the cache (the point's repository in the
+                  root, the point's file left out)
+    +retrieval    + whole lines of the file and repository as candidates (line_retrieval.py)
+    +below        + the file's lines below the cursor's line: the engine's default in an editor
 
 and scores each rung's best line like any other system (EM, ES by point kind). For the last rung
 (the engine's default) it also counts what each filter removed, and how a confidence threshold
@@ -22,60 +28,124 @@ import collections
 import dataclasses
 import math
 import time
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from code_t5.engine import complete
+from code_t5.engine import repository as repository_lib
 
-RUNGS: Dict[str, complete.EngineOptions] = {
-    "greedy": complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False, names=False),
-    "greedy+heal": complete.EngineOptions(top=1, beam_size=1, filters=False, names=False),
-    "beam": complete.EngineOptions(top=1, heal=False, filters=False, names=False),
-    "beam+heal": complete.EngineOptions(top=1, filters=False, names=False),
-    "beam+heal+filters": complete.EngineOptions(top=1, names=False),
-    "beam+heal+filters+names": complete.EngineOptions(top=1),
+
+@dataclasses.dataclass(frozen=True)
+class Rung:
+  options: complete.EngineOptions
+  repository: bool = False  # the point's repository (without its file) is the engine's
+  below: bool = False  # the file's lines below the cursor's line are the engine's
+
+
+# Every rung scores its best line, shown or not (the gate is reported beside the ladder).
+_ALONE = dict(cache=False, retrieval=False, below=False, min_score=complete.DEFAULT_MIN_SCORE)
+_EVERY_LINE = dict(min_score=complete.DEFAULT_MIN_SCORE)
+RUNGS: Dict[str, Rung] = {
+    "greedy": Rung(complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False,
+                                          names=False, **_ALONE)),
+    "greedy+heal": Rung(complete.EngineOptions(top=1, beam_size=1, filters=False, names=False,
+                                               **_ALONE)),
+    "beam": Rung(complete.EngineOptions(top=1, heal=False, filters=False, names=False, **_ALONE)),
+    "beam+heal": Rung(complete.EngineOptions(top=1, filters=False, names=False, **_ALONE)),
+    "beam+heal+filters": Rung(complete.EngineOptions(top=1, names=False, **_ALONE)),
+    "beam+heal+filters+names": Rung(complete.EngineOptions(top=1, **_ALONE)),
+    "+file-cache": Rung(complete.EngineOptions(top=1, retrieval=False, below=False,
+                                               **_EVERY_LINE)),
+    "+repo-cache": Rung(complete.EngineOptions(top=1, retrieval=False, below=False,
+                                               **_EVERY_LINE), repository=True),
+    "+retrieval": Rung(complete.EngineOptions(top=1, below=False, **_EVERY_LINE),
+                       repository=True),
+    "+below": Rung(complete.EngineOptions(top=1, **_EVERY_LINE), repository=True, below=True),
 }
-DEFAULT_RUNG = "beam+heal+filters+names"
-# Thresholds reported for the last rung (log-probability / sqrt(pieces) of the best line).
-THRESHOLDS = (-math.inf, -10.0, -8.0, -6.0, -5.0, -4.0, -3.0, -2.0)
+DEFAULT_RUNG = "+below"
+WITHOUT_REPOSITORY = "beam+heal+filters+names"  # the engine as it was before it read more
+# Thresholds reported for the last rung (the best line's score: log-probability / sqrt(pieces),
+# + complete.RETRIEVAL_BONUS for a line the file or repository holds).
+THRESHOLDS = (-math.inf, -4.0, -3.0, -2.5, -2.25, -2.0, -1.75, -1.5, -1.0, -0.5, 0.0)
 
 
 @dataclasses.dataclass
 class _Shown:
   score: float
   correct: bool
+  chars: int  # the target's characters
 
 
-def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=print) -> dict:
-  """{"systems": {"engine:<rung>": ...}, "predictions": {...}, "filters": ..., "threshold": ...}.
+def check_rungs(names: Sequence[str]) -> List[str]:
+  unknown = [name for name in names if name not in RUNGS]
+  if unknown:
+    raise complete.CompletionError(f"--rungs: unknown rung {unknown[0]!r} (the ladder: "
+                                   f"{', '.join(RUNGS)})")
+  return [name for name in RUNGS if name in names]  # the ladder's order
 
-  points: (file text, line_completion.Point); score(predictions) -> the baseline's metrics.
+
+def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=print,
+        repository_files: Optional[Mapping[str, Sequence[Tuple[str, str]]]] = None,
+        rungs: Optional[Sequence[str]] = None) -> dict:
+  """{"systems": {"engine:<rung>": ...}, "predictions": {...}, "scores": {...}, "filters": ...,
+  "threshold": ...}: per rung its metrics, and per point its best line and that line's score
+  (None where it shows nothing).
+
+  points: (file text, line_completion.Point); score(predictions) -> the baseline's metrics;
+  repository_files: repo id -> its (path, text) files in the root, for the rungs that read the
+  repository (each point's file is left out of its own; without them those rungs see none);
+  rungs: the rungs to run
+  (default all), in the ladder's order. Progress (points, rate, ETA) goes to `echo` every 10 s.
   """
-  systems, predictions = {}, {}
+  chosen = check_rungs(rungs) if rungs is not None else list(RUNGS)
+  systems, predictions, scores = {}, {}, {}
   filtered = collections.Counter()
   candidates_seen = 0
   shown: List[_Shown] = []
-  for rung, options in RUNGS.items():
-    completer = complete.Completer(model_dir, options, echo=echo)
-    start = time.time()
-    best = []
-    for text, point in points:
-      _, ranked = completer.ranked(text[:point.cursor])
-      kept = [line for line, reason in ranked if reason is None]
-      if rung == DEFAULT_RUNG:
+  completer = None
+  for rung_name in chosen:
+    rung = RUNGS[rung_name]
+    if completer is None:
+      completer = complete.Completer(model_dir, rung.options, echo=echo)
+      repositories = {}
+      for repo, repo_files in (repository_files or {}).items():
+        repositories[repo] = repository_lib.Repository(completer.tokenizer)
+        for path, text in repo_files:
+          repositories[repo].add(path, text)
+    completer.options = rung.options
+    complete.check_options(rung.options)
+    start = last = time.time()
+    best, best_scores = [], []
+    for k, (text, point) in enumerate(points):
+      repository = repositories.get(point.repo) if rung.repository else None
+      line_end = text.find("\n", point.cursor)
+      below = text[line_end + 1:] if rung.below and line_end >= 0 else ""
+      _, ranked = completer.ranked(text[:point.cursor], repository=repository, path=point.path,
+                                   below=below)
+      kept = [line for line, reason in ranked if reason is None and line.text.strip()]
+      if rung_name == chosen[-1]:
         candidates_seen += len(ranked)
         filtered.update(reason for _, reason in ranked if reason)
         if kept:
-          shown.append(_Shown(kept[0].score, kept[0].text == point.target(text)))
+          target = point.target(text)
+          shown.append(_Shown(kept[0].score, kept[0].text == target, len(target)))
       best.append(kept[0].text if kept else "")
+      best_scores.append(round(kept[0].score, 4) if kept else None)
+      if time.time() - last >= 10:
+        last = time.time()
+        rate = (k + 1) / (last - start)
+        echo(f"engine {rung_name}: {k + 1}/{len(points)} points, {rate:.1f}/s, "
+             f"ETA {(len(points) - k - 1) / rate:.0f} s")
     seconds = time.time() - start
-    echo(f"engine {rung}: {len(points)} points in {seconds:.0f} s "
+    echo(f"engine {rung_name}: {len(points)} points in {seconds:.0f} s "
          f"({1000 * seconds / max(len(points), 1):.0f} ms each)")
-    key = f"engine:{rung}"
-    systems[key] = {"description": _describe(options), "model_dir": str(model_dir),
+    key = f"engine:{rung_name}"
+    systems[key] = {"description": _describe(rung), "model_dir": str(model_dir),
                     "step": completer.info.step, "ms_per_point": 1000 * seconds / len(points),
                     "metrics": score(best)}
     predictions[key] = best
+    scores[key] = best_scores
   count = len(points)
+  all_chars = sum(len(point.target(text)) for text, point in points)
   thresholds = []
   for threshold in THRESHOLDS:
     above = [s for s in shown if s.score >= threshold]
@@ -84,14 +154,21 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
                        "shown": len(above), "correct": right,
                        "wrong": len(above) - right,
                        "shown_percent": round(100 * len(above) / count, 1),
-                       "precision": round(100 * right / len(above), 1) if above else None})
-  return {"systems": systems, "predictions": predictions,
+                       "precision": round(100 * right / len(above), 1) if above else None,
+                       "chars_saved_percent": round(100 * sum(s.chars for s in above
+                                                              if s.correct) / all_chars, 1)})
+  return {"systems": systems, "predictions": predictions, "scores": scores,
           "filters": {"candidates": candidates_seen, "removed": dict(filtered)},
-          "threshold": {"points": count, "rows": thresholds}}
+          "threshold": {"rung": chosen[-1], "points": count, "rows": thresholds}}
 
 
-def _describe(options: complete.EngineOptions) -> str:
+def _describe(rung: Rung) -> str:
+  options = rung.options
   search = "greedy" if options.beam_size == 1 else f"beam {options.beam_size}"
   return (f"code_t5 engine: {search}, newline stop, healing {'on' if options.heal else 'off'}, "
           f"filters {'on' if options.filters else 'off'}, "
-          f"file's names {'preferred' if options.names else 'not preferred'}")
+          f"file's names {'preferred' if options.names else 'not preferred'}, "
+          f"copy cache {'on' if options.cache else 'off'}, "
+          f"retrieval {'on' if options.retrieval else 'off'}, "
+          f"repository {'read' if rung.repository else 'not read'}, "
+          f"lines below {'read' if rung.below else 'not read'}")

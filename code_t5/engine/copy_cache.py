@@ -1,0 +1,244 @@
+"""A cache of the code around the cursor, mixed into the model's next-piece probabilities.
+
+Code repeats locally: a file reuses its own names and phrases, and a repository its own calls,
+imports and idioms (Tu et al. 2014; Hellendoorn & Devanbu 2017 mixed such cache models with a
+global one and beat the neural models of their day). The shipped model reads only the last 256
+pieces before the cursor and learned names of other projects; the cache reads everything the
+editor has: the file above the cursor and the repository's other files.
+
+`PieceCache` holds those texts as the model's own pieces (one array) and answers, for the pieces
+written so far, what came next wherever the same pieces occurred before: it finds the places
+that end with the last two pieces, extends each match backwards up to MAX_MATCH pieces, and
+counts the next piece at the places with the longest match (a copy model, as infini-gram looks
+up the longest suffix that occurred). `mix` turns that into a mixture with the model's
+distribution, log((1 - w) p_model + w p_cache), with a weight that grows with the matched length
+(a two-piece match says little, a twelve-piece match says "this is being copied").
+
+The file is put last, so that when a common context occurs more than MAX_POSITIONS times the
+places kept are the file's and the nearest ones. Nothing is written to disk; an index is built
+per request for the file and once per repository (see `RepositoryIndex`).
+"""
+
+import dataclasses
+import os
+import pathlib
+import threading
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+# Longest match looked for, in pieces: beyond ~16 pieces (~60 characters) the next piece is
+# settled; a longer window only costs time.
+MAX_MATCH = 16
+# Places kept per lookup (the last ones: the file and the code nearest it).
+MAX_POSITIONS = 4096
+# The mixture weight for a longest match of L pieces: WEIGHT * (L - 1) / (L - 1 + HALF_MATCH),
+# i.e. half of WEIGHT at a match of HALF_MATCH + 1 pieces. Chosen on held-out repositories
+# (README "Completions worth showing").
+WEIGHT = 0.6
+HALF_MATCH = 4.0
+# The repository part of a cache holds at most this many pieces (~16 MB of code); a repository
+# larger than that is cut to the files nearest the cursor's file (same folder first).
+MAX_REPOSITORY_PIECES = 4_000_000
+_SEPARATOR = -1  # between documents: never matches a piece
+
+
+@dataclasses.dataclass(frozen=True)
+class Lookup:
+  """What the cache says follows a history: `ids` with probabilities `probs`; `match` pieces of
+  the history matched at the `count` places these come from."""
+  ids: np.ndarray
+  probs: np.ndarray
+  match: int
+  count: int
+
+
+class PieceCache:
+  """Documents as one array of piece ids, indexed by their piece bigrams."""
+
+  def __init__(self, documents: Sequence[Sequence[int]]):
+    parts = []
+    for ids in documents:
+      if len(ids):
+        parts.append(np.asarray(ids, dtype=np.int64))
+        parts.append(np.array([_SEPARATOR], dtype=np.int64))
+    self.ids = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    n = len(self.ids)
+    # Place i (1 <= i < n - 1) is the bigram ids[i - 1], ids[i], followed by ids[i + 1].
+    if n >= 3:
+      first, second, following = self.ids[:-2], self.ids[1:-1], self.ids[2:]
+      valid = (first >= 0) & (second >= 0) & (following >= 0)
+      places = np.nonzero(valid)[0] + 1
+      self._width = int(self.ids.max()) + 1
+      keys = self.ids[places - 1] * self._width + self.ids[places]
+      order = np.argsort(keys, kind="stable")  # stable: places stay in document order per key
+      self._keys = keys[order]
+      self._places = places[order]
+    else:
+      self._width = 1
+      self._keys = np.zeros(0, np.int64)
+      self._places = np.zeros(0, np.int64)
+
+  def __len__(self) -> int:
+    return len(self.ids)
+
+  def lookup(self, history: Sequence[int]) -> Optional[Lookup]:
+    """The next pieces after the longest earlier occurrence of `history`'s end (None if its last
+    two pieces never occurred with a piece after them)."""
+    if len(history) < 2 or not len(self._keys):
+      return None
+    a, b = int(history[-2]), int(history[-1])
+    if not (0 <= a < self._width and 0 <= b < self._width):
+      return None
+    key = a * self._width + b
+    lo, hi = np.searchsorted(self._keys, [key, key + 1])
+    if lo == hi:
+      return None
+    places = self._places[max(lo, hi - MAX_POSITIONS):hi]
+    # Extend each match backwards: offsets 2.. of the history against the places' past.
+    depth = min(MAX_MATCH, len(history)) - 2
+    match = np.full(len(places), 2)
+    if depth > 0:
+      back = np.arange(1, depth + 1)
+      where = places[:, None] - 1 - back[None, :]  # places - 1 is the bigram's first piece
+      wanted = np.asarray(history[-3:-3 - depth:-1], dtype=np.int64)
+      same = np.where(where >= 0, self.ids[np.maximum(where, 0)], _SEPARATOR) == wanted[None, :]
+      # The matched length is 2 + the number of leading equal pieces going back.
+      run = np.cumprod(same, axis=1).sum(axis=1)
+      match = match + run
+    longest = int(match.max())
+    chosen = places[match == longest]
+    following, counts = np.unique(self.ids[chosen + 1], return_counts=True)
+    return Lookup(ids=following, probs=counts / counts.sum(), match=longest,
+                  count=int(len(chosen)))
+
+
+def weight(lookup: Optional[Lookup]) -> float:
+  """How much of the mixture the cache gets for this lookup."""
+  if lookup is None:
+    return 0.0
+  longer = lookup.match - 1
+  return WEIGHT * longer / (longer + HALF_MATCH)
+
+
+def mix(logprobs: np.ndarray, lookup: Optional[Lookup]) -> np.ndarray:
+  """The mixture's log-probabilities for one step: log((1 - w) p_model + w p_cache)."""
+  w = weight(lookup)
+  if not w:
+    return logprobs
+  mixed = logprobs + np.float32(np.log1p(-w))
+  ids = lookup.ids[lookup.ids < len(logprobs)]
+  probs = lookup.probs[:len(ids)] if len(ids) == len(lookup.ids) else lookup.probs[
+      lookup.ids < len(logprobs)]
+  mixed[ids] = np.logaddexp(mixed[ids], np.log(w * probs)).astype(mixed.dtype)
+  return mixed
+
+
+class FileCache:
+  """A request's cache: the repository's pieces (indexed once per file being completed) and the
+  file above the cursor (indexed per request). A look-up asks both and keeps the longer match;
+  on equal matches the file's, the nearer code."""
+
+  def __init__(self, repository: Optional["RepositoryPieces"], file_ids: Sequence[int],
+               below_ids: Sequence[int] = ()):
+    self.repository = repository.cache if repository is not None else None
+    self.file = PieceCache([below_ids, file_ids])  # above last: the nearest places
+
+  def lookup(self, history: Sequence[int]) -> Optional[Lookup]:
+    found = self.file.lookup(history)
+    if self.repository is not None:
+      other = self.repository.lookup(history)
+      if other is not None and (found is None or other.match > found.match):
+        found = other
+    return found
+
+
+@dataclasses.dataclass(frozen=True)
+class RepositoryPieces:
+  """A repository's files but one (the cursor's), indexed as one PieceCache."""
+  cache: PieceCache
+  files: int
+  pieces: int
+  truncated: bool
+
+
+def _nearness(path: str, anchor: str) -> Tuple[int, str]:
+  """Sorts files nearest `anchor` first: the most folders in common, then by path."""
+  a, p = anchor.split("/")[:-1], path.split("/")[:-1]
+  common = 0
+  for x, y in zip(a, p):
+    if x != y:
+      break
+    common += 1
+  return (-common, path)
+
+
+class RepositoryIndex:
+  """Piece ids of a repository's Python files, encoded once and kept per path; `pieces_for`
+  indexes them without the cursor's own file, nearest first, within MAX_REPOSITORY_PIECES (the
+  last one is kept until the files change). Thread-safe: the LSP server updates it from its
+  reader while completions read it.
+  """
+
+  def __init__(self, tokenizer, max_pieces: int = MAX_REPOSITORY_PIECES):
+    self.tokenizer = tokenizer
+    self.max_pieces = max_pieces
+    self._files: Dict[str, np.ndarray] = {}
+    self._lock = threading.Lock()
+    self._version = 0
+    self._memo: Dict[Tuple[int, str], RepositoryPieces] = {}
+
+  def add(self, path: str, text: str) -> None:
+    ids = np.asarray(self.tokenizer.encode(text), dtype=np.int64)
+    with self._lock:
+      self._files[path] = ids
+      self._version += 1
+      self._memo.clear()
+
+  def remove(self, path: str) -> None:
+    with self._lock:
+      if self._files.pop(path, None) is not None:
+        self._version += 1
+        self._memo.clear()
+
+  @property
+  def paths(self) -> List[str]:
+    with self._lock:
+      return sorted(self._files)
+
+  def pieces_for(self, path: str) -> RepositoryPieces:
+    """The repository without `path`, nearest files last-but-closest (see FileCache)."""
+    with self._lock:
+      key = (self._version, path)
+      if key in self._memo:
+        return self._memo[key]
+      others = sorted((p for p in self._files if p != path), key=lambda p: _nearness(p, path))
+      chosen, total = [], 0
+      for p in others:
+        ids = self._files[p]
+        if total + len(ids) > self.max_pieces:
+          continue
+        chosen.append(ids)
+        total += len(ids)
+      # Nearest last: when a context occurs too often, lookups keep the last places.
+      result = RepositoryPieces(cache=PieceCache(list(reversed(chosen))), files=len(chosen),
+                                pieces=total, truncated=len(chosen) < len(others))
+      self._memo = {key: result}
+      return result
+
+
+def iter_python_files(folder: pathlib.Path, max_file_bytes: int) -> Iterable[pathlib.Path]:
+  """*.py files below `folder` in a stable order, without following links out of it, skipping
+  hidden folders and __pycache__ and files over `max_file_bytes`."""
+  for dirpath, dirnames, filenames in os.walk(folder):
+    dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+    for name in sorted(filenames):
+      if not name.endswith(".py"):
+        continue
+      path = pathlib.Path(dirpath) / name
+      try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > max_file_bytes:
+          continue
+      except OSError:
+        continue
+      yield path

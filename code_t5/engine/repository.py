@@ -1,0 +1,60 @@
+"""The repository around the file being completed: what the engine reads besides the file.
+
+`Repository` keeps a repository's Python files twice, as the model's pieces (for the copy cache,
+code_t5.engine.copy_cache) and as stripped lines (for whole-line candidates, code_t5.engine.line_retrieval),
+per path, so that the cursor's own file is left out (its editor text is read instead) and files
+can be updated as the editor saves them. `of_folder` indexes a folder on disk within a time and
+size budget: a repository too large or unreadable degrades to what was read, or to the file.
+"""
+
+import pathlib
+import time
+from typing import Optional
+
+from code_t5.engine import copy_cache
+from code_t5.engine import line_retrieval
+
+# Indexing a folder stops after this many seconds (the rest of the repository is not read).
+INDEX_SECONDS = 10.0
+MAX_FILE_BYTES = 1 << 20
+
+
+class Repository:
+  """A repository's files for the engine: `add`/`remove` per path, `pieces_for(path)` and
+  `lines` for a completion in `path`."""
+
+  def __init__(self, tokenizer, max_pieces: int = copy_cache.MAX_REPOSITORY_PIECES):
+    self.pieces = copy_cache.RepositoryIndex(tokenizer, max_pieces)
+    self.lines = line_retrieval.LineIndex()
+    self.files = 0
+
+  def add(self, path: str, text: str) -> None:
+    self.pieces.add(path, text)
+    self.lines.add(path, text)
+    self.files = len(self.lines)
+
+  def remove(self, path: str) -> None:
+    self.pieces.remove(path)
+    self.lines.remove(path)
+    self.files = len(self.lines)
+
+  def pieces_for(self, path: str) -> copy_cache.RepositoryPieces:
+    return self.pieces.pieces_for(path)
+
+  @classmethod
+  def of_folder(cls, folder: pathlib.Path, tokenizer, seconds: Optional[float] = INDEX_SECONDS
+                ) -> "Repository":
+    """The *.py files below `folder` (paths relative to it; hidden folders, __pycache__, links
+    and files over MAX_FILE_BYTES skipped, unreadable and non-UTF-8 files skipped)."""
+    repository = cls(tokenizer)
+    folder = pathlib.Path(folder)
+    start = time.monotonic()
+    for path in copy_cache.iter_python_files(folder, MAX_FILE_BYTES):
+      if seconds is not None and time.monotonic() - start > seconds:
+        break
+      try:
+        text = path.read_text(encoding="utf-8")
+      except (OSError, UnicodeDecodeError):
+        continue
+      repository.add(path.relative_to(folder).as_posix(), text)
+    return repository

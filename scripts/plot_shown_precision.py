@@ -1,0 +1,83 @@
+"""Draws how often the engine's shown lines are right against how often it shows one.
+
+    python scripts/plot_shown_precision.py results/engine_sitepackages_repo.json \
+        results/engine_dev_repo.json --out docs/shown_vs_precision.png
+
+For each results file of `code-t5 baseline --checkpoint` (its "per_point" records) and each of
+two rungs (the engine without the repository, the engine's default), it sorts the points by the
+best line's score and plots, for every threshold (--min-score), the share of points where a line
+is shown against the share of shown lines that are exactly right. A dot marks --min-score GATE.
+"""
+
+import argparse
+import json
+import pathlib
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+RUNGS = {"engine:beam+heal+filters+names": "without the repository (before)",
+         "engine:+below": "file, repository and lines below (now)"}
+
+
+def curve(records, rung):
+  """(shown %, precision %) at every threshold, and the point at `gate`."""
+  scored = sorted(((r["scores"][rung], r["predictions"][rung] == r["target"])
+                   for r in records if r["scores"].get(rung) is not None), reverse=True)
+  shown, right, xs, ys = 0, 0, [], []
+  for _, correct in scored:
+    shown += 1
+    right += correct
+    xs.append(100 * shown / len(records))
+    ys.append(100 * right / shown)
+  return xs, ys, scored
+
+
+def at_gate(records, rung, gate):
+  scored = [(r["scores"][rung], r["predictions"][rung] == r["target"]) for r in records
+            if r["scores"].get(rung) is not None and r["scores"][rung] >= gate]
+  return 100 * len(scored) / len(records), 100 * sum(c for _, c in scored) / max(1, len(scored))
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  parser.add_argument("results", nargs="+", type=pathlib.Path)
+  parser.add_argument("--out", type=pathlib.Path, required=True)
+  parser.add_argument("--gate", type=float, default=None, help="the default --min-score to mark")
+  args = parser.parse_args(argv)
+  fig, axes = plt.subplots(1, len(args.results), figsize=(6 * len(args.results), 4.5),
+                           squeeze=False)
+  for ax, path in zip(axes[0], args.results):
+    results = json.loads(path.read_text(encoding="utf-8"))
+    records = results["per_point"]
+    for (rung, label), color in zip(RUNGS.items(), ("tab:gray", "tab:blue")):
+      if rung not in records[0]["scores"]:
+        continue
+      xs, ys, _ = curve(records, rung)
+      ax.plot(xs, ys, color=color, label=label)
+      if args.gate is not None and rung == "engine:+below":
+        x, y = at_gate(records, rung, args.gate)
+        ax.plot([x], [y], "o", color=color)
+        ax.annotate(f"--min-score {args.gate:g}: {x:.0f} % shown, {y:.0f} % right", (x, y),
+                    textcoords="offset points", xytext=(6, 8))
+    ax.set_title(f"{pathlib.Path(results['root']).name} {results['split']} ({len(records)} points)")
+    ax.set_xlabel("points where a line is shown (%)")
+    ax.set_ylabel("shown lines exactly right (%)")
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 100)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper right")
+  fig.tight_layout()
+  args.out.parent.mkdir(parents=True, exist_ok=True)
+  tmp = args.out.with_name(args.out.name + ".tmp.png")
+  fig.savefig(tmp, dpi=110)
+  tmp.replace(args.out)
+  print(f"wrote {args.out}")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())

@@ -1,0 +1,47 @@
+"""The copy cache: what followed the same pieces before, mixed into the model's probabilities
+(code_t5/engine/copy_cache.py)."""
+
+import numpy as np
+
+from code_t5.engine import copy_cache
+
+
+def test_the_longest_earlier_match_decides_what_comes_next():
+  # 1 2 3 is followed by 4 twice and by 5 once, but 9 1 2 3 only by 5.
+  cache = copy_cache.PieceCache([[1, 2, 3, 4, 1, 2, 3, 4], [9, 1, 2, 3, 5]])
+  short = cache.lookup([7, 2, 3])
+  assert short.match == 2 and dict(zip(short.ids, short.probs)) == {4: 2 / 3, 5: 1 / 3}
+  long = cache.lookup([9, 1, 2, 3])
+  assert long.match == 4 and list(long.ids) == [5] and long.count == 1
+
+
+def test_documents_do_not_run_into_each_other_and_unseen_contexts_give_nothing():
+  cache = copy_cache.PieceCache([[1, 2], [3, 4]])
+  assert cache.lookup([1, 2]) is None  # 2 ends its document: nothing followed it
+  assert cache.lookup([2, 3]) is None  # never adjacent
+  assert cache.lookup([5, 6]) is None and cache.lookup([1]) is None
+  assert copy_cache.PieceCache([]).lookup([1, 2]) is None
+
+
+def test_the_mixture_is_a_distribution_that_leans_on_longer_matches():
+  model = np.log(np.full(10, 0.1, np.float32))
+  cache = copy_cache.PieceCache([[1, 2, 3, 4, 5, 6, 7]])
+  short, long = cache.lookup([0, 6]), cache.lookup([1, 2, 3, 4, 5, 6])
+  assert short is None or short.match < long.match
+  mixed = copy_cache.mix(model, long)
+  assert np.isclose(np.exp(mixed).sum(), 1.0, atol=1e-5)
+  assert mixed.argmax() == 7
+  two = copy_cache.mix(model, cache.lookup([9, 2, 3]))
+  assert np.exp(mixed[7]) > np.exp(two[4]) > 0.1  # both lean, the longer match more
+  assert copy_cache.mix(model, None) is model
+
+
+def test_the_file_wins_equal_matches_and_the_repository_longer_ones():
+  index = copy_cache.RepositoryIndex(tokenizer=None)
+  index._files = {"a.py": np.array([1, 2, 3, 8]), "b.py": np.array([5, 1, 2, 3, 9])}  # pylint: disable=protected-access
+  pieces = index.pieces_for("b.py")  # b.py is the cursor's file: left out
+  assert pieces.files == 1
+  cache = copy_cache.FileCache(pieces, [1, 2, 3, 7, 5, 1, 2, 3, 9])
+  assert list(cache.lookup([0, 2, 3]).ids) == [7, 9]  # the file's (match 2 both ways)
+  cache = copy_cache.FileCache(pieces, [4, 2, 3, 7])
+  assert list(cache.lookup([1, 2, 3]).ids) == [8]  # the repository's three pieces win

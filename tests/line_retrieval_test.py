@@ -1,0 +1,45 @@
+"""Whole lines from the file and its repository as candidates (code_t5/engine/line_retrieval.py)."""
+
+from code_t5.engine import line_retrieval
+
+OTHER = ("import os\n\ndef load(path):\n    config = read_config(path, strict=True)\n"
+         "    return config\n")
+
+
+def _index(**files):
+  index = line_retrieval.LineIndex()
+  for path, text in files.items():
+    index.add(path, text)
+  return index
+
+
+def test_inside_a_line_the_lines_that_start_with_what_is_typed_are_proposed():
+  index = _index(**{"lib/other.py": OTHER})
+  prefix = "def main(path):\n    config = read_"
+  assert line_retrieval.candidates(prefix, index, "lib/main.py") == ["config(path, strict=True)"]
+  assert line_retrieval.candidates(prefix) == []  # the file alone does not hold it
+
+
+def test_at_a_line_start_the_lines_that_followed_the_same_line_are_proposed():
+  index = _index(**{"lib/other.py": OTHER})
+  prefix = "def main(path):\n    config = read_config(path, strict=True)\n    "
+  assert line_retrieval.candidates(prefix, index, "lib/main.py") == ["return config"]
+
+
+def test_the_cursor_s_own_file_in_the_index_is_left_out_and_the_file_counts_more():
+  index = _index(**{"a.py": "x = f(1)\n", "b.py": "x = f(2)\nx = f(2)\n"})
+  # In b.py itself, its indexed copy is not read: the editor's text (the prefix) is.
+  assert line_retrieval.candidates("x = f(3)\nx = f", index, "b.py") == ["(3)", "(1)"]
+  assert line_retrieval.candidates("x = f", index, "c.py") == ["(2)", "(1)"]
+
+
+def test_lines_below_the_cursor_count_as_the_file_s():
+  prefix = "def main(path):\n    result = comp"
+  below = "    return result\n\nresult = compute(1, 2)\n"
+  assert line_retrieval.candidates(prefix, below=below) == ["ute(1, 2)"]
+
+
+def test_nothing_to_propose_gives_nothing():
+  assert line_retrieval.candidates("") == []
+  assert line_retrieval.candidates("    ") == []
+  assert line_retrieval.candidates("x = 1\ny", _index()) == []

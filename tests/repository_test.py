@@ -1,0 +1,109 @@
+"""The repository and the code below the cursor as the engine's context, proved with the shipped
+model: completions only knowable from there (code_t5/engine/repository.py, copy_cache.py,
+line_retrieval.py)."""
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from code_t5.engine import complete
+from code_t5 import test_utils
+
+UTILS = '''"""Helpers."""
+
+
+def frobnicate_widget_registry(config, strict=False):
+    """Builds the registry."""
+    return {"config": config, "strict": strict}
+'''
+OTHER = '''from pkg import utils
+
+
+def setup(config):
+    registry = utils.frobnicate_widget_registry(config, strict=True)
+    return registry
+'''
+MAIN = "from pkg import utils\n\n\ndef main(config):\n    table = utils.frob"
+# The name, the call and its arguments are nowhere in MAIN: only pkg/other.py holds them.
+WANTED = "nicate_widget_registry(config, strict=True)"
+# What the engine ranks first, not whether the shipped model's gate would show it.
+EVERY_LINE_3 = complete.EngineOptions(top=3, min_score=complete.DEFAULT_MIN_SCORE)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> pathlib.Path:
+  root = tmp_path_factory.mktemp("project")
+  (root / "pkg").mkdir()
+  (root / "pkg" / "utils.py").write_text(UTILS)
+  (root / "pkg" / "other.py").write_text(OTHER)
+  (root / "pkg" / "main.py").write_text(MAIN + "\n")
+  return root
+
+
+@pytest.fixture(scope="module")
+def completer():
+  return complete.Completer(test_utils.PRETRAINED, EVERY_LINE_3)
+
+
+def test_a_name_defined_in_another_file_is_completed_only_with_the_repository(project):
+  with_repo = complete.Completer(test_utils.PRETRAINED, EVERY_LINE_3,
+                                 repo=project)
+  assert with_repo.repository.files == 3
+  path = with_repo.path_in_repo(project / "pkg" / "main.py")
+  assert path == "pkg/main.py"
+  assert with_repo.complete_at(MAIN, len(MAIN), path=path).completion == WANTED
+  without = complete.Completer(test_utils.PRETRAINED, EVERY_LINE_3)
+  assert WANTED not in [c.text for c in without.complete_at(MAIN, len(MAIN)).candidates]
+
+
+def test_the_cursor_s_own_saved_file_is_not_read_as_another_file(project, tmp_path):
+  # main.py on disk holds the answer; the editor's text of main.py is the request. Read as its
+  # own path, the saved copy is left out, and only the editor's text counts.
+  (tmp_path / "main.py").write_text("x = 1\nvalue = compute_the_answer_from(x, 42)\n")
+  prefix = "x = 1\nvalue = compute_"
+  engine = complete.Completer(
+      test_utils.PRETRAINED, complete.EngineOptions(top=5, min_score=complete.DEFAULT_MIN_SCORE),
+      repo=tmp_path)
+  assert "the_answer_from(x, 42)" == engine.complete_at(prefix, len(prefix)).completion
+  own = [c.text for c in engine.complete_at(prefix, len(prefix), path="main.py").candidates]
+  assert "the_answer_from(x, 42)" not in own
+
+
+def test_a_call_only_the_code_below_names_is_completed_from_below(completer):
+  text = ("import os\n\n\ndef load(path):\n    data = rea\n    return data\n\n\n"
+          "def save(path, data):\n    written = read_stored_payload(path, mode=\"rb\")\n")
+  cursor = text.index("    data = rea") + len("    data = rea")
+  assert completer.complete_at(text, cursor).completion == "d_stored_payload(path, mode=\"rb\")"
+  above_only = text[:cursor]
+  assert completer.complete_at(above_only, cursor).completion != (
+      "d_stored_payload(path, mode=\"rb\")")
+
+
+def test_complete_and_serve_take_the_repository(project):
+  target = f"{project / 'pkg' / 'main.py'}:5:23"
+  done = subprocess.run([sys.executable, "-m", "code_t5.cli", "complete", target, "--checkpoint",
+                         str(test_utils.PRETRAINED), "--repo", str(project),
+                         "--min-score=-inf"],
+                        capture_output=True, text=True, timeout=120, check=False)
+  assert done.returncode == 0, done.stderr
+  assert done.stdout.splitlines() == [WANTED]
+  request = json.dumps({"id": 1, "prefix": MAIN, "path": "pkg/main.py"})
+  served = subprocess.run([sys.executable, "-m", "code_t5.cli", "serve", "--checkpoint",
+                           str(test_utils.PRETRAINED), "--repo", str(project),
+                         "--min-score=-inf"], input=request + "\n",
+                          capture_output=True, text=True, timeout=120, check=False)
+  assert served.returncode == 0, served.stderr
+  assert json.loads(served.stdout)["completion"] == WANTED
+
+
+def test_a_missing_repository_is_a_one_line_error(tmp_path):
+  done = subprocess.run([sys.executable, "-m", "code_t5.cli", "complete", "-", "--checkpoint",
+                         str(test_utils.PRETRAINED), "--repo", str(tmp_path / "nowhere")],
+                        input="x = 1\n", capture_output=True, text=True, timeout=120, check=False)
+  assert done.returncode != 0
+  assert done.stderr.strip().splitlines() == [
+      f"code-t5 complete: --repo {tmp_path / 'nowhere'} is not a directory: give the project's "
+      "folder"]
