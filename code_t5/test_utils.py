@@ -10,7 +10,7 @@ from typing import Mapping, Union
 
 from code_t5.data import flcc
 
-# The model shipped in the package (README "A completer trained here"), which the tests of
+# The model shipped in the package (docs/training.md), which the tests of
 # completion, serving and evaluation run, and benchmarks/latency_benchmark.py --shipped times.
 PRETRAINED = pathlib.Path(__file__).parent / "pretrained" / "causal_lm-mini-spm_dev-sitepackages"
 # Fixed fake flattening times, so trees built by the same call are identical.

@@ -3,13 +3,13 @@
 The whole chain runs for real — FLCC files -> seqio task -> mesh_transformer_main training ->
 Mesh TF's line-completion eval, and -> the NumPy runtime -> `complete.Completer` — for both
 architectures the project ships: the decoder-only causal LM (`models/causal_lm.gin`, the recipe
-of README "A completer trained here") and the shared encoder-decoder trained the same way
+of docs/training.md) and the shared encoder-decoder trained the same way
 (`models/shared-cursor_lm.gin`). Each must learn two short files by heart and then complete the
 task's points of them (line starts and half-typed lines) exactly. A misaligned target, an
 ignored encoder, a context that never reaches the decode, a decode cut in the wrong place or a
 vocabulary mismatch between training and completion each keep exact match far below the bars.
 
-Not passing (README "Proof of learning"): the decoder-only prefix LM reaches 75 % on
+Not passing (docs/testing.md): the decoder-only prefix LM reaches 75 % on
 `cursor_lm` and 0 % on t5's prefix_lm objective, the shared encoder-decoder of `make train-dev`
 (prefix_lm, rsqrt schedule) 0 %. tests/gin_configs_test.py guards the prefix LM's fixed label
 leak.
@@ -64,7 +64,7 @@ FILES = {
 # near 0 at the 14.
 ENGINE_BAR = 0.9
 # sizes/tiny.gin's network (d_model 64, 2 layers): large enough to learn 500 bytes by heart (both
-# models passed at the recipes' steps in every probe, README "Proof of learning"), at 1.7x the
+# models passed at the recipes' steps in every probe, docs/testing.md), at 1.7x the
 # steps/s of d_model 128, which needed as many steps. No dropout: the test asks for memorisation,
 # and with T5's 0.1 both models kept starting lines a byte early or late after a cursor inside a
 # word for thousands of steps more. The learning rate warms up to the model files' 0.03 over 100
@@ -89,7 +89,7 @@ class Recipe(NamedTuple):
   greedy_bar: float  # Mesh TF's eval and the Completer's greedy line, over all 16 points
 
 
-# The fewest steps at which every probe reached the bars with a margin (README "Proof of
+# The fewest steps at which every probe reached the bars with a margin (docs/testing.md, "Proof of
 # learning"). With a tenth of the cursors at line starts, at seeds 1-3, the causal LM decoded
 # 15, 15 and 13 of 16 greedily at 700 steps (14, 10 and 13 at 500), and the encoder-decoder 15
 # of 16 in all four runs at 2,000 steps; at 1,500 it decoded 15 at each seed but 11 in a repeat
@@ -143,7 +143,7 @@ def experiments(request, root, tmp_path_factory, prepared_dir):
 
   A tiny model's step is ~1,800 small ops that leave part of two cores idle, and each launch's
   imports run on one core, so side by side the chains took 112-121 s against 131-143 s one after
-  the other (README "Proof of learning"). Each test waits for its own model's chain, whose
+  the other (docs/testing.md). Each test waits for its own model's chain, whose
   failure fails it alone.
   """
   # Only the models of the tests pytest selected (`-k causal_lm` trains one). Under pytest-xdist,

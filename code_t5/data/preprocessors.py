@@ -65,7 +65,7 @@ def completion_lm(dataset: tf.data.Dataset, sequence_length, output_features) ->
   return draw_cursors(dataset).flat_map(cut_at_cursors)
 
 
-# Files hold about this many bytes per token (README: 1 for bytes, 4.3 for spm_dev on held-out
+# Files hold about this many bytes per token (docs/data.md: 1 for bytes, 4.3 for spm_dev on held-out
 # code); it sets how many cursors a file gets, so each byte is read about once per epoch.
 _BYTES_PER_TOKEN = {"byte": 1, "subword": 4}
 _INDENT = (ord(" "), ord("\t"), ord("\f"))

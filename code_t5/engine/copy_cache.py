@@ -34,7 +34,7 @@ MAX_MATCH = 16
 MAX_POSITIONS = 4096
 # The mixture weight for a longest match of L pieces: WEIGHT * (L - 1) / (L - 1 + HALF_MATCH),
 # i.e. half of WEIGHT at a match of HALF_MATCH + 1 pieces. Chosen on held-out repositories
-# (README "Completions worth showing").
+# (docs/engine.md).
 WEIGHT = 0.6
 HALF_MATCH = 4.0
 # The repository part of a cache holds at most this many pieces (~16 MB of code); a repository

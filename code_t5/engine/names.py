@@ -13,7 +13,7 @@ names the code uses as attributes count: a builtin such as `format` is no attrib
 `--min-score` and clients see) are unchanged.
 
 NAME_BONUS was chosen on the site-packages corpus's 1,012 held-out points, re-ranking the lines
-the shipped model's search kept at each point (README, "Completions for editors"): 1, 2, 3 and 5
+the shipped model's search kept at each point (docs/engine.md): 1, 2, 3 and 5
 gave +3, +4, +6 and +6 exact lines; 3 is the smallest of the best.
 """
 

@@ -35,7 +35,7 @@ class NgramModel:
   For every context seen in training it keeps its TOP_CONTINUATIONS most frequent next tokens,
   equal counts in the order of their first occurrence in the token stream (as
   collections.Counter.most_common would). Counting is done with numpy on integer token ids, so a
-  corpus of ~100M tokens fits in a few GB (README "Line completion"): fit streams the texts once,
+  corpus of ~100M tokens fits in a few GB (docs/evaluation.md): fit streams the texts once,
   keeping only their token ids, then, per context length n, sorts the (n+1)-grams. An n-gram's id
   is its rank among the distinct n-grams, so an (n+1)-gram is exactly the int64 key
   id(first n tokens) * vocabulary size + id(last token), without collisions.

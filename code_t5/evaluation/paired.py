@@ -7,8 +7,7 @@ alone. `compare` gives the difference with a 95 % confidence interval from a pai
 the points are resampled with both systems' scores kept together, and resampled *by file*, not
 by point, because the points of one file share its code, names and style, so they are not
 independent draws (a point bootstrap would give intervals that are too narrow). The interval
-covers the test points' sampling only; two trainings of one recipe differ as well (README, "A
-completer trained here").
+covers the test points' sampling only; two trainings of one recipe differ as well (docs/training.md).
 
 For exact match it also counts the points where only one of the two is exact: the difference is
 decided there alone.

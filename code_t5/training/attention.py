@@ -7,8 +7,7 @@ TensorFlow's Einsum transposes its operands into batch-matmul form and its resul
 q.k, weights.v and the four gradients of those, on every layer and step. The weights tensor
 is the large one: memory_length / d_kv times the size of q (8 x 512 x 4 x 512 floats, 32 MB,
 for the causal LM mini at 512 tokens). Measured on this 2-core CPU, one such einsum took 46-79
-ms where a 1,024^3 matmul of twice its FLOPs takes 16 ms (README "Speed of the chosen
-configuration" gives the step's figures, from `benchmarks/train_benchmark.py`).
+ms where a 1,024^3 matmul of twice its FLOPs takes 16 ms (docs/speed.md gives the step's figures, from `benchmarks/train_benchmark.py`).
 
 `attention` below transposes q, k and v to [batch, heads, length, d_kv] first (tensors
 memory_length / d_kv times smaller than the weights) and the result back, so that the logits

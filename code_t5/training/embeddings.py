@@ -3,8 +3,8 @@
 Mesh TF looks token ids up in the embedding as a matrix product with their one-hot vectors
 (`mtf.gather` is `einsum([one_hot(ids, vocab), weights])`), and differentiates that product for
 both operands: with the 8k code vocabulary that is 3 x tokens x 8,192 x d_model multiply-adds
-per step that do no work -- a quarter of Mesh TF's einsum count for the causal LM of README "A
-completer trained here" -- besides materialising the tokens x 8,192 one-hot matrix.
+per step that do no work -- a quarter of Mesh TF's einsum count for the causal LM of docs/training.md
+-- besides materialising the tokens x 8,192 one-hot matrix.
 `GatherVocabEmbedding` keeps Mesh TF's embedding (same variable, same logits through it) and
 replaces only the lookup: `tf.gather` forward, a segment sum of the output gradient backward.
 
