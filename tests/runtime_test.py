@@ -83,5 +83,5 @@ def test_runtime_of_another_format_is_a_one_line_error(tmp_path):
 
 def test_unreadable_runtime_is_a_one_line_error(tmp_path):
   (tmp_path / runtime.MODEL_FILE).write_text("{not json")
-  with pytest.raises(runtime.RuntimeFolderError, match="is not a readable runtime folder"):
+  with pytest.raises(runtime.RuntimeFolderError, match=r"model.json cannot be read \(.*\): remove"):
     runtime.Network.load(tmp_path)

@@ -575,11 +575,15 @@ def load_network(info: ModelInfo, echo=None) -> runtime.Network:
                                               "sequence_length": info.sequence_length},
                   vocabulary, echo)
     network = runtime.load(info.model_dir, info.step)
-  if network.meta["task"] != info.task or network.meta["sequence_length"] != info.sequence_length:
+  meta = network.meta
+  written = (meta["task"], meta["sequence_length"], meta["step"])
+  if written != (info.task, info.sequence_length, info.step):
+    folder = runtime.runtime_dir(info.model_dir, info.step)
     raise CompletionError(
-        f"{runtime.runtime_dir(info.model_dir, info.step)} was written for task "
-        f"{network.meta['task']!r}, but {info.model_dir / 'operative_config.gin'} names "
-        f"{info.task!r}: remove it to write it again")
+        f"{folder / runtime.MODEL_FILE} says the runtime was written for task {meta['task']!r}, "
+        f"lengths {meta['sequence_length']}, step {meta['step']}, but "
+        f"{info.model_dir / operative_config.FILE_NAME} and the checkpoint give {info.task!r}, "
+        f"{info.sequence_length}, step {info.step}: remove {folder} to write it again")
   return network
 
 

@@ -26,8 +26,12 @@ from 0. Relative-position buckets are bidirectional unless the model is fully au
 import dataclasses
 import functools
 import json
+import math
 import pathlib
+import reprlib
 import shutil
+import zipfile
+import zlib
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
@@ -131,10 +135,164 @@ def write(model_dir: pathlib.Path, step: int, info: dict, vocabulary, echo=None)
 
 
 def load_tokenizer(spec: dict, directory: pathlib.Path) -> tokenizers.Tokenizer:
-  if spec["kind"] == "bytes":
+  """The tokenizer `spec` (model.json's "vocabulary") describes; its SentencePiece model is read
+  from `directory`. RuntimeFolderError, naming the file, for a damaged or mismatched one."""
+  kind = spec.get("kind")
+  if not isinstance(spec.get("extra_ids"), int) or kind not in ("bytes", "pieces") or (
+      kind == "pieces" and (not isinstance(spec.get("file"), str) or "/" in spec["file"])):
+    raise _damaged(pathlib.Path(directory) / MODEL_FILE, f"vocabulary {reprlib.repr(spec)}: "
+                   "neither bytes nor pieces from a file of the runtime folder")
+  if kind == "bytes":
     return tokenizers.Bytes(spec["extra_ids"])
-  return tokenizers.Pieces((pathlib.Path(directory) / spec["file"]).read_bytes(),
-                           spec["extra_ids"])
+  path = pathlib.Path(directory) / spec["file"]
+  try:
+    tokenizer = tokenizers.Pieces(path.read_bytes(), spec["extra_ids"])
+  except (OSError, ValueError) as e:
+    raise _damaged(path, _why(e)) from None
+  if tokenizer.vocab_size != spec.get("vocab_size", tokenizer.vocab_size):
+    raise _damaged(path, f"{tokenizer.vocab_size} ids, but {MODEL_FILE} says "
+                   f"{spec['vocab_size']}")
+  return tokenizer
+
+
+def _why(error: BaseException) -> str:
+  """An exception as a short reason: its strerror, or the first line of its message."""
+  if isinstance(error, OSError) and error.strerror:
+    return error.strerror
+  lines = str(error).strip().splitlines()
+  return lines[0].strip() if lines else type(error).__name__
+
+
+def _damaged(path: pathlib.Path, why: str) -> RuntimeFolderError:
+  """The one-line error for a file of a runtime folder that is unreadable or does not fit."""
+  return RuntimeFolderError(f"{path} cannot be read ({why}): remove {path.parent} to write the "
+                            "runtime again from the checkpoint, or copy the model again")
+
+
+def _mismatch(directory: pathlib.Path, why: str) -> RuntimeFolderError:
+  """The one-line error for a params.npz that does not hold what model.json describes."""
+  return RuntimeFolderError(
+      f"{directory / PARAMS_FILE} does not hold the weights {directory / MODEL_FILE} describes "
+      f"({why}): one is damaged or from another model; remove {directory} to write the runtime "
+      "again from the checkpoint, or copy the model again")
+
+
+def _read_meta(directory: pathlib.Path) -> dict:
+  """model.json: a JSON object of this format with what loading reads (checked, not trusted)."""
+  path = directory / MODEL_FILE
+  try:
+    meta = json.loads(path.read_text(encoding="utf-8"))
+  except (OSError, ValueError) as e:  # ValueError: not JSON, or not UTF-8
+    raise _damaged(path, _why(e)) from None
+  if not isinstance(meta, dict):
+    raise _damaged(path, "not a JSON object")
+  if meta.get("format") != FORMAT:
+    raise RuntimeFolderError(f"{path} has format {meta.get('format')!r}, this code_t5 reads "
+                             f"{FORMAT}: remove {directory} to write it again")
+  kinds = {"task": str, "step": int, "model_type": str, "sequence_length": dict,
+           "architecture": dict, "vocabulary": dict, "tensors": dict}
+  for key, kind in kinds.items():
+    if not isinstance(meta.get(key), kind):
+      raise _damaged(path, f"no {key} ({kind.__name__})")
+  arch = meta["architecture"]
+  for key in _ARCHITECTURE_INTS:
+    if not isinstance(arch.get(key), int) or isinstance(arch[key], bool) or arch[key] < 0:
+      raise _damaged(path, f"architecture.{key} {reprlib.repr(arch.get(key))} is not a size")
+  if arch.get("kind") not in ("decoder-only", "encoder-decoder"):
+    raise _damaged(path, f"architecture.kind {reprlib.repr(arch.get('kind'))}")
+  activations = arch.get("activations")
+  if (not isinstance(activations, list) or not activations or
+      any(a not in _ACTIVATIONS for a in activations)):
+    raise _damaged(path, f"architecture.activations {reprlib.repr(activations)}")
+  for key, tensor in meta["tensors"].items():
+    if (not isinstance(tensor, dict) or tensor.get("dtype") not in _STORED_DTYPES or
+        not isinstance(tensor.get("paths"), list) or
+        not all(isinstance(p, str) for p in tensor["paths"])):
+      raise _damaged(path, f"tensor {reprlib.repr(key)}: {reprlib.repr(tensor)}")
+  return meta
+
+
+# The sizes model.json's "architecture" must give: the shapes of the tensors follow from them.
+_ARCHITECTURE_INTS = ("vocab_size", "d_model", "num_heads", "head_dim", "d_ff",
+                      "num_encoder_layers", "num_decoder_layers")
+# model.json's dtype -> how params.npz stores it (bfloat16 as its 16 bits).
+_STORED_DTYPES = {"bfloat16": np.dtype("<u2"), "float32": np.dtype("<f4")}
+
+
+def _expected_shape(path: str, arch: dict) -> Optional[Tuple[int, ...]]:
+  """The shape the architecture gives the parameter at T5X `path` (None: not one it knows)."""
+  d_model, vocab = arch["d_model"], arch["vocab_size"]
+  inner, d_ff = arch["num_heads"] * arch["head_dim"], arch["d_ff"]
+  parts = path.split("/")
+  if parts[-1] == "embedding" and parts[-2] == "token_embedder":
+    return vocab, d_model
+  if parts[-1] == "rel_embedding":
+    return arch["num_heads"], _NUM_BUCKETS
+  if parts[-1] == "scale":
+    return (d_model,)
+  if parts[-1] != "kernel":
+    return None
+  if parts[-2] == "logits_dense":
+    return d_model, vocab
+  if parts[-2] in ("query", "key", "value"):
+    return d_model, inner
+  if parts[-2] == "out":
+    return inner, d_model
+  if parts[-2] == "wo":
+    return d_ff, d_model
+  if parts[-2].startswith("wi"):
+    return d_model, d_ff
+  return None
+
+
+def _npy_header(member, version) -> Tuple[Tuple[int, ...], bool, np.dtype]:
+  readers = {(1, 0): np.lib.format.read_array_header_1_0,
+             (2, 0): np.lib.format.read_array_header_2_0}
+  if version not in readers:
+    raise ValueError(f"npy format {version}")
+  return readers[version](member)
+
+
+def _read_params(directory: pathlib.Path, meta: dict) -> Dict[str, np.ndarray]:
+  """params.npz's arrays as float32 by T5X path, each checked against model.json before it is
+  read (a damaged header cannot ask for more memory than the architecture gives) and read to
+  its end (where zipfile checks its CRC)."""
+  path = directory / PARAMS_FILE
+  arch = meta["architecture"]
+  params = {}
+  try:
+    with zipfile.ZipFile(path) as archive:
+      members = set(archive.namelist())
+      for key, tensor in meta["tensors"].items():
+        shapes = {_expected_shape(p, arch) for p in tensor["paths"]} - {None}
+        if len(shapes) > 1:
+          raise _damaged(directory / MODEL_FILE, f"tensor {key} has paths of different shapes: "
+                         f"{tensor['paths']}")
+        if f"{key}.npy" not in members:
+          raise _mismatch(directory, f"no array {key}, which {MODEL_FILE} lists as "
+                          f"{tensor.get('name')}")
+        with archive.open(f"{key}.npy") as member:
+          shape, fortran, dtype = _npy_header(member, np.lib.format.read_magic(member))
+          if dtype != _STORED_DTYPES[tensor["dtype"]]:
+            raise _mismatch(directory, f"array {key} is {dtype}, {MODEL_FILE} says "
+                            f"{tensor['dtype']}")
+          if shapes and shape not in shapes:
+            raise _mismatch(directory, f"array {key} ({tensor.get('name')}) has shape "
+                            f"{list(shape)}, the architecture gives {list(shapes.pop())}")
+          size = math.prod(shape) * dtype.itemsize  # (NumPy's product could overflow)
+          data = member.read(size + 1)  # + 1: reading to the end makes zipfile check the CRC
+          if len(data) != size:
+            raise _damaged(path, f"array {key} has {len(data)} bytes, its shape needs {size}")
+        value = np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
+        if tensor["dtype"] == "bfloat16":
+          value = (value.astype(np.uint32) << 16).view(np.float32)
+        value = np.ascontiguousarray(value, np.float32)
+        for p in tensor["paths"]:
+          params[p] = value
+  except (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error,
+          NotImplementedError) as e:  # NotImplementedError: a compression zipfile does not know
+    raise _damaged(path, _why(e)) from None
+  return params
 
 
 # ------------------------------------------------------------------------------------------------
@@ -336,27 +494,35 @@ class Network:
 
   @classmethod
   def load(cls, directory: pathlib.Path) -> "Network":
-    """The network of a runtime folder; from then on this process's BLAS runs on one thread."""
+    """The network of a runtime folder; from then on this process's BLAS runs on one thread.
+
+    Every file is checked against the others (the tensors against model.json's architecture,
+    the SentencePiece model against its size): a damaged or mixed-up file is a
+    RuntimeFolderError naming it, not a traceback or a network computing nonsense.
+    """
     directory = pathlib.Path(directory)
     _use_one_blas_thread()
+    meta = _read_meta(directory)
+    params = _read_params(directory, meta)
+    tokenizer = load_tokenizer(meta["vocabulary"], directory)
+    model_file = directory / MODEL_FILE
     try:
-      meta = json.loads((directory / MODEL_FILE).read_text(encoding="utf-8"))
-      stored = np.load(directory / PARAMS_FILE)
-    except (OSError, ValueError) as e:
-      raise RuntimeFolderError(f"{directory} is not a readable runtime folder ({e}): remove it to "
-                          "write it again") from None
-    if meta.get("format") != FORMAT:
-      raise RuntimeFolderError(f"{directory / MODEL_FILE} has format {meta.get('format')!r}, this "
-                          f"code_t5 reads {FORMAT}: remove {directory} to write it again")
-    params = {}
-    for key, tensor in meta["tensors"].items():
-      value = stored[key]
-      if tensor["dtype"] == "bfloat16":
-        value = (value.astype(np.uint32) << 16).view(np.float32)
-      value = np.ascontiguousarray(value, np.float32)
-      for path in tensor["paths"]:
-        params[path] = value
-    return cls(meta, params, load_tokenizer(meta["vocabulary"], directory))
+      network = cls(meta, params, tokenizer)
+    except KeyError as e:  # the parameters __init__ looks up by path
+      raise _mismatch(directory, f"no tensor has path {e.args[0]}") from None
+    arch = meta["architecture"]
+    layers = {"decoder": (len(network.layers), arch["num_decoder_layers"]),
+              "encoder": (len(getattr(network, "encoder_layers", ())), arch["num_encoder_layers"])}
+    if network.decoder_only:
+      del layers["encoder"]
+    for stack, (found, said) in layers.items():
+      if found != said:
+        raise _mismatch(directory, f"its tensors make {found} {stack} layers, the architecture "
+                        f"says {said}")
+    if tokenizer.vocab_size > network.vocab_rows:
+      raise _damaged(model_file, f"its vocabulary has {tokenizer.vocab_size} ids, the embedding "
+                     f"{network.vocab_rows} rows")
+    return network
 
   # -------------------------------------------------------------------- pieces of the network
 

@@ -61,8 +61,12 @@ class Pieces(Tokenizer):
   """A code SentencePiece model (code_t5.data.spm_vocabulary.CodeSentencePieceVocabulary)."""
 
   def __init__(self, model_proto: bytes, extra_ids: int):
+    """ValueError if `model_proto` is not a SentencePiece model (e.g. a cut file)."""
     import sentencepiece  # pylint: disable=g-import-not-at-top  (only this tokenizer needs it)
-    self._sp = sentencepiece.SentencePieceProcessor(model_proto=model_proto)
+    try:
+      self._sp = sentencepiece.SentencePieceProcessor(model_proto=model_proto)
+    except RuntimeError as e:  # sentencepiece's only error for a proto it cannot parse
+      raise ValueError(f"not a SentencePiece model: {str(e).strip()}") from None
     size = self._sp.get_piece_size()
     self.piece_bytes = []
     for i in range(size):

@@ -58,8 +58,20 @@ class OperativeConfig:
   def __init__(self, path: Optional[pathlib.Path] = None):
     self.path = pathlib.Path(path) if path else None
     self.exists = bool(path) and self.path.is_file()
-    self.bindings = (parse_bindings(self.path.read_text(encoding="utf-8"))
-                     if self.exists else {})
+    self.bindings = parse_bindings(self._read()) if self.exists else {}
+
+  def _read(self) -> str:
+    try:
+      data = self.path.read_bytes()
+    except OSError as e:
+      raise OperativeConfigError(f"{self.path} cannot be read: {e.strerror}") from None
+    try:
+      return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+      raise OperativeConfigError(
+          f"{self.path} cannot be read: it is not UTF-8 text (byte 0x{data[e.start]:02x} at "
+          f"offset {e.start}), so it is damaged: copy it again from the model dir it came "
+          "from") from None
 
   @classmethod
   def of_model_dir(cls, model_dir) -> "OperativeConfig":

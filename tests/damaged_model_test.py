@@ -1,0 +1,161 @@
+"""A damaged packed model given to `complete`, `serve` or `lsp`: one line naming the damaged file.
+
+Each case copies the shipped model (code_t5/pretrained), damages one of its files as a cut
+download, a bad disk or a mix-up of two models would, and runs the real command: it must exit
+with an error whose stderr is one line naming that file (and saying what to do), not a
+traceback (BadZipFile, EOFError, KeyError, sentencepiece's RuntimeError, UnicodeDecodeError).
+"""
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from code_t5 import test_utils
+from code_t5.engine import runtime
+
+STEP = 1200  # the shipped model's checkpoint
+SOURCE = "def f(x):\n    return "
+
+
+def _runtime(model: pathlib.Path) -> pathlib.Path:
+  return runtime.runtime_dir(model, STEP)
+
+
+def _params_truncated(model):
+  path = _runtime(model) / runtime.PARAMS_FILE
+  os.truncate(path, path.stat().st_size // 2)  # a cut download: no zip directory at the end
+  return path
+
+
+def _params_corrupted(model):
+  path = _runtime(model) / runtime.PARAMS_FILE
+  data = bytearray(path.read_bytes())
+  data[len(data) // 2:len(data) // 2 + 100] = b"\xff" * 100  # a bad sector inside one array
+  path.write_bytes(bytes(data))
+  return path
+
+
+def _params_header_changed(model):
+  # One digit of an array's shape: numpy reads fewer bytes than are stored, so the zip's CRC
+  # (checked at the end of a member) is never reached and the array has the wrong shape.
+  path = _runtime(model) / runtime.PARAMS_FILE
+  data = path.read_bytes()
+  at = data.index(b"(256, 256)")
+  path.write_bytes(data[:at] + b"(256, 255)" + data[at + 10:])
+  return path
+
+
+def _params_of_another_model(model):
+  # A smaller model's weights under the shipped model.json (t0 of another width, the rest absent).
+  path = _runtime(model) / runtime.PARAMS_FILE
+  np.savez(path, t0=np.zeros((128, 128), np.uint16))
+  return path
+
+
+def _vocab_cut(model):
+  path = _runtime(model) / runtime.VOCAB_FILE
+  os.truncate(path, path.stat().st_size // 2)
+  return path
+
+
+def _operative_config_0xff(model):
+  path = model / "operative_config.gin"
+  data = bytearray(path.read_bytes())
+  data[100] = 0xff
+  path.write_bytes(bytes(data))
+  return path
+
+
+def _model_json_cut(model):
+  path = _runtime(model) / runtime.MODEL_FILE
+  text = path.read_text(encoding="utf-8")
+  path.write_text(text[:len(text) // 2], encoding="utf-8")
+  return path
+
+
+def _model_json_of_a_deeper_model(model):
+  # The same family with 6 layers: model.json lists tensors params.npz does not have.
+  path = _runtime(model) / runtime.MODEL_FILE
+  meta = json.loads(path.read_text(encoding="utf-8"))
+  tensors = meta["tensors"]
+  layer3 = {k: v for k, v in tensors.items() if any("layers_3/" in p for p in v["paths"])}
+  for layer in (4, 5):
+    for k, v in layer3.items():
+      tensors[f"t{len(tensors)}"] = dict(
+          v, paths=[p.replace("layers_3/", f"layers_{layer}/") for p in v["paths"]])
+  meta["architecture"]["num_decoder_layers"] = 6
+  path.write_text(json.dumps(meta), encoding="utf-8")
+  return path
+
+
+def _model_json_of_a_wider_model(model):
+  # Another model's architecture: nothing fails to load, but every product would be wrong.
+  path = _runtime(model) / runtime.MODEL_FILE
+  meta = json.loads(path.read_text(encoding="utf-8"))
+  meta["architecture"].update(d_model=512, d_ff=2048)
+  path.write_text(json.dumps(meta), encoding="utf-8")
+  return path
+
+
+def _model_json_of_another_task(model):
+  # A runtime written for another model dir (another task and lengths) copied over this one.
+  path = _runtime(model) / runtime.MODEL_FILE
+  meta = json.loads(path.read_text(encoding="utf-8"))
+  meta.update(task="flcc_py_prefix_lm_v1", sequence_length={"inputs": 64, "targets": 64})
+  path.write_text(json.dumps(meta), encoding="utf-8")
+  return path
+
+
+DAMAGES = {f.__name__[1:]: f for f in (
+    _params_truncated, _params_corrupted, _params_header_changed, _params_of_another_model,
+    _vocab_cut, _operative_config_0xff, _model_json_cut, _model_json_of_a_deeper_model,
+    _model_json_of_a_wider_model, _model_json_of_another_task)}
+
+
+def _damaged_copy(tmp_path, damage):
+  model = tmp_path / "model"
+  shutil.copytree(test_utils.PRETRAINED, model)
+  return model, DAMAGES[damage](model)
+
+
+def _run(command, model, tmp_path):
+  source = tmp_path / "source.py"
+  source.write_text(SOURCE, encoding="utf-8")
+  args = {"complete": [str(source)], "serve": [], "lsp": []}[command]
+  return subprocess.run([sys.executable, "-m", "code_t5.cli", command, "--checkpoint", str(model),
+                         *args], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                        timeout=120, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+
+
+def _assert_one_line_naming(result, command, damaged):
+  lines = result.stderr.splitlines()
+  assert result.returncode != 0 and len(lines) == 1, result.stderr[-3000:]
+  assert lines[0].startswith(f"code-t5 {command}: ") and str(damaged) in lines[0], lines[0]
+  assert result.stdout == ""
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+def test_complete_with_a_damaged_model_is_one_line_naming_the_file(tmp_path, damage):
+  model, damaged = _damaged_copy(tmp_path, damage)
+  _assert_one_line_naming(_run("complete", model, tmp_path), "complete", damaged)
+
+
+@pytest.mark.parametrize("command", ["serve", "lsp"])
+@pytest.mark.parametrize("damage", ["params_truncated", "vocab_cut", "operative_config_0xff",
+                                    "model_json_of_a_deeper_model"])
+def test_serve_and_lsp_start_up_with_a_damaged_model_is_the_same_line(tmp_path, command, damage):
+  model, damaged = _damaged_copy(tmp_path, damage)
+  _assert_one_line_naming(_run(command, model, tmp_path), command, damaged)
+
+
+def test_the_undamaged_copy_completes(tmp_path):
+  model = tmp_path / "model"
+  shutil.copytree(test_utils.PRETRAINED, model)
+  result = _run("complete", model, tmp_path)
+  assert result.returncode == 0 and result.stderr == "", result.stderr[-3000:]
