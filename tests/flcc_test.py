@@ -178,6 +178,20 @@ def test_a_paths_json_that_is_not_a_json_object_skips_the_repository(tmp_path, c
   assert files == [] and stats.count("bad_paths_json") == 1
 
 
+@pytest.mark.parametrize("content", [b"[" * 200_000, b'{"a.py": ' + b"[" * 200_000],
+                         ids=["nested lists", "nested in a value"])
+def test_a_paths_json_nested_past_the_recursion_limit_skips_only_its_repository(tmp_path,
+                                                                              content):
+  # json's decoder recurses once per bracket: 200,000 of them raise RecursionError.
+  root = test_utils.make_flcc_tree(tmp_path / "flcc", {
+      "owner/repo": {"a.py": CODE}, "other/repo": {"b.py": "b = 2\n"}})
+  paths_json = next(root.glob("v3/repositories/owner/repo/*/paths.json"))
+  paths_json.write_bytes(content)
+  files, stats = _read(root, splits=ALL_TRAIN)
+  assert [(f.repo, f.path) for f in files] == [("other/repo", "b.py")]
+  assert stats.count("bad_paths_json") == 1
+
+
 @pytest.mark.parametrize("content, reason", [
     (b"", "empty"),
     (b"  \n\t\n", "empty"),

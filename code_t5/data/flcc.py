@@ -484,6 +484,8 @@ def _load_paths(repo: Repository, tree: _Tree) -> tuple[Optional[dict], Optional
     return None, "unreadable", f"{path}: {e.strerror}"
   except ValueError as e:  # also UnicodeDecodeError
     return None, "bad_paths_json", f"{path} is not valid JSON ({e})"
+  except RecursionError:  # json recurses per bracket: a hostile file nests past the limit
+    return None, "bad_paths_json", f"{path} nests deeper than Python's recursion limit"
   if not isinstance(mapping, dict):
     return None, "bad_paths_json", f"{path} is not a JSON object"
   return mapping, None, ""
