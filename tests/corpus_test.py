@@ -7,11 +7,14 @@ import json
 import os
 import pathlib
 import re
+import signal
 import subprocess
+import sys
 
 import pytest
 
 from code_t5 import cli
+from code_t5 import processes
 from code_t5 import test_utils
 from code_t5.data import corpus
 from code_t5.data import flcc
@@ -239,6 +242,34 @@ def test_a_failed_import_leaves_no_output(plain, tmp_path, monkeypatch, capsys):
     cli.main(["import", str(plain), "--out", str(out), "--force"])
   assert test_utils.tree_listing(out) == before
   assert sorted(p.name for p in tmp_path.iterdir()) == ["root", "secret.py", "src"]
+
+
+# A process killed with SIGKILL while writing its first repository: nothing of Python runs after.
+_KILLED_IMPORT = """
+import os, signal, sys
+from code_t5 import cli
+from code_t5 import processes
+from code_t5.data import corpus
+corpus.write_init_hash = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
+cli.main(["import", sys.argv[1], "--out", sys.argv[2]])
+"""
+
+
+def test_the_temporary_of_a_killed_import_is_removed_by_the_next(plain, tmp_path, capsys):
+  out = tmp_path / "root"
+  killed = subprocess.run([sys.executable, "-c", _KILLED_IMPORT, str(plain), str(out)],
+                          capture_output=True, text=True, check=False)
+  assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+  (left,) = tmp_path.glob(".root.tmp-*")  # what the kill left
+  # A live import's temporary (this process's pid), which must be kept.
+  live = tmp_path / (processes.temporary_name(".root") + "-live_1")
+  live.mkdir()
+  code, err = _import(capsys, plain, "--out", out)
+  assert code == 0
+  assert not left.exists() and f"removed {left}, left by a killed process" in err
+  assert live.is_dir()
+  assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+      [live.name, "root", "secret.py", "src"])
 
 
 @pytest.mark.parametrize("args, message", [

@@ -48,7 +48,9 @@ history that is read (the list is _GIT_CONFIG in code_t5/corpus.py).
 The output depends only on the sources' contents, never on the clock or on directory order
 (sorted everywhere; plain folders and site-packages use a fixed fake commit time), so importing the
 same sources twice gives byte-identical roots. It is written to a temporary folder beside ROOT and
-renamed into place at the end; an existing ROOT is replaced only with --force.
+renamed into place at the end; an existing ROOT is replaced only with --force. The temporary's name
+(`.ROOT.tmp-<host>-<pid>-<random>`, processes.temporary_name) tells a later import into the same
+folder that its writer was killed: it is removed then.
 """
 
 import argparse
@@ -71,6 +73,7 @@ import tokenize
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from code_t5 import errors
+from code_t5 import processes
 from code_t5.data import flcc
 
 # Commit time of repositories that have no git history (plain folders, distributions): fixed, so
@@ -227,7 +230,7 @@ def replace_folder(new: pathlib.Path, out: pathlib.Path) -> None:
   if not out.exists():
     new.rename(out)
     return
-  old = new.with_name(new.name + "-old")
+  old = new.with_name(processes.temporary_name(f".{out.name}-old"))  # removed if we are killed
   out.rename(old)
   new.rename(out)
   shutil.rmtree(old)
@@ -609,7 +612,11 @@ def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
   # The layout's order, not the sources' order, decides which duplicate wins and every name.
   repos.sort(key=lambda r: (r.repo_id, r.init_hash, r.where))
   out.parent.mkdir(parents=True, exist_ok=True)
-  tmp = pathlib.Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+  # The temporaries of killed imports (of any root here) would stay forever: those whose owner is
+  # gone go; the name of ours says whose it is (processes.temporary_name + mkdtemp's suffix).
+  processes.remove_stale_temporaries(out.parent, lambda line: print(line, file=sys.stderr))
+  tmp = pathlib.Path(tempfile.mkdtemp(prefix=processes.temporary_name(f".{out.name}") + "-",
+                                      dir=out.parent))
   try:
     (tmp / "v3" / pathlib.Path(*flcc.PYTHON_DIR)).mkdir(parents=True)
     (tmp / "v3" / "repositories").mkdir()
