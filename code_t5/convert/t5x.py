@@ -311,27 +311,28 @@ def convert(source: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
   if final.exists() and not force:
     raise checkpoints.ConvertError(f"{final} exists: pass --force to replace it")
   created_out = not out.exists()
-  out.mkdir(parents=True, exist_ok=True)
-  processes.remove_stale_temporaries(out)  # left by a killed convert
-  # Hidden and not "checkpoint_<n>": nothing that lists checkpoints takes it for one.
-  temporary = out / processes.temporary_name(f".{final.name}")
-  try:
-    temporary.mkdir()
-    workers = os.cpu_count() or 1
-    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-      writer = _Writer(reader, temporary, report, pool, workers)
-      for tensor in the_plan.tensors:
-        writer.param(tensor)
-        writer.slots(tensor)
-    writer.finish(report.step, params_only)
-    (temporary / "model.gin").write_text(gin_text(the_plan.model, prefix, report.step, operative,
-                                                  params_only))
-    _replace(temporary, final)
-  except BaseException:
-    shutil.rmtree(temporary, ignore_errors=True)
-    if created_out and not any(out.iterdir()):
-      out.rmdir()
-    raise
+  with errors.writing(f"the T5X checkpoint {final}", out, "give another OUT"):
+    out.mkdir(parents=True, exist_ok=True)
+    processes.remove_stale_temporaries(out)  # left by a killed convert
+    # Hidden and not "checkpoint_<n>": nothing that lists checkpoints takes it for one.
+    temporary = out / processes.temporary_name(f".{final.name}")
+    try:
+      temporary.mkdir()
+      workers = os.cpu_count() or 1
+      with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        writer = _Writer(reader, temporary, report, pool, workers)
+        for tensor in the_plan.tensors:
+          writer.param(tensor)
+          writer.slots(tensor)
+      writer.finish(report.step, params_only)
+      (temporary / "model.gin").write_text(gin_text(the_plan.model, prefix, report.step,
+                                                    operative, params_only))
+      _replace(temporary, final)
+    except BaseException:
+      shutil.rmtree(temporary, ignore_errors=True)
+      if created_out and not any(out.iterdir()):
+        out.rmdir()
+      raise
   report.seconds = time.time() - start
   return report
 

@@ -611,20 +611,21 @@ def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
     repos.extend(discover(src, report))
   # The layout's order, not the sources' order, decides which duplicate wins and every name.
   repos.sort(key=lambda r: (r.repo_id, r.init_hash, r.where))
-  out.parent.mkdir(parents=True, exist_ok=True)
-  # The temporaries of killed imports (of any root here) would stay forever: those whose owner is
-  # gone go; the name of ours says whose it is (processes.temporary_name + mkdtemp's suffix).
-  processes.remove_stale_temporaries(out.parent, lambda line: print(line, file=sys.stderr))
-  tmp = pathlib.Path(tempfile.mkdtemp(prefix=processes.temporary_name(f".{out.name}") + "-",
-                                      dir=out.parent))
-  try:
-    (tmp / "v3" / pathlib.Path(*flcc.PYTHON_DIR)).mkdir(parents=True)
-    (tmp / "v3" / "repositories").mkdir()
-    _write_all(repos, tmp / "v3", report)
-    os.chmod(tmp, 0o755)  # mkdtemp makes it private
-    replace_folder(tmp, out)
-  finally:
-    shutil.rmtree(tmp, ignore_errors=True)
+  with errors.writing(f"the FLCC root {out}", out.parent, "give another --out"):
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # The temporaries of killed imports (of any root here) would stay forever: those whose owner
+    # is gone go; the name of ours says whose it is (processes.temporary_name + mkdtemp's suffix).
+    processes.remove_stale_temporaries(out.parent, lambda line: print(line, file=sys.stderr))
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix=processes.temporary_name(f".{out.name}") + "-",
+                                        dir=out.parent))
+    try:
+      (tmp / "v3" / pathlib.Path(*flcc.PYTHON_DIR)).mkdir(parents=True)
+      (tmp / "v3" / "repositories").mkdir()
+      _write_all(repos, tmp / "v3", report)
+      os.chmod(tmp, 0o755)  # mkdtemp makes it private
+      replace_folder(tmp, out)
+    finally:
+      shutil.rmtree(tmp, ignore_errors=True)
   return report
 
 

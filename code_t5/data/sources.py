@@ -30,6 +30,7 @@ import gin
 import seqio
 import tensorflow.compat.v2 as tf
 
+from code_t5 import errors
 from code_t5 import processes
 from code_t5.data import flcc
 
@@ -205,9 +206,12 @@ def prepare(spec: FlccDatasetSpec) -> PreparedDataset:
   path = spec.prepared_dir / f"{spec.root.name}-f{PREPARED_FORMAT}-{key[:16]}"
   if not (path / "stats.json").exists():
     logging.info("preparing FLCC root %s into %s", spec.root, path)
-    with new_folder(path, "stats.json") as tmp:
-      stats = _write_shards(spec, tmp)
-      (tmp / "stats.json").write_text(json.dumps(stats, indent=1, sort_keys=True))
+    with errors.writing(f"the prepared shards of {spec.root} in {spec.prepared_dir}",
+                        spec.prepared_dir, "give another --prepared-dir (gin "
+                        "code_t5.flcc_dataset.prepared_dir)"):
+      with new_folder(path, "stats.json") as tmp:
+        stats = _write_shards(spec, tmp)
+        (tmp / "stats.json").write_text(json.dumps(stats, indent=1, sort_keys=True))
     logging.info("prepared %s: %s files in %.1f s", path, stats["num_files"], stats["seconds"])
   _PREPARED[spec] = _load(path)
   return _PREPARED[spec]

@@ -96,42 +96,55 @@ def write(model_dir: pathlib.Path, step: int, info: dict, vocabulary, echo=None)
   operative = operative_config.OperativeConfig.of_model_dir(model_dir)
   plan = checkpoints.plan(reader.get_variable_to_shape_map(), prefix, params_only=True,
                           operative=operative)
+  # Read everything first: a failure in the block below is one of its writes.
+  arrays, tensors = {}, {}
+  for i, tensor in enumerate(plan.tensors):
+    value = np.asarray(reader.get_tensor(tensor.name))
+    dtype = value.dtype.name
+    if dtype == "bfloat16":  # stored as its 16 bits: NumPy has no bfloat16
+      value = value.view(np.uint16)
+    elif dtype != "float32":
+      value, dtype = value.astype(np.float32), "float32"
+    arrays[f"t{i}"] = value
+    tensors[f"t{i}"] = {"name": tensor.name, "dtype": dtype,
+                        "paths": ["/".join(p) for p in tensor.paths]}
   final = runtime_dir(model_dir, step)
-  final.parent.mkdir(parents=True, exist_ok=True)
-  processes.remove_stale_temporaries(final.parent, echo or (lambda _: None))
-  tmp = final.parent / processes.temporary_name(final.name)
-  shutil.rmtree(tmp, ignore_errors=True)
-  tmp.mkdir()
-  try:
-    arrays, tensors = {}, {}
-    for i, tensor in enumerate(plan.tensors):
-      value = np.asarray(reader.get_tensor(tensor.name))
-      dtype = value.dtype.name
-      if dtype == "bfloat16":  # stored as its 16 bits: NumPy has no bfloat16
-        value = value.view(np.uint16)
-      elif dtype != "float32":
-        value, dtype = value.astype(np.float32), "float32"
-      arrays[f"t{i}"] = value
-      tensors[f"t{i}"] = {"name": tensor.name, "dtype": dtype,
-                          "paths": ["/".join(p) for p in tensor.paths]}
-    with open(tmp / PARAMS_FILE, "wb") as f:
-      np.savez(f, **arrays)
-    model = plan.model
-    meta = {
-        "format": FORMAT, "source": str(model_dir.resolve()), "step": step,
-        "task": info["task"], "model_type": info["model_type"],
-        "sequence_length": info["sequence_length"],
-        "architecture": dataclasses.asdict(model),
-        "vocabulary": _vocabulary_spec(vocabulary, tmp),
-        "tensors": tensors,
-    }
-    (tmp / MODEL_FILE).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-    if final.exists():
-      shutil.rmtree(final)
-    tmp.rename(final)
-  finally:
+  with errors.writing(f"the NumPy runtime {final}", final.parent,
+                      f"copy {model_dir} to a folder you can write and use the copy"):
+    final.parent.mkdir(parents=True, exist_ok=True)
+    processes.remove_stale_temporaries(final.parent, echo or (lambda _: None))
+    tmp = final.parent / processes.temporary_name(final.name)
     shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+      _save_arrays(tmp / PARAMS_FILE, arrays)
+      meta = {
+          "format": FORMAT, "source": str(model_dir.resolve()), "step": step,
+          "task": info["task"], "model_type": info["model_type"],
+          "sequence_length": info["sequence_length"],
+          "architecture": dataclasses.asdict(plan.model),
+          "vocabulary": _vocabulary_spec(vocabulary, tmp),
+          "tensors": tensors,
+      }
+      (tmp / MODEL_FILE).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+      if final.exists():
+        shutil.rmtree(final)
+      tmp.rename(final)
+    finally:
+      shutil.rmtree(tmp, ignore_errors=True)
   return final
+
+
+def _save_arrays(path: pathlib.Path, arrays: Dict[str, np.ndarray]) -> None:
+  """np.savez's file (uncompressed .npy members, zip64), closed even when a write fails.
+
+  np.savez leaves its ZipFile open when a write fails (a full disk): its finalizer then tries to
+  finish the file after it was closed, and prints a second traceback as the process exits.
+  """
+  with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+    for key, value in arrays.items():
+      with archive.open(f"{key}.npy", "w", force_zip64=True) as member:
+        np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
 
 
 def load_tokenizer(spec: dict, directory: pathlib.Path) -> tokenizers.Tokenizer:
