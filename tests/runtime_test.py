@@ -9,10 +9,12 @@ pretrained_test (greedy lines equal to the Mesh TF eval's decodes).
 """
 
 import json
+import shutil
 
 import numpy as np
 import pytest
 
+from code_t5 import test_utils
 from code_t5.engine import complete
 from code_t5.engine import runtime
 
@@ -85,3 +87,14 @@ def test_unreadable_runtime_is_a_one_line_error(tmp_path):
   (tmp_path / runtime.MODEL_FILE).write_text("{not json")
   with pytest.raises(runtime.RuntimeFolderError, match=r"model.json cannot be read \(.*\): remove"):
     runtime.Network.load(tmp_path)
+
+
+def test_a_runtime_claiming_a_huge_length_is_refused_before_anything_is_allocated(tmp_path):
+  # A damaged digit would make the relative-bias tables heads x 2 x 10^9 floats.
+  shutil.copytree(runtime.runtime_dir(test_utils.PRETRAINED, 1200), tmp_path / "step1200")
+  model_json = tmp_path / "step1200" / runtime.MODEL_FILE
+  meta = json.loads(model_json.read_text())
+  meta["sequence_length"]["inputs"] = 10 ** 9
+  model_json.write_text(json.dumps(meta))
+  with pytest.raises(runtime.RuntimeFolderError, match=r"model.json cannot be read \(sequence_"):
+    runtime.Network.load(tmp_path / "step1200")

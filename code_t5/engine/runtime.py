@@ -213,6 +213,13 @@ def _read_meta(directory: pathlib.Path) -> dict:
       raise _damaged(path, f"architecture.{key} {reprlib.repr(arch.get(key))} is not a size")
   if arch.get("kind") not in ("decoder-only", "encoder-decoder"):
     raise _damaged(path, f"architecture.kind {reprlib.repr(arch.get('kind'))}")
+  if not isinstance(arch.get("prefix_lm"), bool):
+    raise _damaged(path, f"architecture.prefix_lm {reprlib.repr(arch.get('prefix_lm'))}")
+  lengths = meta["sequence_length"]
+  # (Bounded: the relative-bias tables take heads x 2 x their sum floats.)
+  if not all(isinstance(lengths.get(k), int) and 0 < lengths[k] <= _MAX_SEQUENCE_LENGTH
+             for k in ("inputs", "targets")):
+    raise _damaged(path, f"sequence_length {reprlib.repr(lengths)}")
   activations = arch.get("activations")
   if (not isinstance(activations, list) or not activations or
       any(a not in _ACTIVATIONS for a in activations)):
@@ -225,6 +232,7 @@ def _read_meta(directory: pathlib.Path) -> dict:
   return meta
 
 
+_MAX_SEQUENCE_LENGTH = 1 << 16
 # The sizes model.json's "architecture" must give: the shapes of the tensors follow from them.
 _ARCHITECTURE_INTS = ("vocab_size", "d_model", "num_heads", "head_dim", "d_ff",
                       "num_encoder_layers", "num_decoder_layers")
