@@ -6,13 +6,17 @@ a newline. Tokens are identifiers/numbers, single punctuation characters, runs o
 "\\n" (TOKEN_RE). When the cursor is right after a word character, the typed part of that word is
 "healed": the context drops the partial word and the first prediction must extend it (only the
 untyped rest is output).
+
+A fitted model is saved and loaded as numpy arrays (`save`, `load`: one uncompressed .npz), so
+`code-t5 baseline` counts a root once (code_t5/evaluation/baseline.py keeps them in a cache).
 """
 
 import array
 import collections
+import json
 import re
 import time
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -23,6 +27,12 @@ ORDER = 4
 TOP_CONTINUATIONS = 32  # kept per context: enough for healing a typed prefix
 MAX_TOKENS = 40
 MAX_CHARS = 240
+# Part of a saved model: bump it whenever what fit counts, or how save lays it out, changes.
+FORMAT = 1
+
+
+class ModelFileError(ValueError):
+  """A saved model that cannot be read (damaged, truncated, another format or order)."""
 
 
 def tokenize(text: str) -> List[str]:
@@ -55,7 +65,10 @@ class NgramModel:
     self._next: List[np.ndarray] = []
     self.stats: Dict[str, object] = {}
 
-  def fit(self, texts: Iterable[str]) -> "NgramModel":
+  def fit(self, texts: Iterable[str],
+          progress: Optional[Callable[[int, float], None]] = None) -> "NgramModel":
+    """Counts `texts`; progress(orders done, seconds counting) is called after each order's
+    counting (reading the texts is the caller's to report: `texts` may be a generator)."""
     start = time.perf_counter()
     ids, lengths = self._read(texts)
     read_seconds = time.perf_counter() - start
@@ -109,6 +122,8 @@ class NgramModel:
       del grams
       gram_ids = next_ids
       del next_ids
+      if progress is not None:
+        progress(n + 1, time.perf_counter() - start - read_seconds)
     self.stats = {"files": len(lengths), "tokens": int(total - len(lengths)),
                   "distinct_tokens": len(self._tokens), "contexts": contexts,
                   "ngrams": ngrams, "kept": [len(x) for x in self._next],
@@ -167,6 +182,56 @@ class NgramModel:
     self._offsets.append(offsets)
     self._next.append((grams[ranked[keep]] % vocab_size).astype(np.int32))
 
+  def save(self, file, key: str = "") -> None:
+    """Writes the fitted model to `file` (a path or a binary file) as one uncompressed .npz:
+    its arrays, its vocabulary (UTF-8 text and each token's end) and, in "meta", the format,
+    order, constants, stats and `key` (what the caller keyed it by; `load` can check it)."""
+    meta = {"format": FORMAT, "order": self.order, "top_continuations": TOP_CONTINUATIONS,
+            "token_re": TOKEN_RE.pattern, "key": key, "stats": self.stats}
+    arrays = {"meta": np.array(json.dumps(meta)),
+              "vocab_utf8": np.frombuffer("".join(self._tokens).encode("utf-8", "surrogatepass"),
+                                          dtype=np.uint8),
+              "vocab_ends": np.cumsum([len(t) for t in self._tokens], dtype=np.int64)}
+    for i, keys in enumerate(self._gram_keys):
+      arrays[f"gram_keys_{i}"] = keys
+    for n, (offsets, next_ids) in enumerate(zip(self._offsets, self._next)):
+      arrays[f"offsets_{n}"] = offsets
+      arrays[f"next_{n}"] = next_ids
+    np.savez(file, **arrays)
+
+  @classmethod
+  def load(cls, file, key: Optional[str] = None) -> "NgramModel":
+    """A model `save` wrote; ModelFileError (one line) if the file is damaged, of another
+    format, order or constants, or (with `key`) saved under another key."""
+    try:
+      with np.load(file, allow_pickle=False) as data:
+        meta = json.loads(str(data["meta"][()]))
+        expected = {"format": FORMAT, "top_continuations": TOP_CONTINUATIONS,
+                    "token_re": TOKEN_RE.pattern, **({"key": key} if key is not None else {})}
+        for name, value in expected.items():
+          if meta.get(name) != value:
+            raise ModelFileError(f"its {name} is {meta.get(name)!r}, not {value!r}")
+        model = cls(int(meta["order"]))
+        text = data["vocab_utf8"].tobytes().decode("utf-8", "surrogatepass")
+        ends = data["vocab_ends"]
+        gram_keys = [data[f"gram_keys_{i}"] for i in range(max(model.order - 2, 0))]
+        offsets = [data[f"offsets_{n}"] for n in range(model.order)]
+        next_ids = [data[f"next_{n}"] for n in range(model.order)]
+    except ModelFileError:
+      raise
+    except Exception as e:  # pylint: disable=broad-except
+      # A damaged file fails in many ways (zip, npy header, CRC, JSON, a missing array).
+      raise ModelFileError(f"{type(e).__name__}: {e}".splitlines()[0]) from None
+    _check_arrays(text, ends, gram_keys, offsets, next_ids)
+    starts = np.concatenate([[0], ends[:-1]]) if len(ends) else ends
+    model._tokens = [text[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+    model._vocab = {token: i for i, token in enumerate(model._tokens)}
+    if len(model._vocab) != len(model._tokens):
+      raise ModelFileError("its vocabulary repeats a token")
+    model._gram_keys, model._offsets, model._next = gram_keys, offsets, next_ids
+    model.stats = meta.get("stats", {})
+    return model
+
   def _context_id(self, ids: Sequence[int]) -> Optional[int]:
     """The id of the n-gram of token ids `ids` (n >= 1), None if training never saw it."""
     gram = ids[0]
@@ -219,3 +284,26 @@ class NgramModel:
 def _starts_of_files(starts: np.ndarray, lengths: np.ndarray, k: int) -> np.ndarray:
   """The positions of the first k tokens of each file (files of `lengths` tokens at `starts`)."""
   return np.concatenate([starts[lengths > j] + j for j in range(k)] or [np.zeros(0, np.int64)])
+
+
+def _check_arrays(text, ends, gram_keys, offsets, next_ids) -> None:
+  """Raises ModelFileError unless the arrays are laid out as fit leaves them."""
+  def check(ok, what):
+    if not ok:
+      raise ModelFileError(what)
+
+  for name, arrays, dtype in (("vocab_ends", [ends], np.int64), ("gram_keys", gram_keys, np.int64),
+                              ("offsets", offsets, np.int64), ("next", next_ids, np.int32)):
+    for a in arrays:
+      check(a.dtype == dtype and a.ndim == 1, f"its {name} are not 1-D {np.dtype(dtype).name}")
+  check(np.all(np.diff(ends) > 0) and (ends[-1] if len(ends) else 0) == len(text)
+        and (not len(ends) or ends[0] > 0), "its vocabulary is damaged")
+  vocab_size = max(len(ends), 1)
+  for n, (o, nxt) in enumerate(zip(offsets, next_ids)):
+    contexts = 1 if n == 0 else vocab_size if n == 1 else len(gram_keys[n - 2])
+    check(len(o) == contexts + 1 and o[0] == 0 and o[-1] == len(nxt) and np.all(np.diff(o) >= 0),
+          f"its offsets_{n} are damaged")
+    check(not len(nxt) or (0 <= nxt.min() and nxt.max() < vocab_size), f"its next_{n} are damaged")
+  for i, keys in enumerate(gram_keys):
+    check(np.all(np.diff(keys) > 0) and (not len(keys) or keys[0] >= 0), f"its gram_keys_{i} "
+          "are damaged")
