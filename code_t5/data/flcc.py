@@ -606,12 +606,14 @@ def _read(tree: _Tree, filters: Filters, splits: Splits, only_split: Optional[st
           collections.deque(files, maxlen=0)  # only fills the duplicate filter's hashes
 
 
-def fingerprint(root, filters: Filters = Filters(), splits: Splits = Splits()) -> str:
+def fingerprint(root, filters: Filters = Filters(), splits: Splits = Splits(),
+                file_counts: Optional[dict] = None) -> str:
   """A hex digest that changes when the files, paths.json files or config of a read change.
 
   Cheap: it stats instead of reading (relative paths, sizes, mtimes), so a file rewritten with the
   same size within the mtime granularity goes unnoticed. The same for root given as v3/ or its
-  parent, and for a moved tree.
+  parent, and for a moved tree. If `file_counts` is given, it is filled with each split's number
+  of files before the filters (what a read of the split will look at: for progress estimates).
   """
   tree = _locate(root)
   digest = hashlib.sha256(json.dumps({
@@ -646,4 +648,7 @@ def fingerprint(root, filters: Filters = Filters(), splits: Splits = Splits()) -
       add(entry.path, entry.reason)
     for f in files:
       add_stat(f.path)  # a symlink's target, which is inside v3/
+    if file_counts is not None:
+      split = assignment[repo.repo_id]
+      file_counts[split] = file_counts.get(split, 0) + len(files)
   return digest.hexdigest()
