@@ -1,6 +1,7 @@
 """`code-t5 baseline`: the model-free line-completion baseline scored at the task's points."""
 
 import json
+import shutil
 
 import pytest
 
@@ -9,6 +10,7 @@ from code_t5.data import flcc
 from code_t5.data import line_completion
 from code_t5.data import sources
 from code_t5.evaluation import baseline
+from code_t5.evaluation import ngram as ngram_lib
 
 
 @pytest.fixture(scope="module")
@@ -43,13 +45,16 @@ def test_every_system_is_compared_with_the_ngram_at_the_same_points(dev_results)
   assert versus["exact_match"]["only_reference"] == round(ngram["exact_match"] * 192 / 100)
 
 
-def test_cli_writes_json_and_refuses_to_overwrite(tmp_path, capsys):
+def test_cli_writes_json_and_refuses_to_overwrite(tmp_path, capsys, monkeypatch):
+  monkeypatch.setenv("CODE_T5_CACHE", str(tmp_path / "cache"))
   out = tmp_path / "results" / "lc.json"
   assert cli.main(["baseline", "--out", str(out), "--split", "test"]) == 0
   results = json.loads(out.read_text())
   assert results["split"] == "test" and results["points"]["count"] > 0
   printed = capsys.readouterr().out
   assert "ngram" in printed and "EM - n-gram [95 % interval]" in printed
+  assert "(cached for next time in " + str(tmp_path / "cache" / "ngram") + ")" in printed
+  assert len(list((tmp_path / "cache" / "ngram").glob("dataset-dev-*.npz"))) == 1
   before = out.read_bytes()
   assert cli.main(["baseline", "--out", str(out)]) == 2
   assert "exists: pass --force" in capsys.readouterr().err
@@ -59,6 +64,8 @@ def test_cli_writes_json_and_refuses_to_overwrite(tmp_path, capsys):
 @pytest.mark.parametrize("argv,message", [
     (["--root", "{tmp}/missing"], "--root {tmp}/missing does not exist"),
     (["--split", "dev"], "--split must be one of train, validation, test"),
+    (["--split", "validation,dev"], "--split must be one of train, validation, test, all "
+     "(validation,test) or several of them (validation,test), got 'validation,dev'"),
     (["--model-dir", "{tmp}"], "no line-completion decodes"),
 ])
 def test_cli_bad_input_is_one_line(tmp_path, capsys, argv, message):
@@ -68,3 +75,129 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys, argv, message):
   assert "\n" not in error and error.startswith("code-t5 baseline: ")
   assert message.format(tmp=tmp_path) in error
   assert not (tmp_path / "out.json").exists()
+
+
+class _Fits:
+  """Counts NgramModel.fit calls (a cache hit fits nothing)."""
+
+  def __init__(self, monkeypatch):
+    self.count = 0
+    fit = ngram_lib.NgramModel.fit
+
+    def counted(model, *args, **kwargs):
+      self.count += 1
+      return fit(model, *args, **kwargs)
+
+    monkeypatch.setattr(ngram_lib.NgramModel, "fit", counted)
+
+
+def _evaluate(root=sources.DEV_ROOT, **kwargs):
+  lines = []
+  results = baseline.evaluate(root, echo=lines.append, **kwargs)
+  return results, lines
+
+
+def test_the_cached_ngram_is_the_fresh_fit_and_the_second_call_fits_nothing(
+    tmp_path, monkeypatch, dev_results):
+  fits = _Fits(monkeypatch)
+  cache = tmp_path / "cache"
+  first, lines = _evaluate(ngram_cache=cache)
+  [saved] = cache.glob("dataset-dev-*.npz")
+  assert fits.count == 1 and first == dev_results  # dev_results: no cache at all
+  assert lines[0] == (f"n-gram: fitting on the train split of dataset-dev (~290 files) "
+                      f"(cached for next time in {cache})")
+  assert lines[1].startswith("n-gram: fit on 285 train files (") and lines[1].endswith(
+      f"; cached in {saved} ({saved.stat().st_size / 1e6:.0f} MB)")
+  second, lines = _evaluate(ngram_cache=cache)
+  assert fits.count == 1 and second == dev_results  # the same predictions, scores, everything
+  assert lines[0].startswith(f"n-gram: loaded from {saved} (fit on 285 files) in ")
+  assert not list(cache.glob("*tmp*"))  # written to a temporary file and renamed
+
+
+def test_a_changed_root_or_split_misses_the_cache(tmp_path, monkeypatch):
+  fits = _Fits(monkeypatch)
+  cache = tmp_path / "cache"
+  root = tmp_path / "copy" / "dataset-dev"
+  shutil.copytree(sources.DEV_ROOT, root)  # the same content (and mtimes) elsewhere: a hit
+  _evaluate(ngram_cache=cache)
+  _, lines = _evaluate(root, ngram_cache=cache)
+  assert fits.count == 1 and lines[0].startswith("n-gram: loaded from ")
+  train = next(flcc.read_files(root, only_split="train"))
+  with open(root / train.dataset_path, "a", encoding="utf-8") as f:
+    f.write("\nchanged = True\n")
+  _, lines = _evaluate(root, ngram_cache=cache)
+  assert fits.count == 2 and lines[0].startswith("n-gram: fitting ")
+  assert len(list(cache.iterdir())) == 2  # beside the unchanged root's
+  _, lines = _evaluate(root, ngram_cache=cache)
+  assert fits.count == 2 and lines[0].startswith("n-gram: loaded from ")
+  _evaluate(root, ngram_cache=cache, validation_fraction=0.1)  # other splits, another n-gram
+  assert fits.count == 3 and len(list(cache.iterdir())) == 3
+
+
+def test_a_damaged_cache_file_is_fitted_again_with_a_one_line_note(tmp_path, monkeypatch,
+                                                                   dev_results):
+  fits = _Fits(monkeypatch)
+  cache = tmp_path / "cache"
+  _evaluate(ngram_cache=cache)
+  [saved] = cache.iterdir()
+  good = saved.read_bytes()
+  for damaged in (good[:len(good) // 3], b"", good[:1000] + b"x" * 1000 + good[2000:]):
+    saved.write_bytes(damaged)
+    results, lines = _evaluate(ngram_cache=cache)
+    assert results == dev_results and fits.count == 2
+    assert lines[0].startswith(f"n-gram: the cache file {saved} is damaged (")
+    assert lines[0].endswith("): fitting again") and "\n" not in lines[0]
+    assert lines[2].endswith(f"; cached in {saved} ({len(good) / 1e6:.0f} MB)")
+    _, lines = _evaluate(ngram_cache=cache)  # refitted and saved again
+    assert lines[0].startswith("n-gram: loaded from ") and fits.count == 2
+    fits.count = 1
+
+
+def test_an_unwritable_cache_is_a_note(tmp_path, dev_results):
+  (tmp_path / "file").write_text("")
+  results, lines = _evaluate(ngram_cache=tmp_path / "file" / "cache")
+  assert results == dev_results
+  assert "; not cached: cannot write " + str(tmp_path / "file" / "cache") in lines[1]
+
+
+def test_several_splits_in_one_call_are_the_single_calls(tmp_path, monkeypatch, dev_results):
+  fits = _Fits(monkeypatch)
+  cache = tmp_path / "cache"
+  both, _ = _evaluate(split="all", ngram_cache=cache)
+  assert fits.count == 1 and list(both) == ["root", "train_root", "splits"]
+  assert list(both["splits"]) == ["validation", "test"]
+  assert both["splits"]["validation"] == dev_results
+  test, _ = _evaluate(split="test", ngram_cache=cache)
+  assert both["splits"]["test"] == test and test["split"] == "test"
+  assert _evaluate(split="test,validation,test", ngram_cache=cache)[0]["splits"] == {
+      "test": test, "validation": dev_results}
+  assert fits.count == 1
+
+
+def test_cli_scores_several_splits_into_one_json(tmp_path, capsys):
+  out = tmp_path / "both.json"
+  argv = ["baseline", "--out", str(out), "--split", "validation,test", "--ngram-cache",
+          str(tmp_path / "cache")]
+  assert cli.main(argv) == 0
+  results = json.loads(out.read_text())
+  printed = capsys.readouterr().out
+  for split, files in (("validation", 24), ("test", 9)):
+    count = results["splits"][split]["points"]["count"]
+    assert f"\n{count} points of {files} {split} files\n" in printed
+  assert printed.count("EM - n-gram [95 % interval]") == 2
+  assert cli.main(argv + ["--force"]) == 0
+  assert "n-gram: loaded from " in capsys.readouterr().out
+  assert json.loads(out.read_text()) == results
+  assert cli.main(argv + ["--force", "--no-ngram-cache"]) == 0
+  assert "n-gram: fit on 285 train files" in capsys.readouterr().out
+
+
+def test_progress_has_rates_and_etas(monkeypatch, tmp_path):
+  monkeypatch.setattr(baseline, "PROGRESS_SECONDS", 0)
+  _, lines = _evaluate(split="test", ngram_cache=tmp_path)
+  assert any(line.startswith("n-gram: read 1/~290 train files, ") and "files/s, ETA " in line
+             for line in lines)
+  assert any(line.startswith("n-gram: counted 1/4 orders in ") and ", ETA " in line
+             for line in lines)
+  assert any(line.startswith("n-gram test: 1/72 points, ") and "/s, ETA " in line
+             for line in lines)

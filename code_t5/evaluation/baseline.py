@@ -7,16 +7,23 @@ empty prediction, with the task's metrics (metrics.line_completion_metrics), and
 runs/eval_line_completion.gin), into one JSON results file. Every system is also compared with the
 n-gram at the same points: the difference in each metric and its 95 % interval
 (code_t5/evaluation/paired.py), as one line more or less of a 192-point set is not a win.
+
+The n-gram is fitted once per training root: it is saved in a cache folder (--ngram-cache,
+default $CODE_T5_CACHE/ngram or ~/.cache/code_t5/ngram) keyed by the root's content fingerprint
+(flcc.fingerprint: paths, sizes, mtimes), the split fractions and the n-gram's format, order and
+constants, and loaded instead of refitted while that key holds. One call can score several splits
+(--split validation,test or all): one fit, one JSON with "splits": {split: results}.
 """
 
 import collections
+import hashlib
 import json
 import os
 import pathlib
 import random
 import tempfile
 import time
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from code_t5 import errors
 from code_t5.data import flcc
@@ -33,8 +40,127 @@ def default_root() -> pathlib.Path:
   return pathlib.Path(__file__).resolve().parents[2] / "dataset-dev"
 
 
+# Progress lines (files read, points completed, with rate and ETA) at most this often.
+PROGRESS_SECONDS = 10.0
+# --split all: the held-out splits.
+ALL_SPLITS = ("validation", "test")
+
+
 class BaselineError(errors.UserError):
   """A bad `code-t5 baseline` argument; the message is one line."""
+
+
+def default_ngram_cache() -> pathlib.Path:
+  """$CODE_T5_CACHE/ngram, else $XDG_CACHE_HOME/code_t5/ngram, else ~/.cache/code_t5/ngram."""
+  if os.environ.get("CODE_T5_CACHE"):
+    return pathlib.Path(os.environ["CODE_T5_CACHE"]).expanduser() / "ngram"
+  cache = os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache"
+  return pathlib.Path(cache).expanduser() / "code_t5" / "ngram"
+
+
+def split_names(split: Union[str, Sequence[str]]) -> List[str]:
+  """The splits of --split: one, several ("validation,test") or "all" (validation and test)."""
+  names = split.split(",") if isinstance(split, str) else list(split)
+  chosen = []
+  for name in names:
+    for one in ALL_SPLITS if name.strip() == "all" else (name.strip(),):
+      if one not in flcc.SPLITS:
+        raise BaselineError(f"--split must be one of {', '.join(flcc.SPLITS)}, all "
+                            f"({','.join(ALL_SPLITS)}) or several of them (validation,test), "
+                            f"got {split if isinstance(split, str) else ','.join(split)!r}")
+      if one not in chosen:
+        chosen.append(one)
+  return chosen
+
+
+class _Every:
+  """True at most once every `seconds` (PROGRESS_SECONDS): when a progress line is due."""
+
+  def __init__(self, seconds: Optional[float] = None):
+    self.seconds = PROGRESS_SECONDS if seconds is None else seconds
+    self.last = time.monotonic()
+
+  def __call__(self) -> bool:
+    now = time.monotonic()
+    if now - self.last < self.seconds:
+      return False
+    self.last = now
+    return True
+
+
+def ngram_cache_key(train_root, splits: flcc.Splits,
+                    file_counts: Optional[dict] = None) -> str:
+  """What a saved n-gram is valid for: the train root's content (flcc.fingerprint, with the
+  reader's default filters and `splits`), the split fractions, and the n-gram's format, order and
+  constants. `file_counts` is filled as flcc.fingerprint fills it."""
+  return hashlib.sha256(json.dumps({
+      "fingerprint": flcc.fingerprint(train_root, flcc.Filters(), splits, file_counts),
+      "validation": splits.validation, "test": splits.test, "format": ngram_lib.FORMAT,
+      "order": ngram_lib.ORDER, "top_continuations": ngram_lib.TOP_CONTINUATIONS,
+      "token_re": ngram_lib.TOKEN_RE.pattern}, sort_keys=True).encode()).hexdigest()
+
+
+def ngram_model(train_root, splits: flcc.Splits, cache: Optional[pathlib.Path] = None,
+                echo=print) -> ngram_lib.NgramModel:
+  """The n-gram counted on the train split of `train_root`: loaded from the folder `cache` when
+  it holds one saved under the same key (ngram_cache_key), else fitted (and saved there, written
+  to a temporary file and renamed). A damaged cache file is fitted again, with a one-line note.
+  Without `cache`, fitted every time."""
+  file_counts: Dict[str, int] = {}
+  key = ngram_cache_key(train_root, splits, file_counts)
+  path = None
+  if cache is not None:
+    path = pathlib.Path(cache) / f"{pathlib.Path(train_root).resolve().name}-{key[:24]}.npz"
+    if path.exists():
+      start = time.time()
+      try:
+        model = ngram_lib.NgramModel.load(path, key=key)
+      except ngram_lib.ModelFileError as e:
+        echo(f"n-gram: the cache file {path} is damaged ({e}): fitting again")
+      except OSError as e:
+        echo(f"n-gram: cannot read the cache file {path} ({e.strerror or e}): fitting again")
+      else:
+        echo(f"n-gram: loaded from {path} (fit on {model.stats.get('files')} files) in "
+             f"{time.time() - start:.1f} s")
+        return model
+  expected = file_counts.get("train", 0)
+  echo(f"n-gram: fitting on the train split of {_shown(train_root)} (~{expected} files)"
+       + (f" (cached for next time in {path.parent})" if path is not None else ""))
+  due = _Every()
+  start = time.time()
+  read = 0
+
+  def train_texts():
+    nonlocal read
+    for source_file in flcc.read_files(train_root, splits=splits, only_split="train"):
+      read += 1
+      if due():
+        rate = read / (time.time() - start)
+        echo(f"n-gram: read {read}/~{expected} train files, {rate:.0f} files/s, "
+             f"ETA {max(expected - read, 0) / rate:.0f} s (then counting)")
+      yield source_file.text
+
+  def counted(orders, seconds):
+    if due() and orders < ngram_lib.ORDER:
+      echo(f"n-gram: counted {orders}/{ngram_lib.ORDER} orders in {seconds:.0f} s, "
+           f"ETA {seconds / orders * (ngram_lib.ORDER - orders):.0f} s")
+
+  model = ngram_lib.NgramModel().fit(train_texts(), progress=counted)
+  stats = model.stats
+  done = (f"n-gram: fit on {stats['files']} train files ({stats['tokens']} tokens) in "
+          f"{time.time() - start:.1f} s (read {stats['read_seconds']:.1f} s, count "
+          f"{stats['count_seconds']:.1f} s)")
+  if path is None:
+    echo(done)
+    return model
+  try:
+    _write_atomically(path, lambda f: model.save(f, key=key), binary=True)
+    size = path.stat().st_size
+  except OSError as e:
+    echo(f"{done}; not cached: cannot write {path} ({e.strerror or e})")
+  else:
+    echo(f"{done}; cached in {path} ({size / 1e6:.0f} MB)")
+  return model
 
 
 def _score(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str, float]:
@@ -69,15 +195,18 @@ def _model_predictions(model_dir: pathlib.Path, split: str, root_name: str
   return task, step, read(targets_file), read(predictions_file)
 
 
-def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path] = (),
+def evaluate(root, split: Union[str, Sequence[str]] = "validation",
+             model_dirs: Sequence[pathlib.Path] = (),
              validation_fraction: float = 0.05, test_fraction: float = 0.05,
              train_root=None, max_files: Optional[int] = None, examples: int = 10,
              checkpoints: Sequence[pathlib.Path] = (), echo=print,
-             rungs: Optional[Sequence[str]] = None) -> dict:
+             rungs: Optional[Sequence[str]] = None,
+             ngram_cache: Optional[pathlib.Path] = None) -> dict:
   """Scores the baselines (and the models' eval decodes) at the split's completion points.
 
   The n-gram counts the train split of `train_root` (default: `root`), so a model and an n-gram
-  trained on one root are judged on another's held-out repositories alike. `max_files` draws the
+  trained on one root are judged on another's held-out repositories alike; with `ngram_cache` (a
+  folder) it is fitted once and loaded from there afterwards (ngram_model). `max_files` draws the
   points from that many files of the split (line_completion.sample_files), as
   `code-t5 eval --line-completion --max-files` does. `examples` random points are kept with every
   system's prediction, for a reader to judge. Each of `checkpoints` is run through the completion
@@ -85,9 +214,12 @@ def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path]
   with each point's repository in the root (all its files in the split, the point's file left
   out) as the repository an editor would have open. Every point's target, predictions and the
   engine's scores are kept in "per_point", so that splits and systems can be compared later.
+
+  `split` may name several splits ("validation,test", "all" or a list; split_names): then the
+  n-gram is fitted (or loaded) once and the result is {"root", "train_root", "splits": {split:
+  the one-split result}}.
   """
-  if split not in flcc.SPLITS:
-    raise BaselineError(f"--split must be one of {', '.join(flcc.SPLITS)}, got {split!r}")
+  names = split_names(split)
   train_root = root if train_root is None else train_root
   for flag, path in (("--root", root), ("--train-root", train_root)):
     if not pathlib.Path(path).exists():
@@ -95,31 +227,44 @@ def evaluate(root, split: str = "validation", model_dirs: Sequence[pathlib.Path]
   if max_files is not None and max_files < 1:
     raise BaselineError(f"--max-files must be at least 1, got {max_files}")
   splits = flcc.Splits(validation=validation_fraction, test=test_fraction)
-  models = [_model_predictions(pathlib.Path(d), split, pathlib.Path(root).resolve().name)
-            for d in model_dirs]  # fail early
+  # Everything that can fail does so before the n-gram is fitted.
+  models = {name: [_model_predictions(pathlib.Path(d), name, pathlib.Path(root).resolve().name)
+                   for d in model_dirs] for name in names}
+  inputs = {name: _split_points(root, splits, name, max_files) for name in names}
+  model = ngram_model(train_root, splits, ngram_cache, echo)
+  results = {name: _evaluate_split(root, name, train_root, model, models[name], model_dirs,
+                                   *inputs[name], max_files, examples, checkpoints, echo, rungs)
+             for name in names}
+  if len(names) == 1:
+    return results[names[0]]
+  return {"root": _shown(root), "train_root": _shown(train_root), "splits": results}
+
+
+def _split_points(root, splits: flcc.Splits, split: str, max_files: Optional[int]):
+  """(the split's files, the sampled files, the points as (text, point))."""
   split_files = list(flcc.read_files(root, splits=splits, only_split=split))
   sampled = line_completion.sample_files(split_files, max_files)
   points = [(f.text, p) for f, p in line_completion.points_of_files(sampled)]
   if not points:
     raise BaselineError(f"--root {root}: its {split} split has no completion points")
+  return split_files, sampled, points
+
+
+def _evaluate_split(root, split, train_root, model, models, model_dirs, split_files, sampled,
+                    points, max_files, examples, checkpoints, echo, rungs) -> dict:
   targets = [p.target(text) for text, p in points]
   kinds = [p.kind for _, p in points]
-
   start = time.time()
-  train_files = 0
-
-  def train_texts():
-    nonlocal train_files
-    for source_file in flcc.read_files(train_root, splits=splits, only_split="train"):
-      train_files += 1
-      yield source_file.text
-
-  model = ngram_lib.NgramModel().fit(train_texts())
-  fit_seconds = time.time() - start
-  start = time.time()
-  ngram = [model.complete(p.context(text)) for text, p in points]
-  echo(f"n-gram: fit on {train_files} train files in {fit_seconds:.1f} s, "
-       f"{len(points)} completions in {time.time() - start:.1f} s")
+  due = _Every()
+  ngram = []
+  for text, p in points:
+    ngram.append(model.complete(p.context(text)))
+    if due():
+      rate = len(ngram) / (time.time() - start)
+      echo(f"n-gram {split}: {len(ngram)}/{len(points)} points, {rate:.0f}/s, "
+           f"ETA {(len(points) - len(ngram)) / rate:.0f} s")
+  echo(f"n-gram {split}: {len(points)} completions in {time.time() - start:.1f} s")
+  train_files = model.stats.get("files")
 
   def scored(predictions, subset=None):
     chosen = range(len(predictions)) if subset is None else subset
@@ -238,12 +383,21 @@ def write_json(results: dict, out: pathlib.Path, force: bool) -> None:
   out = pathlib.Path(out)
   if out.exists() and not force:
     raise BaselineError(f"--out {out} exists: pass --force to replace it")
+
+  def write(f):
+    json.dump(results, f, indent=1, ensure_ascii=False)
+    f.write("\n")
+
+  _write_atomically(out, write)
+
+
+def _write_atomically(out: pathlib.Path, write: Callable, binary: bool = False) -> None:
+  """write(file) into a temporary file beside `out` (made with its folders), renamed to `out`."""
   out.parent.mkdir(parents=True, exist_ok=True)
-  fd, tmp = tempfile.mkstemp(prefix=out.name + ".tmp-", dir=out.parent, text=True)
+  fd, tmp = tempfile.mkstemp(prefix=out.name + ".tmp-", dir=out.parent, text=not binary)
   try:
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-      json.dump(results, f, indent=1, ensure_ascii=False)
-      f.write("\n")
+    with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
+      write(f)
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)
@@ -256,15 +410,28 @@ def write_json(results: dict, out: pathlib.Path, force: bool) -> None:
 def _cli(args) -> int:
   if args.out.exists() and not args.force:  # before minutes of work
     raise BaselineError(f"--out {args.out} exists: pass --force to replace it")
+  names = split_names(args.split)
   try:
-    results = evaluate(args.root or default_root(), args.split, args.model_dir,
+    results = evaluate(args.root or default_root(), names, args.model_dir,
                        args.validation_fraction, args.test_fraction, args.train_root,
                        args.max_files, checkpoints=args.checkpoint,
-                       rungs=args.rungs.split(",") if args.rungs else None)
+                       rungs=args.rungs.split(",") if args.rungs else None,
+                       ngram_cache=None if args.no_ngram_cache
+                       else args.ngram_cache or default_ngram_cache())
   except flcc.FlccError as e:
     raise BaselineError(str(e)) from None
   write_json(results, args.out, args.force)
-  print(f"{results['points']['count']} points of {results['points']['files']} {args.split} files")
+  for name, result in (results["splits"].items() if "splits" in results
+                       else [(names[0], results)]):
+    if len(names) > 1:
+      print()
+    _print_split(name, result)
+  print(f"wrote {args.out}")
+  return 0
+
+
+def _print_split(split: str, results: dict) -> None:
+  print(f"{results['points']['count']} points of {results['points']['files']} {split} files")
   interval = f"[{paired.LEVEL} % interval]"
   print(f"{'system':<40} {'EM':>6} {'ES':>6} {'prefix':>7}   {'EM - n-gram ' + interval:<30} "
         f"{'ES - n-gram ' + interval}")
@@ -288,8 +455,6 @@ def _cli(args) -> int:
       threshold = "none" if row["min_score"] is None else f"{row['min_score']:g}"
       print(f"{threshold:>12} {row['shown_percent']:>6.1f}% {row['correct']:>8} "
             f"{row['wrong']:>7} {precision:>10}")
-  print(f"wrote {args.out}")
-  return 0
 
 
 def register_cli(subparsers) -> None:
@@ -305,7 +470,15 @@ def register_cli(subparsers) -> None:
                       help="draw the points from this many files of the split (spread over its "
                       "repositories; the same as `code-t5 eval --line-completion --max-files`)")
   parser.add_argument("--split", default="validation",
-                      help="validation (default), test, or train (what a model learnt by heart)")
+                      help="validation (default), test, or train (what a model learnt by heart); "
+                      "several: validation,test or all (validation and test), scored with one "
+                      "n-gram into one JSON of \"splits\"")
+  parser.add_argument("--ngram-cache", type=pathlib.Path, default=None, metavar="DIR",
+                      help="keep the fitted n-gram here, keyed by the train root's content "
+                      "fingerprint and split fractions, and load it instead of refitting "
+                      "(default $CODE_T5_CACHE/ngram, else ~/.cache/code_t5/ngram)")
+  parser.add_argument("--no-ngram-cache", action="store_true",
+                      help="fit the n-gram afresh and keep nothing")
   parser.add_argument("--out", type=pathlib.Path, required=True, help="JSON results file")
   parser.add_argument("--force", action="store_true", help="replace --out if it exists")
   parser.add_argument("--checkpoint", type=pathlib.Path, action="append", default=[],
