@@ -230,7 +230,8 @@ def evaluate(root, split: Union[str, Sequence[str]] = "validation",
   # Everything that can fail does so before the n-gram is fitted.
   models = {name: [_model_predictions(pathlib.Path(d), name, pathlib.Path(root).resolve().name)
                    for d in model_dirs] for name in names}
-  inputs = {name: _split_points(root, splits, name, max_files) for name in names}
+  inputs = {name: _split_points(root, split_files, name, max_files)
+            for name, split_files in _read_splits(root, splits, names).items()}
   model = ngram_model(train_root, splits, ngram_cache, echo)
   results = {name: _evaluate_split(root, name, train_root, model, models[name], model_dirs,
                                    *inputs[name], max_files, examples, checkpoints, echo, rungs)
@@ -240,9 +241,25 @@ def evaluate(root, split: Union[str, Sequence[str]] = "validation",
   return {"root": _shown(root), "train_root": _shown(train_root), "splits": results}
 
 
-def _split_points(root, splits: flcc.Splits, split: str, max_files: Optional[int]):
+def _read_splits(root, splits: flcc.Splits, names: Sequence[str]
+                 ) -> Dict[str, List[flcc.SourceFile]]:
+  """The files of each split of `names` (in their order): several in one pass over the root (a
+  read of one split reads the splits before it too, for the duplicate filter)."""
+  if len(names) == 1:
+    return {names[0]: list(flcc.read_files(root, splits=splits, only_split=names[0]))}
+  found = {name: [] for name in names}
+  last = max(flcc.SPLITS.index(name) for name in names)
+  for source_file in flcc.read_files(root, splits=splits):  # train, validation, then test
+    if flcc.SPLITS.index(source_file.split) > last:
+      break
+    if source_file.split in found:
+      found[source_file.split].append(source_file)
+  return found
+
+
+def _split_points(root, split_files: List[flcc.SourceFile], split: str,
+                  max_files: Optional[int]):
   """(the split's files, the sampled files, the points as (text, point))."""
-  split_files = list(flcc.read_files(root, splits=splits, only_split=split))
   sampled = line_completion.sample_files(split_files, max_files)
   points = [(f.text, p) for f, p in line_completion.points_of_files(sampled)]
   if not points:
