@@ -189,22 +189,127 @@ def test_factored_slots_become_v_row_and_v_col(tiny_run, tmp_path):
     np.testing.assert_array_equal(slots[dummy], np.zeros((1,), np.float32))
 
 
-@pytest.mark.parametrize("model, expected", [
+@pytest.mark.parametrize("model, expected, task", [
     ("shared-prefix_lm", ["network.T5Config:", "num_encoder_layers = 2", "vocab_size = 384",
                           "import seqio", "VOCABULARY = @seqio.ByteVocabulary()",
                           f"seqio.ByteVocabulary.extra_ids = {vocab.NUM_EXTRA_IDS}",
                           "mlp_activations = ('relu',)", "logits_via_embedding = True",
-                          "shared ONE set of variables"]),
+                          "shared ONE set of variables",
+                          "LOSS_NORMALIZING_FACTOR = 'NUM_REAL_TARGET_TOKENS'"],
+     ["objective = 'prefix_lm'", "layout = 'inputs_targets'", "TASK_FEATURE_LENGTHS = {'inputs': "]),
     ("prefix_lm", ["network.TransformerConfig:", "num_layers = 2", "head_dim = 16",
-                   "inputs_bidirectional_attention = True", "BIDIRECTIONALLY"]),
+                   "inputs_bidirectional_attention = True", "BIDIRECTIONALLY",
+                   "A prefix LM: Mesh TF took the loss on the targets only"],
+     ["objective = 'prefix_lm'", "layout = 'inputs_targets'", "TASK_FEATURE_LENGTHS = {'inputs': "]),
     ("span_corruption", ["mlp_activations = ('gelu', 'linear')", "logits_via_embedding = False",
-                         "mlp_dim = 256", "emb_dim = 64", "num_heads = 4"]),
+                         "mlp_dim = 256", "emb_dim = 64", "num_heads = 4", "Z_LOSS = 0.0001"],
+     ["objective = 'span_corruption'", "layout = 'inputs_targets'"]),
 ])
-def test_gin_file_describes_the_model(model, expected, converted):
+def test_gin_file_describes_the_model(model, expected, task, converted):
   _, checkpoint_dir = converted(model)
   text = (checkpoint_dir / "model.gin").read_text()
   for line in expected:
     assert line in text, (line, text)
+  assert "TARGETS-ONLY" not in text  # the causal LM's: not these
+  task_gin = (checkpoint_dir / "task.gin").read_text()
+  for line in task + ["vocab = %VOCABULARY", "MIXTURE_OR_TASK_NAME = @t5x_task.task_name()"]:
+    assert line in task_gin, (line, task_gin)
+  assert (checkpoint_dir / "t5x_task.py").is_file()
+  assert not (checkpoint_dir / "vocab.model").exists()  # bytes: no SentencePiece model
+
+
+# ---------------------------------------------------------------- the shipped model in T5X
+
+SHIPPED = REPO / "code_t5" / "pretrained" / "causal_lm-mini-spm_dev-sitepackages"
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory):
+  """The shipped model converted (it has no Adafactor slots: --params-only), its step dir."""
+  out = tmp_path_factory.mktemp("t5x-shipped")
+  report = t5x.convert(SHIPPED, out, params_only=True)
+  assert report.step == 1200
+  return out / "checkpoint_1200"
+
+
+def test_shipped_model_gets_its_vocabulary_loss_and_task(shipped):
+  from code_t5.data import vocab as vocab_names  # pylint: disable=g-import-not-at-top
+  assert (shipped / "vocab.model").read_bytes() == vocab_names.DEV_SPM_MODEL.read_bytes()
+  assert (shipped / "t5x_task.py").read_bytes() == t5x.TASK_MODULE.read_bytes()
+  model_gin = (shipped / "model.gin").read_text()
+  assert "%gin.REQUIRED" not in model_gin
+  for line in (f"VOCABULARY_FILE = {str(shipped.resolve() / 'vocab.model')!r}",
+               "VOCABULARY = @seqio.SentencePieceVocabulary()",
+               "seqio.SentencePieceVocabulary.sentencepiece_model_file = %VOCABULARY_FILE",
+               "seqio.SentencePieceVocabulary.extra_ids = 100",
+               "Z_LOSS = 0.0001", "LABEL_SMOOTHING = 0.0",
+               "LOSS_NORMALIZING_FACTOR = 'NUM_REAL_TARGET_TOKENS'",
+               "In T5X that is a TARGETS-ONLY task:", "the loss silently changes",
+               "a literal '\u2581'", "' <extra_id_N>' (after a space) encodes as sentinel N"):
+    assert line in model_gin, (line, model_gin)
+  task_gin = (shipped / "task.gin").read_text()
+  for line in ("MIXTURE_OR_TASK_NAME = @t5x_task.task_name()", "  objective = 'cursor_lm'",
+               "  layout = 'targets_only'", "  vocab = %VOCABULARY", "  inputs_length = 256",
+               "  subword_alpha = 0.05", "  cursors_in_indentation = False",
+               "TASK_FEATURE_LENGTHS = {'targets': 512}", "USE_CACHED_TASKS = False",
+               "DROPOUT_RATE = 0.0", "BATCH_SIZE = 8", *t5x.PARAMS_ONLY_RESTORE):
+    assert line in task_gin, (line, task_gin)
+
+
+def test_written_gin_files_give_the_task_in_plain_seqio(shipped):
+  """model.gin's loss and vocabulary bindings and task.gin, parsed by gin with code_t5 refused
+  (t5x: a stub of the one class task.gin binds), give the targets-only task over dataset-dev."""
+  model_gin = (shipped / "model.gin").read_text()
+  ours = model_gin[model_gin.index("# ------------------- The loss"):
+                   model_gin.index("network.TransformerConfig:")]
+  task_gin = (shipped / "task.gin").read_text()
+  stub = shipped.parent / "parse" / "t5x"
+  stub.mkdir(parents=True, exist_ok=True)
+  (stub / "__init__.py").write_text("")
+  (stub / "utils.py").write_text(
+      "class RestoreCheckpointConfig:\n"
+      "  def __init__(self, assignment_map=None, fallback_to_scratch=False):\n"
+      "    self.assignment_map, self.fallback_to_scratch = assignment_map, fallback_to_scratch\n")
+  (shipped.parent / "parse" / "model_part.gin").write_text(
+      "from __gin__ import dynamic_registration\nimport seqio\n" + ours)
+  (shipped.parent / "parse" / "task_part.gin").write_text(task_gin)
+  files = [str(shipped.parent / "parse" / name) for name in ("model_part.gin", "task_part.gin")]
+  bindings = [f"t5x_task.task_name.root = {str(REPO / 'dataset-dev')!r}",
+              "probe.name = %MIXTURE_OR_TASK_NAME", "probe.lengths = %TASK_FEATURE_LENGTHS",
+              "probe.vocabulary = %VOCABULARY", "probe.factor = %LOSS_NORMALIZING_FACTOR",
+              "probe.z_loss = %Z_LOSS"]
+  code = (
+      "import sys\n"
+      "class Refuse:\n"
+      "  def find_spec(self, name, path=None, target=None):\n"
+      "    if name.split('.')[0] == 'code_t5':\n"
+      "      raise ImportError(name + ' refused')\n"
+      "sys.meta_path.insert(0, Refuse())\n"
+      "import gin, seqio\n"
+      "@gin.configurable\n"
+      "def probe(name, lengths, vocabulary, factor, z_loss):\n"
+      "  return name, lengths, vocabulary, factor, z_loss\n"
+      f"gin.parse_config_files_and_bindings({files!r}, {bindings!r})\n"
+      "name, lengths, vocabulary, factor, z_loss = probe()\n"
+      "task = seqio.get_mixture_or_task(name)\n"
+      "example = next(iter(task.get_dataset(lengths, split='validation', shuffle=False,"
+      " seed=1)))\n"
+      "print(name, lengths, type(vocabulary).__name__, vocabulary.vocab_size, factor, z_loss)\n"
+      "print(sorted(example), int(example['targets'].shape[0]))\n"
+      "from t5x import utils\n"
+      "print(gin.get_configurable(utils.RestoreCheckpointConfig)().__dict__)\n")
+  result = subprocess.run([sys.executable, "-c", code], cwd=shipped.parent, capture_output=True,
+                          text=True, check=False,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
+                                   PYTHONPATH=f"{shipped}:{stub.parent}"))
+  assert result.returncode == 0, result.stderr[-3000:]
+  lines = result.stdout.strip().splitlines()
+  assert lines[-1] == str({"assignment_map": ((r"state/param_states.*", None),),
+                           "fallback_to_scratch": True})
+  lines = lines[:-1]
+  assert lines[-2] == ("code_t5_cursor_lm_targets_only {'targets': 512} SentencePieceVocabulary "
+                       "8100 NUM_REAL_TARGET_TOKENS 0.0001"), lines
+  assert lines[-1].startswith("['targets'] ") and 0 < int(lines[-1].split()[-1]) <= 512
 
 
 # ---------------------------------------------------------------- logits parity

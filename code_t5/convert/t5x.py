@@ -6,7 +6,18 @@
 
 writes OUT/checkpoint_<step>/: the msgpack `checkpoint` (version 3: {"version", "optimizer":
 {"target", "state": {"step", "param_states"}}}), one zarr v2 directory per TensorStore leaf
-(gzip level 1, as t5x), and `model.gin`, the T5X model to load it with. Names are those of t5x's
+(gzip level 1, as t5x), and the files to train it on in T5X (docs/t5x.md):
+
+  model.gin     the T5X model: sizes, the loss as Mesh TF took it (Z_LOSS, LOSS_NORMALIZING_FACTOR;
+                a causal LM needs a targets-only task), the vocabulary;
+  vocab.model   the SentencePiece model it was trained with (model.gin binds seqio's
+                SentencePieceVocabulary to it, extra_ids=100: the project's ids);
+  task.gin      the task it was trained on, in T5X: MIXTURE_OR_TASK_NAME, TASK_FEATURE_LENGTHS,
+                the run settings the loss depends on (dropout), for cursor_lm, prefix_lm and
+                span_corruption;
+  t5x_task.py   the module task.gin imports (code_t5/convert/t5x_task.py: seqio + TensorFlow).
+
+Names are those of t5x's
 checkpoint_importer (t5_importer); values are copied as they are (T5X's kernels keep Mesh TF's
 2-D layout), params cast to --dtype, Adafactor slots kept float32: `_slot_v` -> `v`
 (TensorStore), `_slot_vr`/`_slot_vc` -> `v_row`/`v_col` (inline), and the (1,) zero dummies
@@ -136,6 +147,9 @@ class Report:
   leaves: collections.Counter = dataclasses.field(default_factory=collections.Counter)
   bytes_written: int = 0
   seconds: float = 0.0
+  vocabulary: str = ""
+  task: str = ""
+  task_gin: bool = False
 
 
 def _read(reader, name, prefix, report):
@@ -227,13 +241,109 @@ PARAMS_ONLY_RESTORE = (
     "utils.RestoreCheckpointConfig.fallback_to_scratch = True")
 
 
+VOCABULARY_FILE = "vocab.model"  # the SentencePiece model, copied next to the checkpoint
+TASK_MODULE = pathlib.Path(__file__).resolve().with_name("t5x_task.py")
+TASK_GIN = "task.gin"
+# Objectives code_t5/convert/t5x_task.py gives a T5X task for (its OBJECTIVES).
+TASK_OBJECTIVES = ("cursor_lm", "prefix_lm", "span_corruption")
+# What each version of cursor_lm changed (code_t5/data/tasks.py).
+_CURSOR_LM_VERSIONS = {"v1": (True, False), "v2": (False, False), "v3": (False, True)}
+
+
+@dataclasses.dataclass
+class Training:
+  """What the model dir's operative_config.gin says the T5X files must reproduce."""
+  vocabulary: Optional[str]  # code_t5's name ('byte', 'spm_dev'), None when not recorded
+  vocabulary_source: Optional[pathlib.Path]  # its SentencePiece model (None: bytes or unknown)
+  objective: Optional[str]
+  version: str
+  operative: operative_config.OperativeConfig
+
+  @classmethod
+  def of(cls, operative: operative_config.OperativeConfig) -> "Training":
+    from code_t5.data import task_names  # pylint: disable=g-import-not-at-top  (no TensorFlow)
+    from code_t5.data import vocab  # pylint: disable=g-import-not-at-top
+    scope = "MIXTURE_NAME"
+    name = operative.value("task_name.vocabulary", scope=scope)
+    source = vocab.VOCABULARIES.get(name) if name else None
+    objective = operative.value("task_name.objective", scope=scope) if operative.exists else None
+    return cls(name, source, objective,
+               operative.value("task_name.version", task_names.VERSION, scope=scope), operative)
+
+
+def _loss_lines(model: checkpoints.Model, operative: operative_config.OperativeConfig):
+  """Z_LOSS, LABEL_SMOOTHING and LOSS_NORMALIZING_FACTOR as Mesh TF's loss took them."""
+  assumed = "" if operative.exists else "  # assumed: no operative_config.gin"
+  z_loss = operative.value("Unitransformer.z_loss", 1e-4)  # Mesh TF's defaults
+  smoothing = operative.value("Unitransformer.label_smoothing", 0.0)
+  loss_fn = operative.text("Unitransformer.loss_fn") or ""
+  denominator = operative.value("Unitransformer.loss_denominator")
+  if loss_fn.endswith("loss_per_target_token"):
+    factor, why = "'NUM_REAL_TARGET_TOKENS'", ("code_t5.loss_per_target_token: the summed loss "
+                                               "over the tokens it is taken on")
+  elif denominator is not None:
+    factor, why = repr(float(denominator)), "Unitransformer.loss_denominator"
+  else:
+    factor, why = "'NUM_TOTAL_TARGET_TOKENS'", ("Mesh TF's default: the summed loss over "
+                                                "batch x length, padding included")
+  lines = ["# ------------------- The loss, as Mesh TF took it (operative_config.gin)",
+           f"Z_LOSS = {z_loss!r}{assumed}", f"LABEL_SMOOTHING = {smoothing!r}{assumed}",
+           f"# {why}", f"LOSS_NORMALIZING_FACTOR = {factor}{assumed}", ""]
+  if model.kind == "decoder-only" and not model.prefix_lm:
+    lines[1:1] = [
+        "# A causal LM: Mesh TF (delimited_lm, loss_on_targets_only = False) took the loss on",
+        "# EVERY token of 'inputs EOS targets EOS'. In T5X that is a TARGETS-ONLY task:",
+        "#   TASK_FEATURE_LENGTHS = {'targets': inputs length + targets length}",
+        "# whose one 'targets' feature holds the whole sequence (task.gin, t5x_task.py). Given",
+        "# an 'inputs' feature, seqio's DecoderFeatureConverter switches to its PrefixLM",
+        "# converter (loss_on_targets_only=True) and the loss silently changes: the code",
+        "# before the cursor is no longer trained on.", ""]
+  elif model.prefix_lm:
+    lines[1:1] = [
+        "# A prefix LM: Mesh TF took the loss on the targets only (loss_on_targets_only).",
+        "# In T5X that is a task WITH an 'inputs' feature (seqio's PrefixLM converter):",
+        "#   TASK_FEATURE_LENGTHS = {'inputs': ..., 'targets': ...}", ""]
+  return lines
+
+
+def _vocabulary_lines(training: Training, vocabulary_file: Optional[pathlib.Path]):
+  if training.vocabulary == "byte":
+    return ["# The vocabulary the Mesh TF model was trained with: code_t5's 'byte' (UTF-8 bytes",
+            "# + sentinels, task_name.vocabulary in its operative_config.gin).",
+            "VOCABULARY = @seqio.ByteVocabulary()",
+            f"seqio.ByteVocabulary.extra_ids = {BYTE_EXTRA_IDS}", ""]
+  if vocabulary_file is not None:
+    return [
+        f"# The vocabulary the Mesh TF model was trained with: code_t5's {training.vocabulary!r}",
+        f"# ({training.vocabulary_source.name}), copied here as {VOCABULARY_FILE}, as plain seqio.",
+        "# The ids are code_t5's CodeSentencePieceVocabulary's (pad 0, eos 1, unk 2, the pieces,",
+        f"# then {BYTE_EXTRA_IDS} sentinels, <extra_id_0> the highest) for every text but two",
+        "# spellings, which no file of dataset-dev holds (tests/t5x_task_test.py):",
+        "#   * a literal '\u2581' (SentencePiece's space mark) is read as a space here; code_t5",
+        "#     encodes it as its three UTF-8 byte pieces;",
+        "#   * ' <extra_id_N>' (after a space) encodes as sentinel N here; code_t5 never encodes",
+        "#     text to a sentinel.",
+        "# Moved the checkpoint? --gin.VOCABULARY_FILE=\"'/new/path/vocab.model'\"",
+        f"VOCABULARY_FILE = {str(vocabulary_file)!r}",
+        "VOCABULARY = @seqio.SentencePieceVocabulary()",
+        "seqio.SentencePieceVocabulary.sentencepiece_model_file = %VOCABULARY_FILE",
+        f"seqio.SentencePieceVocabulary.extra_ids = {BYTE_EXTRA_IDS}", ""]
+  trained_with = (f"code_t5's {training.vocabulary!r}, whose model file code_t5 does not know"
+                  if training.vocabulary else "not recorded (no operative_config.gin)")
+  return [f"# The vocabulary the Mesh TF model was trained with: {trained_with}.",
+          "# Bind the same one here; its size must give the vocab_size below.",
+          "VOCABULARY = %gin.REQUIRED", ""]
+
+
 def gin_text(model: checkpoints.Model, prefix: str, step: int,
-             operative: operative_config.OperativeConfig, params_only: bool = False) -> str:
-  """A T5X gin config for the converted model: t5x's stock config, our sizes."""
-  vocabulary = operative.value("task_name.vocabulary")
+             operative: operative_config.OperativeConfig, params_only: bool = False,
+             vocabulary_file: Optional[pathlib.Path] = None) -> str:
+  """A T5X gin config for the converted model: t5x's stock config, our sizes, vocabulary and
+  loss. `vocabulary_file`: where the SentencePiece model was copied (None: none was)."""
+  training = Training.of(operative)
   lines = [f"# T5X model for {prefix} (step {step}), converted by code_t5.convert.t5x.",
            f"# {model.describe()}", "from __gin__ import dynamic_registration",
-           *(["import seqio"] if vocabulary == "byte" else []), ""]
+           "import seqio", ""]
   if params_only:
     lines += ["# No optimizer state (--params-only). To fine-tune from this checkpoint, restore",
               "# the params and start the optimizer afresh (strict=False does not do it for",
@@ -264,18 +374,8 @@ def gin_text(model: checkpoints.Model, prefix: str, step: int,
                 "# that passes bidirectional=True there.", ""]
     config = "network.TransformerConfig"
     sizes = [f"num_layers = {model.num_decoder_layers}"]
-  if vocabulary == "byte":
-    lines += ["# The vocabulary the Mesh TF model was trained with: code_t5's 'byte' (UTF-8 bytes",
-              "# + sentinels, task_name.vocabulary in its operative_config.gin).",
-              "VOCABULARY = @seqio.ByteVocabulary()",
-              f"seqio.ByteVocabulary.extra_ids = {BYTE_EXTRA_IDS}", ""]
-  else:
-    trained_with = (f"code_t5's {vocabulary!r} (task_name.vocabulary in its operative_config.gin; "
-                    "a code_t5.data.spm_vocabulary.CodeSentencePieceVocabulary)" if vocabulary
-                    else "not recorded (no operative_config.gin)")
-    lines += [f"# The vocabulary the Mesh TF model was trained with: {trained_with}.",
-              "# Bind the same one here; its size must give the vocab_size below.",
-              "VOCABULARY = %gin.REQUIRED", ""]
+  lines += _loss_lines(model, operative)
+  lines += _vocabulary_lines(training, vocabulary_file)
   lines += [f"{config}:", f"  vocab_size = {model.vocab_size}",
             "  # Mesh TF computed in float32 (get_variable_dtype.activation_dtype).",
             "  dtype = 'float32'", f"  emb_dim = {model.d_model}",
@@ -286,6 +386,84 @@ def gin_text(model: checkpoints.Model, prefix: str, step: int,
             + ("  # assumed: no operative_config.gin" if model.activations_assumed else ""),
             f"  logits_via_embedding = {model.logits_via_embedding}", ""]
   return "\n".join(lines)
+
+
+def _batch_size(operative: operative_config.OperativeConfig, lengths) -> Optional[int]:
+  """Mesh TF's sequences per batch (utils.run.batch_size), as mesh_tensorflow computes it."""
+  batch = operative.value("run.batch_size")
+  if not isinstance(batch, tuple) or len(batch) != 2:
+    return batch if isinstance(batch, int) else None
+  method, value = batch
+  if method == "sequences_per_batch":
+    return value
+  if method == "tokens_per_batch":
+    return value // max(lengths.values())
+  return None
+
+
+def task_gin_text(model: checkpoints.Model, prefix: str, step: int,
+                  operative: operative_config.OperativeConfig,
+                  params_only: bool = False) -> Optional[str]:
+  """task.gin: the T5X task of the model's objective (t5x_task.py, copied beside it), its
+  feature lengths and the run settings the first step's loss depends on (and, --params-only,
+  how to restore the params alone); None for objectives t5x_task.py does not cover."""
+  training = Training.of(operative)
+  if training.objective not in TASK_OBJECTIVES:
+    return None
+  lengths = operative.value("run.sequence_length") or {"inputs": 512, "targets": 512}
+  causal = model.kind == "decoder-only" and not model.prefix_lm
+  if causal and training.objective != "cursor_lm":
+    return None  # a causal LM on a t5 objective: not a combination the project trains
+  layout = "targets_only" if causal else "inputs_targets"
+  root = operative.value("flcc_dataset.root") or str(
+      pathlib.Path(__file__).resolve().parents[2] / "dataset-dev")  # sources.DEV_ROOT
+  settings = [("objective", repr(training.objective)), ("layout", repr(layout)),
+              ("root", repr(str(root)) + "  # code_t5.flcc_dataset.root"),
+              ("vocab", "%VOCABULARY  # model.gin's"),
+              ("inputs_length", f"{lengths['inputs']}  # Mesh TF's run.sequence_length"),
+              ("targets_length", str(lengths["targets"]))]
+  if training.objective == "cursor_lm":
+    in_indentation, sampled = _CURSOR_LM_VERSIONS.get(training.version, (False, False))
+    alpha = operative.value("tokenize_with_subword_sampling.alpha", 0.1) if sampled else 0.0
+    settings += [("line_start_rate", repr(operative.value("cursor_lm.line_start_rate", 0.5))),
+                 ("cursors_in_indentation", f"{in_indentation}  # task {training.version}"),
+                 ("subword_alpha", f"{alpha!r}  # BPE-dropout (v3)")]
+  settings += [(f"{split}_fraction", repr(operative.value(f"flcc_dataset.{split}_fraction", 0.05)))
+               for split in ("validation", "test")]
+  if layout == "targets_only":
+    feature_lengths = {"targets": lengths["inputs"] + lengths["targets"]}
+  else:
+    feature_lengths = {"inputs": lengths["inputs"], "targets": lengths["targets"]}
+  from code_t5.data import task_names  # pylint: disable=g-import-not-at-top  (no TensorFlow)
+  project_task = task_names.name_of(training.objective, training.vocabulary or "byte",
+                                    training.version)
+  lines = [f"# T5X task for {prefix} (step {step}), converted by code_t5.convert.t5x: the FLCC",
+           f"# files it was trained on, as code_t5's {project_task} made them (same ids).",
+           "# Give it AFTER model.gin and the run file (t5x/configs/runs/finetune.gin or",
+           "# pretrain.gin): it sets some of their macros. t5x_task.py, next to this file, must be",
+           "# importable: PYTHONPATH=<this folder>. Another FLCC root:",
+           "#   --gin.t5x_task.task_name.root=\"'/data/flcc'\"",
+           "from __gin__ import dynamic_registration", "import t5x_task",
+           *(["from t5x import utils"] if params_only else []), "",
+           "MIXTURE_OR_TASK_NAME = @t5x_task.task_name()", "t5x_task.task_name:"]
+  lines += [f"  {key} = {value}" for key, value in settings]
+  lines += [""]
+  if layout == "targets_only":
+    lines += ["# The causal LM's whole sequence 'inputs EOS targets EOS' as ONE feature: the loss on",
+              "# every token, as Mesh TF took it. Do not add an 'inputs' length (model.gin)."]
+  lines += [f"TASK_FEATURE_LENGTHS = {feature_lengths!r}",
+            "USE_CACHED_TASKS = False  # read from the FLCC root, as Mesh TF did"]
+  dropout = operative.value("SelfAttention.dropout_rate")
+  if dropout is not None:
+    lines += [f"DROPOUT_RATE = {dropout!r}  # Mesh TF's (the run files set 0.1)"]
+  batch = _batch_size(operative, lengths)
+  if batch:
+    lines += [f"BATCH_SIZE = {batch}  # Mesh TF's run.batch_size "
+              f"{operative.value('run.batch_size')!r}"]
+  if params_only:
+    lines += ["", "# No optimizer state in this checkpoint (--params-only): restore the params alone",
+              "# and start Adafactor afresh.", *PARAMS_ONLY_RESTORE]
+  return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------- conversion
@@ -325,8 +503,27 @@ def convert(source: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
           writer.param(tensor)
           writer.slots(tensor)
       writer.finish(report.step, params_only)
-      (temporary / "model.gin").write_text(gin_text(the_plan.model, prefix, report.step,
-                                                    operative, params_only))
+      training = Training.of(operative)
+      vocabulary_file = None
+      if training.vocabulary_source is not None:
+        shutil.copyfile(training.vocabulary_source, temporary / VOCABULARY_FILE)
+        vocabulary_file = final.resolve() / VOCABULARY_FILE
+      report.vocabulary = (
+          f"{training.vocabulary} ({VOCABULARY_FILE}, seqio.SentencePieceVocabulary)"
+          if vocabulary_file else training.vocabulary or "not recorded: bind VOCABULARY in "
+          "model.gin")
+      (temporary / "model.gin").write_text(gin_text(the_plan.model, prefix, report.step, operative,
+                                                    params_only, vocabulary_file))
+      task_gin = task_gin_text(the_plan.model, prefix, report.step, operative, params_only)
+      if task_gin:
+        (temporary / TASK_GIN).write_text(task_gin)
+        shutil.copyfile(TASK_MODULE, temporary / TASK_MODULE.name)
+        report.task = f"{training.objective} {training.version} ({TASK_GIN}, {TASK_MODULE.name})"
+        report.task_gin = True
+      else:
+        report.task = (f"none for objective {training.objective!r} (t5x_task.py covers "
+                       f"{', '.join(TASK_OBJECTIVES)})" if training.objective else
+                       "none: no operative_config.gin")
       _replace(temporary, final)
     except BaseException:
       shutil.rmtree(temporary, ignore_errors=True)
@@ -351,8 +548,11 @@ def summary(report: Report) -> str:
   model = report.model
   rows = [("checkpoint", f"{report.prefix} (step {report.step})"),
           ("output", f"{report.output / f'checkpoint_{report.step}'} "
-                     f"(+ model.gin; params {report.dtype})"),
-          ("model", model.describe())]
+                     f"(+ model.gin{', task.gin' if report.task_gin else ''}; "
+                     f"params {report.dtype})"),
+          ("model", model.describe()),
+          ("vocabulary", report.vocabulary),
+          ("task", report.task)]
   if model.shared:
     rows.append(("shared", "one Mesh TF variable set serves both towers: its SelfAttention, "
                            "DenseReluDense, norms and relative bias were copied into T5X's "
@@ -362,7 +562,8 @@ def summary(report: Report) -> str:
                               "decoder_only network uses unidirectional ones (see model.gin)"))
   if report.params_only:
     rows.append(("optimizer", "none (--params-only); to fine-tune, restore with "
-                              + " and ".join(PARAMS_ONLY_RESTORE) + " (see model.gin)"))
+                              + " and ".join(PARAMS_ONLY_RESTORE)
+                              + (" (task.gin does)" if report.task_gin else " (see model.gin)")))
   mb = report.bytes_read / 1e6
   rows += [("tensors read", f"{report.tensors_read} ({mb:.1f} MB)"),
            ("leaves written", ", ".join(f"{n} {k}" for k, n in sorted(report.leaves.items()))
