@@ -243,8 +243,9 @@ def test_targets_only_task_refuses_an_inputs_feature(seqio_vocabulary):
 
 
 def test_module_runs_without_code_t5(tmp_path):
-  """Copied alone into a folder, with every `code_t5` import refused: imports, reads dev-dataset
-  files and yields a targets-only example."""
+  """Copied alone into a folder, with every `code_t5` import refused: imports, registers its
+  tasks after gin's config is locked (as in T5X), reads dev-dataset files and yields a
+  targets-only example."""
   (tmp_path / "t5x_task.py").write_bytes(MODULE.read_bytes())
   code = (
       "import sys\n"
@@ -254,7 +255,12 @@ def test_module_runs_without_code_t5(tmp_path):
       "      raise ImportError('code_t5 is not in a T5X environment')\n"
       "sys.meta_path.insert(0, Refuse())\n"
       "import t5x_task\n"
+      # T5X registers the task once gin's config is locked (task.gin's MIXTURE_OR_TASK_NAME):
+      # nothing imported then may add a gin configurable, as `import t5` does.
+      "import gin\n"
+      "gin.finalize()\n"
       f"vocab = t5x_task.vocabulary({str(vocab.DEV_SPM_MODEL)!r})\n"
+      f"t5x_task.register('span_corruption', 'inputs_targets', {str(sources.DEV_ROOT)!r}, vocab)\n"
       f"name = t5x_task.register('cursor_lm', 'targets_only', {str(sources.DEV_ROOT)!r}, vocab,"
       " 64, 64)\n"
       "import seqio\n"

@@ -47,6 +47,14 @@ from typing import Iterator, List, Optional, Sequence
 import seqio
 import tensorflow as tf
 
+# t5's objectives, when t5 is installed. Imported with this module, not when a task is
+# registered: `import t5` adds gin configurables, which gin refuses once T5X has locked its
+# config (task.gin's MIXTURE_OR_TASK_NAME registers the task after that).
+try:
+  from t5.data import preprocessors as _T5_PREPROCESSORS  # pylint: disable=g-import-not-at-top
+except ImportError:
+  _T5_PREPROCESSORS = None
+
 EOS_ID = 1
 # Sentinels of code_t5's vocabularies (code_t5.data.vocab.NUM_EXTRA_IDS).
 NUM_EXTRA_IDS = 100
@@ -406,12 +414,10 @@ def _check_lengths(dataset, sequence_length, layout, inputs_length, targets_leng
 # ------------------------------------------------------------------------------- registration
 
 def _t5_preprocessors():
-  try:
-    from t5.data import preprocessors as t5_preprocessors  # pylint: disable=g-import-not-at-top
-  except ImportError as e:
+  if _T5_PREPROCESSORS is None:
     raise ImportError("the prefix_lm and span_corruption objectives are t5's "
-                      "(t5.data.preprocessors): pip install t5") from e
-  return t5_preprocessors
+                      "(t5.data.preprocessors): pip install t5")
+  return _T5_PREPROCESSORS
 
 
 def register(objective: str = "cursor_lm", layout: str = "targets_only",
