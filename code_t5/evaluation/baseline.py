@@ -170,7 +170,7 @@ def _score(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str, floa
   return {k: round(v, 3) for k, v in result.items()}
 
 
-def _model_predictions(model_dir: pathlib.Path, split: str, root_name: str
+def model_predictions(model_dir: pathlib.Path, split: str, root_name: str
                        ) -> Tuple[str, int, List[str], List[str]]:
   """(task, step, targets, predictions) of the newest line-completion eval of the root named
   `root_name` in model_dir (`code-t5 eval --line-completion`)."""
@@ -228,7 +228,7 @@ def evaluate(root, split: Union[str, Sequence[str]] = "validation",
     raise BaselineError(f"--max-files must be at least 1, got {max_files}")
   splits = flcc.Splits(validation=validation_fraction, test=test_fraction)
   # Everything that can fail does so before the n-gram is fitted.
-  models = {name: [_model_predictions(pathlib.Path(d), name, pathlib.Path(root).resolve().name)
+  models = {name: [model_predictions(pathlib.Path(d), name, pathlib.Path(root).resolve().name)
                    for d in model_dirs] for name in names}
   inputs = {name: _split_points(root, split_files, name, max_files)
             for name, split_files in _read_splits(root, splits, names).items()}
