@@ -8,7 +8,9 @@ export CODE_T5_VENV := $(VENV)
 bootstrap:
 	@scripts/bootstrap.sh
 
-# Tiny shared prefix-LM on dataset-dev on CPU: trains to step 300 (resumes), then evals.
+# The first run: a tiny causal LM on dataset-dev on CPU (code_t5/training/launcher.py FIRST_RUN_*),
+# 3,000 steps (resumes), then the line-completion eval and a few held-out points beside the
+# shipped model's lines; a few minutes.
 train-dev: bootstrap
 	$(VENV)/bin/code-t5 train
 

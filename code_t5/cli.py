@@ -13,6 +13,7 @@ import warnings
 from code_t5 import errors
 from code_t5.training import launcher
 
+# --steps without --model: launcher.FIRST_RUN_STEPS.
 DEFAULT_STEPS = 300
 
 # Modules that add their own subcommands: each has `register_cli(subparsers)`, which adds a parser
@@ -27,30 +28,50 @@ SUBCOMMAND_MODULES = ("code_t5.data.corpus", "code_t5.engine.complete", "code_t5
 
 
 def _experiment(args) -> launcher.Experiment:
+  """The flags' experiment; without --model, the first run (launcher.FIRST_RUN_MODEL and its
+  bindings before the --gin-param ones, in runs/first_run-...)."""
+  first_run = args.model is None
+  model = launcher.FIRST_RUN_MODEL if first_run else args.model
+  gin_params = (list(launcher.FIRST_RUN_GIN_PARAMS) if first_run else []) + args.gin_param
+  name = launcher.FIRST_RUN if first_run else model
   vocab = "" if args.vocab == "byte" else f"-{args.vocab}"
-  model_dir = args.model_dir or pathlib.Path("runs") / f"{args.model}-{args.size}{vocab}-{args.run}"
-  return launcher.Experiment(model=args.model, size=args.size, run=args.run, vocab=args.vocab,
-                             model_dir=model_dir, root=args.root, gin_params=args.gin_param,
+  model_dir = args.model_dir or pathlib.Path("runs") / f"{name}-{args.size}{vocab}-{args.run}"
+  return launcher.Experiment(model=model, size=args.size, run=args.run, vocab=args.vocab,
+                             model_dir=model_dir, root=args.root, gin_params=gin_params,
                              validation_fraction=args.validation_fraction,
                              test_fraction=args.test_fraction, prepared_dir=args.prepared_dir,
                              init_from=getattr(args, "init_from", None))
 
 
 def _add_experiment_flags(parser):
-  parser.add_argument("--model", default="shared-prefix_lm", help=", ".join(launcher.MODELS))
+  parser.add_argument("--model", default=None, help=", ".join(launcher.MODELS) + "; default: the "
+                      f"first run, {launcher.FIRST_RUN_MODEL} with --gin-param "
+                      + " and ".join(f'"{p}"' for p in launcher.FIRST_RUN_GIN_PARAMS))
   parser.add_argument("--size", default="tiny", help=", ".join(launcher.SIZES))
   parser.add_argument("--run", default="cpu", help=", ".join(launcher.RUNS))
   parser.add_argument("--vocab", default="byte", help=", ".join(launcher.VOCABS) +
                       " (spm_dev: code_t5/vocabs/flcc_dev_spm.model, via vocabs/spm_dev.gin)")
   parser.add_argument("--model-dir", type=pathlib.Path,
-                      help="default: runs/<model>-<size>[-<vocab>]-<run>")
+                      help="default: runs/<model>-<size>[-<vocab>]-<run>, without --model "
+                      f"runs/{launcher.FIRST_RUN}-<size>[-<vocab>]-<run>")
   launcher.add_dataset_flags(parser)
   parser.add_argument("--gin-param", action="append", default=[],
                       help="extra gin binding, e.g. \"utils.run.batch_size = ('sequences_per_batch', 16)\"")
 
 
+def _steps(args) -> int:
+  if args.steps is not None:
+    return args.steps
+  return launcher.FIRST_RUN_STEPS if args.model is None else DEFAULT_STEPS
+
+
 def _train(args):
-  return launcher.train_and_eval(_experiment(args), args.steps, evaluate=not args.no_eval)
+  experiment = _experiment(args)
+  code = launcher.train_and_eval(experiment, _steps(args), evaluate=not args.no_eval)
+  if code == 0 and not args.no_eval:
+    from code_t5.evaluation import examples  # pylint: disable=g-import-not-at-top  (the engine)
+    examples.show_after_training(experiment, launcher.TRAIN_EVAL_MAX_FILES)
+  return code
 
 
 def _eval(args):
@@ -118,10 +139,13 @@ def build_parser():
                       "pkg_resources'), hidden by default; give it before the command")
   sub = parser.add_subparsers(dest="command", required=True)
 
-  train = sub.add_parser("train", help="train with mesh_transformer_main (resumes), then eval; "
-                         "defaults: tiny shared prefix-LM on dataset-dev on CPU")
+  train = sub.add_parser("train", help="train with mesh_transformer_main (resumes), then the "
+                         "line-completion eval, and show a few held-out points; default: the "
+                         "first run, a tiny causal LM on dataset-dev on CPU (`make train-dev`)")
   _add_experiment_flags(train)
-  train.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="train up to this step")
+  train.add_argument("--steps", type=int, default=None,
+                     help=f"train up to this step (default: {launcher.FIRST_RUN_STEPS} for the "
+                     f"first run, without --model; {DEFAULT_STEPS} with it)")
   train.add_argument("--no-eval", action="store_true")
   train.add_argument("--init-from", type=pathlib.Path, metavar="CHECKPOINT",
                      help="start a new run from these weights: a model dir (its newest "

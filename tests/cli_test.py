@@ -15,6 +15,7 @@ from code_t5 import cli
 from code_t5 import test_utils
 from code_t5.data import task_names
 from code_t5.data import vocab
+from code_t5.training import launcher
 
 DATASET_FLAGS = ["--validation-fraction", "0.2", "--test-fraction", "0.1",
                  "--prepared-dir", "/data/prepared"]
@@ -36,6 +37,34 @@ def test_without_dataset_flags_dataset_gin_decides(tmp_path):
   args = cli.build_parser().parse_args(["train"])
   command = cli._experiment(args).train_command(1)  # pylint: disable=protected-access
   assert not any("flcc_dataset" in part for part in command)
+
+
+def test_without_model_train_and_eval_run_the_first_run():
+  # pylint: disable=protected-access
+  for command in ("train", "eval"):
+    experiment = cli._experiment(cli.build_parser().parse_args([command]))
+    assert (experiment.model, experiment.size, experiment.run, experiment.vocab) == (
+        launcher.FIRST_RUN_MODEL, "tiny", "cpu", "byte")
+    assert experiment.model_dir == pathlib.Path("runs/first_run-tiny-cpu")
+    assert list(experiment.gin_params) == list(launcher.FIRST_RUN_GIN_PARAMS)
+  args = cli.build_parser().parse_args(["train", "--gin-param", "dropout_rate = 0.1"])
+  steps = cli._steps(args)
+  assert steps == launcher.FIRST_RUN_STEPS
+  params = [part for part in cli._experiment(args).train_command(steps)
+            if part.startswith("--gin_param=")]
+  assert params == [f"--gin_param={p}" for p in launcher.FIRST_RUN_GIN_PARAMS] + [
+      "--gin_param=dropout_rate = 0.1", f"--gin_param=utils.run.train_steps = {steps}"]
+
+
+def test_a_named_model_gets_its_own_files_and_model_dir_only():
+  # pylint: disable=protected-access
+  args = cli.build_parser().parse_args(["train", "--model", launcher.FIRST_RUN_MODEL])
+  experiment = cli._experiment(args)
+  assert experiment.model_dir == pathlib.Path(f"runs/{launcher.FIRST_RUN_MODEL}-tiny-cpu")
+  assert not experiment.gin_params
+  assert cli._steps(args) == cli.DEFAULT_STEPS
+  args = cli.build_parser().parse_args(["train", "--model", "prefix_lm", "--steps", "7"])
+  assert cli._steps(args) == 7
 
 
 def test_an_explicit_gin_param_still_wins(tmp_path):
