@@ -6,19 +6,21 @@ import pathlib
 import subprocess
 import sys
 
+# TensorFlow's C++ log off before anything loads TensorFlow -- `import code_t5` below does (it
+# registers the tasks) -- in this process, in each pytest-xdist worker (each imports this file)
+# and in every subprocess a test starts (they inherit it). Its "Unable to register cuDNN factory"
+# and "TF-TRT Warning: Could not find TensorRT" lines reach the terminal past pytest's capture
+# from the workers, and are about GPU libraries a CPU run does not use. A test that needs the log
+# sets the variable itself (tests/cli_test.py's `--verbose` test removes it). The Python warnings
+# that are noise are filtered in pytest.ini.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+# pylint: disable=wrong-import-position
 import gin
 import numpy as np
 import pytest
 
 from code_t5.training import launcher
-
-# TensorFlow's C++ log off before a test module loads TensorFlow (nothing above does): in this
-# process, in each pytest-xdist worker (each imports this file) and in every subprocess a test
-# starts (they inherit it). Its "Unable to register cuDNN factory" and "TF-TRT Warning: Could not
-# find TensorRT" lines reach the terminal past pytest's capture and are about GPU libraries a CPU
-# run does not use. A test that needs the log sets the variable itself (tests/cli_test.py's
-# `--verbose` test removes it). The Python warnings that are noise are filtered in pytest.ini.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 # Few steps: the fixtures prove the pipeline and give real checkpoint files, not a good model.
 TINY_STEPS = 4
