@@ -4,8 +4,10 @@
 point by point, and what more training buys: at each point the end of the context, the rest of
 the line as written (the target), the line the run's eval decoded there (Mesh TF's greedy
 decode, cut at the newline) and the line the shipped model completes (SHIPPED, through
-`code-t5 complete`'s engine with its default options: beam search, token healing, filters and
-names -- the model as it is used, not a like-for-like greedy decode).
+`code-t5 complete`'s engine as an editor runs it: beam search, token healing, filters, names, and
+the point's repository (its other files in the split) read by the copy cache and retrieval; the
+best line whether or not the model's confidence gate would show it -- the model as it is used,
+not a like-for-like greedy decode).
 """
 
 import dataclasses
@@ -69,8 +71,8 @@ def pick(model_dir: pathlib.Path, root=None, splits: flcc.Splits = flcc.Splits()
   root = pathlib.Path(root) if root is not None else baseline.default_root()
   _, step, targets, predictions = baseline.model_predictions(
       pathlib.Path(model_dir), "validation", root.resolve().name)
-  files = line_completion.sample_files(
-      list(flcc.read_files(root, splits=splits, only_split="validation")), max_files)
+  split_files = list(flcc.read_files(root, splits=splits, only_split="validation"))
+  files = line_completion.sample_files(split_files, max_files)
   points = [(f, p) for f, p in line_completion.points_of_files(files)][:len(predictions)]
   if [p.target(f.text) for f, p in points] != targets:
     raise baseline.BaselineError(f"the decodes in {model_dir} are not of the validation points "
@@ -80,7 +82,16 @@ def pick(model_dir: pathlib.Path, root=None, splits: flcc.Splits = flcc.Splits()
   if shipped is not None:
     # Imported here: loads the NumPy runtime only when a completion is asked for.
     from code_t5.engine import complete  # pylint: disable=g-import-not-at-top
-    completer = complete.Completer(shipped, echo=lambda _: None)
+    from code_t5.engine import repository as repository_lib  # pylint: disable=g-import-not-at-top
+    # Its best line, shown or not (the model's confidence gate would hide the doubtful ones),
+    # with the point's repository (its other files in the split) as an editor would give it.
+    completer = complete.Completer(
+        shipped, complete.EngineOptions(top=1, min_score=complete.DEFAULT_MIN_SCORE),
+        echo=lambda _: None)
+    repositories = {}
+    for f in split_files:
+      repositories.setdefault(f.repo, repository_lib.Repository(completer.tokenizer)).add(
+          f.path, f.text)
   examples = []
   for i in chosen:
     source_file, point = points[i]
@@ -88,7 +99,9 @@ def pick(model_dir: pathlib.Path, root=None, splits: flcc.Splits = flcc.Splits()
         path=source_file.path, line=point.line, kind=point.kind,
         context_tail=_tail(point.context(source_file.text)), target=targets[i],
         prediction=postprocessors.first_line(predictions[i]),
-        shipped=(completer.complete_at(source_file.text, point.cursor).completion
+        shipped=(completer.complete_at(source_file.text, point.cursor,
+                                       repository=repositories[source_file.repo],
+                                       path=source_file.path).completion
                  if completer else None)))
   return Examples(step=step, points=len(points), examples=examples)
 
@@ -99,7 +112,8 @@ def show(found: Examples, root_name: str, echo: Callable[[str], None] = print) -
   echo(f"{len(found.examples)} of the {found.points} held-out points ({root_name}, validation "
        "split): the end of the context, then the rest of the line as written (target), as this "
        f"run decoded it (step {found.step}, greedy)"
-       + (", and as the shipped model completes it (`code-t5 complete`'s engine)"
+       + (", and as the shipped model completes it (`code-t5 complete`'s engine with the "
+          "point's repository; its best line, shown or not)"
           if any(e.shipped is not None for e in found.examples) else "") + ":")
   for e in found.examples:
     echo(f"  {e.path}:{e.line} ({e.kind.replace('_', ' ')})")
