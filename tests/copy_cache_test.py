@@ -45,3 +45,15 @@ def test_the_file_wins_equal_matches_and_the_repository_longer_ones():
   assert list(cache.lookup([0, 2, 3]).ids) == [7, 9]  # the file's (match 2 both ways)
   cache = copy_cache.FileCache(pieces, [4, 2, 3, 7])
   assert list(cache.lookup([1, 2, 3]).ids) == [8]  # the repository's three pieces win
+
+
+def test_a_model_sure_of_its_next_piece_is_not_overruled_by_a_copy():
+  # A twelve-piece match says 7 comes next; a model that learnt the file says 3 with p = 0.99.
+  cache = copy_cache.PieceCache([[1, 2, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 7]])
+  lookup = cache.lookup([1, 2, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14])
+  assert lookup.match == 12 and list(lookup.ids) == [7]
+  sure = np.log(np.full(10, 0.01 / 9, np.float32))
+  sure[3] = np.log(0.99)
+  assert copy_cache.mix(sure, lookup).argmax() == 3
+  unsure = np.log(np.full(10, 0.1, np.float32))
+  assert copy_cache.mix(unsure, lookup).argmax() == 7

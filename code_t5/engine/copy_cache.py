@@ -40,6 +40,10 @@ HALF_MATCH = 4.0
 # The repository part of a cache holds at most this many pieces (~16 MB of code); a repository
 # larger than that is cut to the files nearest the cursor's file (same folder first).
 MAX_REPOSITORY_PIECES = 4_000_000
+# A model sure of its next piece is not overruled by a copy: above a top probability of 1 - SURE
+# the cache's weight shrinks to none (a model that learnt a file by heart completes it as
+# learnt; tests/learning_test.py).
+SURE = 0.5
 _SEPARATOR = -1  # between documents: never matches a piece
 
 
@@ -122,8 +126,12 @@ def weight(lookup: Optional[Lookup]) -> float:
 
 
 def mix(logprobs: np.ndarray, lookup: Optional[Lookup]) -> np.ndarray:
-  """The mixture's log-probabilities for one step: log((1 - w) p_model + w p_cache)."""
+  """The mixture's log-probabilities for one step: log((1 - w) p_model + w p_cache), w the
+  lookup's weight, less where the model is sure of its top piece (SURE)."""
   w = weight(lookup)
+  if w:
+    # The cache's weight shrinks from full at a model top probability of 1 - SURE to none at 1.
+    w *= min(1.0, (1.0 - float(np.exp(np.max(logprobs)))) / SURE)
   if not w:
     return logprobs
   mixed = logprobs + np.float32(np.log1p(-w))
