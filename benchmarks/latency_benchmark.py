@@ -147,6 +147,8 @@ def _breakdown(model_dir, points) -> dict:
   """Where the default engine's time goes, summed over the points, in ms per request."""
   completer = complete.Completer(model_dir, DEFAULT, echo=lambda line: None)
   counting = _CountingNetwork(completer.network)
+  # The Completer reads the context itself (Network.start) and hands the state to the search.
+  completer.network = counting
   completer._search = decoding.LineSearch(counting)  # pylint: disable=protected-access
   context_s = total_s = 0.0
   for text, cursor, *_ in points:
