@@ -71,6 +71,26 @@ LOOP_REPEATS = 3
 HEAL_MAX_PIECES = 4
 
 
+def _history(context_ids: Sequence[int]) -> Tuple[int, ...]:
+  """The end of the context a copy cache look-up needs (the pieces after it are appended)."""
+  return tuple(int(i) for i in context_ids[-copy_cache.MAX_MATCH:])
+
+
+def _next_logprobs(logits: np.ndarray, histories: Sequence[Optional[Tuple[int, ...]]],
+                   cache) -> np.ndarray:
+  """Each row's next-piece log-probabilities: the network's (log-softmax of `logits`), mixed
+  with what `cache` says follows the row's pieces so far (its history; None: the row is not
+  looked up)."""
+  logprobs = logits - logits.max(axis=-1, keepdims=True)
+  logprobs = logprobs - np.log(np.exp(logprobs).sum(axis=-1, keepdims=True))
+  if cache is not None:
+    for b, history in enumerate(histories):
+      lookup = cache.lookup(history) if history is not None else None
+      if lookup is not None:
+        logprobs[b] = copy_cache.mix(logprobs[b], lookup)
+  return logprobs
+
+
 def _score(logprob: float, tokens: int) -> float:
   """How lines are ranked, and open beams against them when the search decides to stop."""
   return logprob / tokens ** LENGTH_EXPONENT
@@ -161,9 +181,10 @@ class LineSearch:
              top: int = 5, max_tokens: int = 64, cache=None, prefix=None) -> List[Line]:
     """Up to `top` distinct lines, best first, continuing `context_ids` (+ `heal`).
 
-    `cache` (a code_t5.engine.copy_cache.FileCache, or None): each step's next-piece probabilities are
-    the model's mixed with what the cache says follows the pieces so far. `prefix`: the
-    network's state after `context_ids` (runtime.Network.start), if the caller has it.
+    `cache` (a code_t5.engine.copy_cache.FileCache, or None): each step's next-piece
+    probabilities are the model's mixed with what the cache says follows the pieces so far.
+    `prefix`: the network's state after `context_ids` (runtime.Network.start), if the caller has
+    it.
     """
     network = self.network
     prefix = prefix or network.start(context_ids)
@@ -172,15 +193,9 @@ class LineSearch:
     logits = prefix.logits[None]
     finished = {}  # text -> Line
     heal_masks = {}
-    history = tuple(int(i) for i in context_ids[-copy_cache.MAX_MATCH:])
+    history = _history(context_ids)
     for _ in range(max_tokens):
-      logprobs = logits - logits.max(axis=-1, keepdims=True)
-      logprobs = logprobs - np.log(np.exp(logprobs).sum(axis=-1, keepdims=True))
-      if cache is not None:
-        for b, hypothesis in enumerate(hypotheses):
-          lookup = cache.lookup(history + hypothesis.ids)
-          if lookup is not None:
-            logprobs[b] = copy_cache.mix(logprobs[b], lookup)
+      logprobs = _next_logprobs(logits, [history + h.ids for h in hypotheses], cache)
       logprobs[:, self._blocked] = _NEG_INF
       for b, hypothesis in enumerate(hypotheses):
         if len(hypothesis.data) < len(heal):
@@ -243,18 +258,16 @@ class LineSearch:
     prefix = prefix or network.start(context_ids)
     beams = runtime.Beams(network, prefix, len(sequences))
     logits = np.repeat(prefix.logits[None], len(sequences), axis=0)
-    history = tuple(int(i) for i in context_ids[-copy_cache.MAX_MATCH:])
+    history = _history(context_ids)
     totals = np.zeros(len(sequences))
     longest = max(len(ids) for ids in sequences)
     for t in range(longest):
-      logprobs = logits - logits.max(axis=-1, keepdims=True)
-      logprobs = logprobs - np.log(np.exp(logprobs).sum(axis=-1, keepdims=True))
+      logprobs = _next_logprobs(
+          logits, [history + tuple(ids[:t]) if t < len(ids) else None for ids in sequences],
+          cache)
       for b, ids in enumerate(sequences):
         if t < len(ids):
-          row = logprobs[b]
-          if cache is not None:
-            row = copy_cache.mix(row, cache.lookup(history + tuple(ids[:t])))
-          totals[b] += row[ids[t]]
+          totals[b] += logprobs[b, ids[t]]
       if t + 1 == longest:
         break
       logits = network.step(beams, np.asarray([ids[t] if t < len(ids) else tokenizers.EOS_ID
