@@ -174,7 +174,7 @@ def main(argv=None):
   parser.add_argument("--steps", type=int, default=12, help="decode steps timed per request")
   args = parser.parse_args(argv)
   print(f"load average before: {bench_utils.load_average()}")
-  completer = complete.Completer(latency_benchmark.SHIPPED, latency_benchmark.DEFAULT,
+  completer = complete.Completer(complete.SHIPPED_MODEL, latency_benchmark.DEFAULT,
                                  echo=lambda line: None)
   network = completer.network
   contexts = [completer.tokenizer.encode(completer.context(text[:cursor]))

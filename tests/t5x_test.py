@@ -22,6 +22,7 @@ import pytest
 import tensorflow as tf
 
 import numpy_t5
+from code_t5 import test_utils
 from code_t5.convert import t5x
 from code_t5.data import vocab
 
@@ -220,14 +221,13 @@ def test_gin_file_describes_the_model(model, expected, task, converted):
 
 # ---------------------------------------------------------------- the shipped model in T5X
 
-SHIPPED = REPO / "code_t5" / "pretrained" / "causal_lm-mini-spm_dev-sitepackages"
 
 
 @pytest.fixture(scope="module")
 def shipped(tmp_path_factory):
   """The shipped model converted (it has no Adafactor slots: --params-only), its step dir."""
   out = tmp_path_factory.mktemp("t5x-shipped")
-  report = t5x.convert(SHIPPED, out, params_only=True)
+  report = t5x.convert(test_utils.PRETRAINED, out, params_only=True)
   assert report.step == 1200
   return out / "checkpoint_1200"
 

@@ -20,10 +20,8 @@ per request for the file and once per repository (see `RepositoryIndex`).
 """
 
 import dataclasses
-import os
-import pathlib
 import threading
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -233,20 +231,3 @@ class RepositoryIndex:
                                 pieces=total, truncated=len(chosen) < len(others))
       self._memo = {key: result}
       return result
-
-
-def iter_python_files(folder: pathlib.Path, max_file_bytes: int) -> Iterable[pathlib.Path]:
-  """*.py files below `folder` in a stable order, without following links out of it, skipping
-  hidden folders and __pycache__ and files over `max_file_bytes`."""
-  for dirpath, dirnames, filenames in os.walk(folder):
-    dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
-    for name in sorted(filenames):
-      if not name.endswith(".py"):
-        continue
-      path = pathlib.Path(dirpath) / name
-      try:
-        if path.is_symlink() or not path.is_file() or path.stat().st_size > max_file_bytes:
-          continue
-      except OSError:
-        continue
-      yield path

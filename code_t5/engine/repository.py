@@ -7,9 +7,10 @@ can be updated as the editor saves them. `of_folder` indexes a folder on disk wi
 size budget: a repository too large or unreadable degrades to what was read, or to the file.
 """
 
+import os
 import pathlib
 import time
-from typing import Optional
+from typing import Iterable, Optional
 
 from code_t5.engine import copy_cache
 from code_t5.engine import line_retrieval
@@ -49,7 +50,7 @@ class Repository:
     repository = cls(tokenizer)
     folder = pathlib.Path(folder)
     start = time.monotonic()
-    for path in copy_cache.iter_python_files(folder, MAX_FILE_BYTES):
+    for path in iter_python_files(folder, MAX_FILE_BYTES):
       if seconds is not None and time.monotonic() - start > seconds:
         break
       try:
@@ -58,3 +59,20 @@ class Repository:
         continue
       repository.add(path.relative_to(folder).as_posix(), text)
     return repository
+
+
+def iter_python_files(folder: pathlib.Path, max_file_bytes: int) -> Iterable[pathlib.Path]:
+  """*.py files below `folder` in a stable order, without following links out of it, skipping
+  hidden folders and __pycache__ and files over `max_file_bytes`."""
+  for dirpath, dirnames, filenames in os.walk(folder):
+    dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+    for name in sorted(filenames):
+      if not name.endswith(".py"):
+        continue
+      path = pathlib.Path(dirpath) / name
+      try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > max_file_bytes:
+          continue
+      except OSError:
+        continue
+      yield path

@@ -3,8 +3,8 @@
 `code-t5 train` prints them after its line-completion eval, so a first run shows what it learnt,
 point by point, and what more training buys: at each point the end of the context, the rest of
 the line as written (the target), the line the run's eval decoded there (Mesh TF's greedy
-decode, cut at the newline) and the line the shipped model completes (SHIPPED, through
-`code-t5 complete`'s engine as an editor runs it: beam search, token healing, filters, names, and
+decode, cut at the newline) and the line the shipped model completes (complete.SHIPPED_MODEL,
+through `code-t5 complete`'s engine as an editor runs it: beam search, token healing, filters, names, and
 the point's repository (its other files in the split) read by the copy cache and retrieval; the
 best line whether or not the model's confidence gate would show it -- the model as it is used,
 not a like-for-like greedy decode).
@@ -20,12 +20,11 @@ from typing import Callable, List, Optional
 from code_t5.data import flcc
 from code_t5.data import line_completion
 from code_t5.data import postprocessors
+from code_t5.engine import complete
+from code_t5.engine import repository as repository_lib
 from code_t5.evaluation import baseline
 from code_t5.training import launcher
 
-# The model shipped in the package (README "A completer trained here").
-SHIPPED = (pathlib.Path(__file__).resolve().parents[1] / "pretrained" /
-           "causal_lm-mini-spm_dev-sitepackages")
 COUNT = 5
 # The context is shown from the start of its last CONTEXT_LINES lines that hold code (blank lines
 # after them included), at most its last CONTEXT_CHARS characters.
@@ -63,7 +62,7 @@ def _tail(context: str) -> str:
 
 def pick(model_dir: pathlib.Path, root=None, splits: flcc.Splits = flcc.Splits(),
          max_files: Optional[int] = None, count: int = COUNT,
-         shipped: Optional[pathlib.Path] = SHIPPED) -> Examples:
+         shipped: Optional[pathlib.Path] = complete.SHIPPED_MODEL) -> Examples:
   """`count` of the points the newest line-completion eval of `root`'s validation split in
   `model_dir` decoded (a fixed draw), with the shipped model's completions unless `shipped` is
   None. The points are those of `max_files` files, as `code-t5 eval --line-completion
@@ -80,9 +79,6 @@ def pick(model_dir: pathlib.Path, root=None, splits: flcc.Splits = flcc.Splits()
   chosen = sorted(random.Random(_SEED).sample(range(len(points)), min(count, len(points))))
   completer = None
   if shipped is not None:
-    # Imported here: loads the NumPy runtime only when a completion is asked for.
-    from code_t5.engine import complete  # pylint: disable=g-import-not-at-top
-    from code_t5.engine import repository as repository_lib  # pylint: disable=g-import-not-at-top
     # Its best line, shown or not (the model's confidence gate would hide the doubtful ones),
     # with the point's repository (its other files in the split) as an editor would give it.
     completer = complete.Completer(
@@ -126,7 +122,7 @@ def show(found: Examples, root_name: str, echo: Callable[[str], None] = print) -
 
 def show_after_training(experiment: launcher.Experiment, max_files: Optional[int] = None,
                         echo: Callable[[str], None] = print,
-                        shipped: Optional[pathlib.Path] = SHIPPED) -> None:
+                        shipped: Optional[pathlib.Path] = complete.SHIPPED_MODEL) -> None:
   """What `code-t5 train` prints after launcher.train_and_eval's line-completion eval (of the
   points of `max_files` validation files): COUNT of its points with the shipped model's lines,
   then how to score every point against the baselines."""
@@ -141,7 +137,7 @@ def show_after_training(experiment: launcher.Experiment, max_files: Optional[int
     return
   show(found, pathlib.Path(root).resolve().name, echo)
   echo("every point against a token 4-gram and the shipped model: code-t5 baseline "
-       f"--model-dir {experiment.model_dir} --checkpoint {_shown(SHIPPED)}"
+       f"--model-dir {experiment.model_dir} --checkpoint {_shown(complete.SHIPPED_MODEL)}"
        + ("" if experiment.root is None else f" --root {experiment.root}")
        + ("" if max_files is None else f" --max-files {max_files}") + " --out results.json")
 
