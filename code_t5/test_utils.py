@@ -6,7 +6,7 @@ import hashlib
 import itertools
 import json
 import pathlib
-from typing import Mapping, Union
+from typing import Mapping, Sequence, Union
 
 from code_t5.data import flcc
 
@@ -117,3 +117,25 @@ def run_on_mesh(mesh_shape: str, layout_rules: str, build, inputs: Mapping[str, 
     with tf.Session() as session:
       values = session.run([lowering.export_to_tf_tensor(t) for t in outputs])
   return values, tf_graph
+
+
+def random_string(rng, alphabet: Sequence[str], max_length: int = 40) -> str:
+  """Up to `max_length` characters drawn from `alphabet` (for fuzzing a parser or a protocol)."""
+  return "".join(rng.choice(alphabet) for _ in range(rng.randrange(max_length)))
+
+
+def random_json(rng, alphabet: Sequence[str], depth: int = 0, more: Sequence = ()):
+  """A random JSON-like value for fuzzing: null, true, 30-digit integers, huge floats, NaN and
+  infinities, strings of `alphabet`, lists and objects of these (nested at most 4 deep); `more`:
+  further kinds, functions of the depth, drawn like the lists and objects (not at the deepest
+  level)."""
+  kinds = [lambda: None, lambda: True, lambda: rng.randrange(-10**30, 10**30),
+           lambda: rng.random() * 1e300, lambda: random_string(rng, alphabet),
+           lambda: float(rng.choice(["nan", "inf", "-inf"])),
+           lambda: [random_json(rng, alphabet, depth + 1, more)
+                    for _ in range(rng.randrange(4))],
+           lambda: {random_string(rng, alphabet, 8): random_json(rng, alphabet, depth + 1, more)
+                    for _ in range(rng.randrange(4))},
+           *[lambda kind=kind: kind(depth + 1) for kind in more]]
+  return kinds[rng.randrange(len(kinds) if depth < 4 else 6)]()
+

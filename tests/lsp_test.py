@@ -751,21 +751,15 @@ FUZZ_METHODS = ["textDocument/completion", "textDocument/inlineCompletion", "tex
                 "initialized", "$/setTrace", "workspace/symbol", "nonsense", ""]
 FUZZ_URIS = [URI, "file:///b.py", "", "not a uri", "file:///%ff"]
 FUZZ_TEXTS = ["import os\nos.pa", "def f(x):\n    return x.", "x = foo.ba\n"]
+FUZZ_ALPHABET = ["a", " ", "\n", "\r", "\t", "é", "😀", "\ud800", "\udfff", "\x00", '"', "\\", "."]
 
 
 def _random_string(rng: random.Random, max_length=40) -> str:
-  alphabet = ["a", " ", "\n", "\r", "\t", "é", "😀", "\ud800", "\udfff", "\x00", '"', "\\", "."]
-  return "".join(rng.choice(alphabet) for _ in range(rng.randrange(max_length)))
+  return test_utils.random_string(rng, FUZZ_ALPHABET, max_length)
 
 
 def _random_json(rng: random.Random, depth=0):
-  kinds = [lambda: None, lambda: True, lambda: rng.randrange(-10**30, 10**30),
-           lambda: rng.random() * 1e300, lambda: _random_string(rng),
-           lambda: float(rng.choice(["nan", "inf", "-inf"])),
-           lambda: [_random_json(rng, depth + 1) for _ in range(rng.randrange(4))],
-           lambda: {_random_string(rng, 8): _random_json(rng, depth + 1)
-                    for _ in range(rng.randrange(4))}]
-  return kinds[rng.randrange(len(kinds) if depth < 4 else 6)]()
+  return test_utils.random_json(rng, FUZZ_ALPHABET, depth)
 
 
 def _random_position(rng: random.Random) -> dict:

@@ -17,6 +17,7 @@ import threading
 
 import pytest
 
+from code_t5 import test_utils
 from code_t5.engine import complete
 from code_t5.engine import serve
 
@@ -40,20 +41,16 @@ def completer(model_dir) -> complete.Completer:
   return complete.Completer(model_dir, OPTIONS)
 
 
+FUZZ_ALPHABET = ["a", " ", "\n", "\t", "é", "😀", "\ud800", "\udfff", "\x00", '"', "\\", "▁"]
+
+
 def _random_string(rng: random.Random, max_length=40) -> str:
-  alphabet = ["a", " ", "\n", "\t", "é", "😀", "\ud800", "\udfff", "\x00", '"', "\\", "▁"]
-  return "".join(rng.choice(alphabet) for _ in range(rng.randrange(max_length)))
+  return test_utils.random_string(rng, FUZZ_ALPHABET, max_length)
 
 
 def _random_json(rng: random.Random, depth=0):
-  kinds = [lambda: None, lambda: True, lambda: rng.randrange(-10**30, 10**30),
-           lambda: rng.random() * 1e300, lambda: _random_string(rng),
-           lambda: float(rng.choice(["nan", "inf", "-inf"])),
-           lambda: [_random_json(rng, depth + 1) for _ in range(rng.randrange(4))],
-           lambda: {_random_string(rng, 8): _random_json(rng, depth + 1)
-                    for _ in range(rng.randrange(4))},
-           lambda: _random_request(rng, depth + 1)]
-  return kinds[rng.randrange(len(kinds) if depth < 4 else 6)]()
+  return test_utils.random_json(rng, FUZZ_ALPHABET, depth,
+                               more=(lambda depth: _random_request(rng, depth),))
 
 
 def _random_request(rng: random.Random, depth=0) -> dict:
