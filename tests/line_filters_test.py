@@ -8,7 +8,7 @@ import pytest
 from code_t5.engine import line_filters
 
 DEV_LANGUAGES = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev" / "v3" / "languages"
-BRACKETS, STRING, TOKENIZE, REPEATS = line_filters.REASONS
+BRACKETS, STRING, TOKENIZE, REPEATS, SYNTAX = line_filters.REASONS
 
 
 def _reason(prefix: str, completion: str, suffix: str = ""):
@@ -17,7 +17,7 @@ def _reason(prefix: str, completion: str, suffix: str = ""):
 
 def test_reasons_keep_their_names_and_order():
   assert line_filters.REASONS == ("unbalanced_brackets", "unterminated_string", "tokenize_error",
-                                  "repeats_previous_line")
+                                  "repeats_previous_line", "syntax_error")
 
 
 # (prefix, completion, expected reason) for an empty suffix. Each group has lines that pass.
@@ -129,6 +129,34 @@ CASES = {
         ("x = [\n    0,\n    ", "0,", None),  # inside brackets: elements repeat
         ("if a:\n    return x\n", "return x", None),  # another indentation: another block
         ("x = 1 + \\\n", "x = 1 + \\", None),
+    ],
+    "syntax": [
+        # lines editors showed (issue 31): not Python where they stand
+        ("def f(self):\n    ", "return self.path.split('/') -> str:", SYNTAX),
+        ("    ", "json.dump(self.path, \"w\") as f:", SYNTAX),
+        ("with ", "json.dump(self.path, \"w\") as f:", None),  # the same after `with`
+        ("import os\n", "from __future__ import annotations", SYNTAX),
+        ('"""Doc."""\n# note\n', "from __future__ import annotations", None),
+        ("from __future__ import division\n", "from __future__ import annotations", None),
+        ("def f():\n    ", "from __future__ import annotations", SYNTAX),
+        ("", "print 'x'", SYNTAX),
+        ("", "f() = 1", SYNTAX),
+        ("if x:\n    ", "elif y", SYNTAX),  # a clause header without its colon
+        # clauses, headers, decorators and statements the compiler (not the parser) checks pass
+        ("if x:\n    pass\n", "elif y:  # why", None),
+        ("for x in y:\n    pass\n", "else:", None),
+        ("try:\n    pass\n", "except ValueError as e:", None),
+        ("try:\n    pass\n", "finally: close()", None),
+        ("class A:\n    ", "def f(self, x: int = 1) -> None:", None),
+        ("", "@functools.lru_cache(maxsize=None)", None),
+        ("", "async with lock:", None),
+        ("", "return x", None),
+        ("", "x = (1,", None),  # goes on on the next line
+        ("", "x = 1 + \\", None),
+        ("x = [\n    ", "1 as y", None),  # inside brackets: the statement is not on this line
+        ("", "match command.split():", None),  # match and case need each other
+        ("match x:\n    ", "case [a, *rest]:", None),
+        ("", "type Point = tuple[float, float]", None),  # 3.12
     ],
     "not judged": [
         ("x = 1  # see (", "anything )) '", None),  # the cursor is in a comment

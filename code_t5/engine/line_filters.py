@@ -5,7 +5,7 @@ correct: `LineContext.of(prefix, suffix)` reads the code before the cursor once 
 `reject_reason(candidate)` says, per candidate, why the completed line cannot be valid, or None.
 The completed line is the cursor's line as typed (`prefix` after its last "\\n"), then the
 candidate, then `suffix` (the rest of the line after the cursor). Stdlib only, and no import
-besides `io`, `keyword`, `re` and `tokenize`, so the serving path can import it at no cost.
+besides `ast`, `io`, `keyword`, `re`, `tokenize` and `warnings`, so the serving path can import it at no cost.
 
 Rules, checked in the order of REASONS; the first that fails is the reason:
 
@@ -39,6 +39,15 @@ Rules, checked in the order of REASONS; the first that fails is the reason:
   one-line compound statements, comments, lines without a letter or digit (`)`, `...`). Measured
   on the 4.5M lines of this machine's Python 3.11 lib (stdlib and site-packages) and dataset-dev:
   those are the back-to-back repeats of real code.
+- "syntax_error": the completed line starts a statement and ends it (no bracket left open, no
+  backslash, no string going on) or opens a block, and Python's own parser (`ast.parse`, 3.11's
+  grammar) rejects it on its own: `return self.path.split('/') -> str:`, `json.dump(p, "w") as
+  f:`, `print "x"`, `f() = 1`. A clause keyword gets its clause put before it (`else:` after
+  an `if`), a block header a body, a decorator a def; `match`, `case` and `type` lines are not
+  judged (they need the statement around them, or 3.12). In context, one check beyond the line:
+  `from __future__ import ...` only at column 0 after nothing but the docstring, comments and
+  other such imports. Checks the compiler makes after parsing (`return` outside a function) are
+  not made: they need the enclosing scopes.
 
 Accept everything (None for every candidate) when the cursor is in a comment, in a multi-line
 string (triple-quoted, or a single-quoted one continued with a backslash), or when the code before
@@ -81,13 +90,16 @@ speed): strings and comments deleted, then matched bracket pairs removed until n
 indentation levels are found by reading lines back from the cursor's (at most _MAX_LEVEL_LINES).
 """
 
+import ast
 import io
 import keyword
 import re
 import tokenize
+import warnings
 from typing import List, Optional, Tuple
 
-REASONS = ("unbalanced_brackets", "unterminated_string", "tokenize_error", "repeats_previous_line")
+REASONS = ("unbalanced_brackets", "unterminated_string", "tokenize_error", "repeats_previous_line",
+           "syntax_error")
 
 # A prefix up to WINDOW_CHARS (~450 lines of typical code) is read whole, a longer one from the
 # line before the cursor's top-level statement, found at most WHOLE_CHARS back (~6,000 lines, ~1 ms
@@ -155,9 +167,36 @@ _REPEATED_ONLY_WITH_VALUE = frozenset(["return", "raise"])
 _HEADERS = frozenset(["if", "elif", "while", "for", "with", "except", "match", "case"])
 _FIRST_WORD = re.compile(r"[^\W\d]\w*")
 
+# The syntax check (LineContext._syntax_error): the clause a keyword's line needs before it to
+# parse alone, what may follow a line (a body after a block header, a def after a decorator), the
+# first words whose lines it does not judge: `match` and `case` need the match statement around
+# them, `type` is a statement from 3.12 on (this venv parses 3.11).
+_CLAUSE_BEFORE = {"else": "if 1:\n pass\n", "elif": "if 1:\n pass\n",
+                  "except": "try:\n pass\n", "finally": "try:\n pass\n"}
+_AFTER = {"": ("", "\n pass"), "@": ("\ndef f(): pass",), "try": ("\n pass\nfinally: pass",)}
+_NEEDS_CONTEXT = frozenset(("match", "case", "type"))
+_FUTURE_IMPORT = re.compile(r"from[ \t]+__future__[ \t]+import\b")
+_FUTURE_IMPORTS = re.compile(r"^from[ \t]+__future__[ \t]+import\b.*$", re.M)
+
+
+# The parser warns of valid but suspect code (`1if x else 2`, `x is 1`): not the user's business.
+_PARSED_NAME = "<candidate line>"
+warnings.filterwarnings("ignore", category=SyntaxWarning, module=re.escape(_PARSED_NAME))
+
+
+def _parses(source: str) -> bool:
+  try:
+    ast.parse(source, _PARSED_NAME)
+  except SyntaxError:
+    return False
+  except (ValueError, RecursionError, MemoryError):
+    return True  # null bytes (tokenize's to judge), absurd nesting: not this check's verdict
+  return True
+
+
 # Outcomes of scanning a line.
 _OK, _UNKNOWN = "ok", "unknown"
-_BRACKETS, _UNTERMINATED, _TOKENIZE, _REPEATS = REASONS
+_BRACKETS, _UNTERMINATED, _TOKENIZE, _REPEATS, _SYNTAX = REASONS
 
 
 class _LineScan:
@@ -409,10 +448,12 @@ def _previous_line(prefix: str, line_start: int) -> Optional[str]:
 class LineContext:
   """The code before one cursor, read once; `reject_reason` judges candidates for it."""
 
-  __slots__ = ("_head", "_suffix", "_start", "_previous", "_accept_all", "_dedent_ok", "_lines")
+  __slots__ = ("_prefix", "_head", "_suffix", "_start", "_previous", "_accept_all", "_dedent_ok",
+               "_lines")
 
-  def __init__(self, head: str, suffix: str, start: Optional[_Start], previous: Optional[str],
-               accept_all: bool):
+  def __init__(self, prefix: str, head: str, suffix: str, start: Optional[_Start],
+               previous: Optional[str], accept_all: bool):
+    self._prefix = prefix  # all the code before the cursor (read only for `from __future__`)
     self._head = head  # the cursor's line before the cursor
     self._suffix = suffix
     self._start = start
@@ -434,7 +475,7 @@ class LineContext:
       scan = _scan_line(head, list(start.stack))
       accept_all = scan.in_comment or scan.in_string or scan.outcome == _UNKNOWN
     previous = _previous_line(prefix, line_start) if not accept_all else None
-    context = cls(head, suffix, start, previous, accept_all)
+    context = cls(prefix, head, suffix, start, previous, accept_all)
     if not accept_all and not start.stack and not start.continued:
       context._column_matches_a_level(_column(head))  # the usual column, while reading the prefix
     return context
@@ -471,7 +512,33 @@ class LineContext:
         return _TOKENIZE  # IndentationError: unindent does not match any outer level
     if at_statement_start and self._repeats_previous(line, code):
       return _REPEATS
+    if (at_statement_start and not stack and not scan.in_string and code
+        and not code.endswith("\\") and self._syntax_error(code)):
+      return _SYNTAX
     return None
+
+  def _syntax_error(self, code: str) -> bool:
+    """Whether the statement `code` (a stripped line that starts a statement and ends it, or
+    opens a block) is not Python: the parser's verdict on it alone, the clause its keyword needs
+    put before it (`else:` after an `if`) and a body after a block header; then whether a
+    `from __future__` import comes after other code."""
+    word = _FIRST_WORD.match(code)
+    word = word.group() if word else ""
+    if word in _NEEDS_CONTEXT:
+      return False
+    before = _CLAUSE_BEFORE.get(word, "")
+    after = _AFTER["@" if code.startswith("@") else "try" if word == "try" else ""]
+    if not any(_parses(before + code + end) for end in after):
+      return True
+    return bool(word == "from" and _FUTURE_IMPORT.match(code)) and not self._future_allowed()
+
+  def _future_allowed(self) -> bool:
+    """Whether a `from __future__` import may stand on the cursor's line: at column 0, after
+    nothing but the docstring, comments and other such imports."""
+    if self._head[:1].isspace():
+      return False
+    before = _STRINGS_AND_COMMENTS.sub("", self._prefix[:len(self._prefix) - len(self._head)])
+    return not _FUTURE_IMPORTS.sub("", before).strip()
 
   def _repeats_previous(self, line: str, code: str) -> bool:
     previous = self._previous
