@@ -42,6 +42,7 @@ from code_t5 import errors
 from code_t5 import processes
 from code_t5.engine import copy_cache
 from code_t5.engine import decoding
+from code_t5.engine import imports
 from code_t5.engine import line_retrieval
 from code_t5.engine import names
 from code_t5.engine import repository as repository_lib
@@ -606,6 +607,19 @@ def last_if_hopeless(lines: Sequence[decoding.Line]) -> List[decoding.Line]:
           + [line for line in lines if hopeless(line.text)])
 
 
+def last_if_guessed_import(lines: Sequence[decoding.Line], prefix: str, below: str,
+                           repository, path: str) -> List[decoding.Line]:
+  """`lines` with the import lines naming a module the project does not know (code_t5.engine.
+  imports: not the standard library's, the repository's or one the file or repository imports)
+  moved after the others: the training corpus's packages guessed into unrelated code."""
+  head = prefix[prefix.rfind("\n") + 1:]
+  modules = repository.modules if repository is not None else None
+  file_code = lambda: prefix[:len(prefix) - len(head)] + below  # pylint: disable=unnecessary-lambda-assignment
+  guessed = [imports.unknown_import(line.text, head, modules, path, file_code) for line in lines]
+  return ([line for line, guess in zip(lines, guessed) if not guess]
+          + [line for line, guess in zip(lines, guessed) if guess])
+
+
 def model_about(model_dir: pathlib.Path) -> dict:
   """The model dir's ABOUT_FILE ({} if it has none); a one-line error if it is unreadable."""
   path = pathlib.Path(model_dir) / ABOUT_FILE
@@ -732,7 +746,7 @@ class Completer:
                                    below)
     if options.names:
       lines = names.rank(lines, prefix)
-    lines = last_if_hopeless(lines)
+    lines = last_if_hopeless(last_if_guessed_import(lines, prefix, below, repository, path))
     if not options.filters:
       return context, [(line, None) for line in lines]
     from code_t5.engine import line_filters  # pylint: disable=g-import-not-at-top  (only when on)

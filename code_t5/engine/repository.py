@@ -1,8 +1,8 @@
 """The repository around the file being completed: what the engine reads besides the file.
 
-`Repository` keeps a repository's Python files twice, as the model's pieces (for the copy cache,
-code_t5.engine.copy_cache) and as stripped lines (for whole-line candidates, code_t5.engine.line_retrieval),
-per path, so that the cursor's own file is left out (its editor text is read instead) and files
+`Repository` keeps a repository's Python files as the model's pieces (for the copy cache,
+code_t5.engine.copy_cache), as stripped lines (for whole-line candidates,
+code_t5.engine.line_retrieval) and as the modules they import (code_t5.engine.imports), per path, so that the cursor's own file is left out (its editor text is read instead) and files
 can be updated as the editor saves them. `of_folder` indexes a folder on disk within a time and
 size budget: a repository too large or unreadable degrades to what was read, or to the file.
 """
@@ -13,6 +13,7 @@ import time
 from typing import Iterable, Optional
 
 from code_t5.engine import copy_cache
+from code_t5.engine import imports
 from code_t5.engine import line_retrieval
 
 # Indexing a folder stops after this many seconds (the rest of the repository is not read).
@@ -27,16 +28,19 @@ class Repository:
   def __init__(self, tokenizer, max_pieces: int = copy_cache.MAX_REPOSITORY_PIECES):
     self.pieces = copy_cache.RepositoryIndex(tokenizer, max_pieces)
     self.lines = line_retrieval.LineIndex()
+    self.modules = imports.ModuleIndex()
     self.files = 0
 
   def add(self, path: str, text: str) -> None:
     self.pieces.add(path, text)
     self.lines.add(path, text)
+    self.modules.add(path, text)
     self.files = len(self.lines)
 
   def remove(self, path: str) -> None:
     self.pieces.remove(path)
     self.lines.remove(path)
+    self.modules.remove(path)
     self.files = len(self.lines)
 
   def pieces_for(self, path: str) -> copy_cache.RepositoryPieces:

@@ -1,0 +1,93 @@
+"""Which modules a project can import: the engine's check on import lines the model guesses.
+
+A small model trained on a corpus writes the corpus's packages into unrelated code (`from
+huggingface_hub.utils import namedtuple` in the standard library's socketserver.py). An import
+line is worth showing when the module it names is one the project knows: the standard library, a
+module or package of the repository itself, one that another file of the repository or the file
+around the cursor already imports, or a relative import. `ModuleIndex` keeps, per path of a
+repository, the top-level modules its files import and the names its paths give; `unknown_import`
+says whether a candidate line imports a module none of them knows. Such lines are ranked after the
+others (code_t5.engine.complete), not dropped: a new dependency is possible, but a guess.
+"""
+
+import collections
+import re
+import sys
+from typing import Dict, FrozenSet, Optional, Tuple
+
+# An import line's first module: `import a.b as c, d` -> a, `from a.b import c` -> a (relative
+# imports name none).
+_IMPORT_LINE = re.compile(r"[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)")
+_IMPORTS = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_]\w*)[\w. \t]*import\b|import[ \t]+([^\n#;]+))",
+                      re.M)
+_FIRST_NAME = re.compile(r"[ \t]*([A-Za-z_]\w*)")
+
+STANDARD_LIBRARY = frozenset(sys.stdlib_module_names) | {"__future__"}
+
+
+def imported_modules(code: str) -> FrozenSet[str]:
+  """The top-level modules that the import statements of `code` name (absolute imports only)."""
+  modules = set()
+  for match in _IMPORTS.finditer(code):
+    if match.group(1):
+      modules.add(match.group(1))
+    else:
+      for part in match.group(2).split(","):
+        name = _FIRST_NAME.match(part)
+        if name:
+          modules.add(name.group(1))
+  return frozenset(modules)
+
+
+def line_module(line: str) -> Optional[Tuple[str, int]]:
+  """The first top-level module an import line names and where its name ends; None for other
+  lines and relative imports (`import a.b, c` -> ("a", 8); `from .x import y` -> None)."""
+  match = _IMPORT_LINE.match(line)
+  return (match.group(1), match.end(1)) if match else None
+
+
+def path_names(path: str) -> FrozenSet[str]:
+  """What a repository path lets its files import: every folder on it and the module's name
+  (`src/pkg/mod.py` -> src, pkg, mod)."""
+  parts = path.split("/")
+  parts[-1] = parts[-1][:-3] if parts[-1].endswith(".py") else parts[-1]
+  return frozenset(part for part in parts if part.isidentifier())
+
+
+class ModuleIndex:
+  """Per path of a repository, the modules it imports and the names its path gives; counts over
+  all paths, so that one path can be left out (the cursor's file, read from the editor instead)."""
+
+  def __init__(self):
+    self._known: Dict[str, FrozenSet[str]] = {}
+    self._counts = collections.Counter()
+
+  def add(self, path: str, text: str) -> None:
+    self.remove(path)
+    known = imported_modules(text) | path_names(path)
+    self._known[path] = known
+    self._counts.update(known)
+
+  def remove(self, path: str) -> None:
+    known = self._known.pop(path, None)
+    if known is not None:
+      self._counts.subtract(known)
+
+  def knows(self, module: str, path: str = "") -> bool:
+    """Whether a file of the repository other than `path` imports `module` or is part of it."""
+    return self._counts[module] - (module in self._known.get(path, ())) > 0
+
+
+def unknown_import(line: str, head: str, modules: Optional[ModuleIndex], path: str,
+                   file_code) -> bool:
+  """Whether `head` + `line` (the cursor's line completed) imports a module that the standard
+  library, the repository (`modules`, leaving out `path`) and the file's own imports do not know;
+  not when the module's name was typed (it ends in `head`). `file_code()` gives the file's code
+  around the cursor, read only when needed."""
+  found = line_module(head + line)
+  if found is None or found[1] <= len(head):
+    return False
+  module = found[0]
+  if module in STANDARD_LIBRARY or modules is not None and modules.knows(module, path):
+    return False
+  return module not in imported_modules(file_code())

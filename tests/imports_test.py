@@ -1,0 +1,75 @@
+"""imports: which modules a project knows, and the engine ranking guessed imports last (issue 31's
+`from huggingface_hub.utils import namedtuple` in socketserver.py)."""
+
+import pathlib
+
+from code_t5 import test_utils
+from code_t5.data import flcc
+from code_t5.engine import complete
+from code_t5.engine import imports
+from code_t5.engine import repository as repository_lib
+
+DEV_DATASET = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev"
+
+
+def test_the_modules_an_import_statement_names():
+  code = ("import os, sys as system\nfrom a.b import c\n    import x.y as z, w  # why\n"
+          "from . import q\nfrom .r import s\nimport numpy as np\n")
+  assert imports.imported_modules(code) == {"os", "sys", "a", "x", "w", "numpy"}
+  assert imports.line_module("from huggingface_hub.utils import x") == ("huggingface_hub", 20)
+  assert imports.line_module("    import os.path") == ("os", 13)
+  assert imports.line_module("from .x import y") is None
+  assert imports.line_module("important = 1") is None
+
+
+def test_a_repository_knows_its_imports_and_its_paths_but_not_the_cursors_file():
+  modules = imports.ModuleIndex()
+  modules.add("src/pkg/io_utils.py", "import numpy as np\n")
+  modules.add("src/pkg/main.py", "import requests\n")
+  assert modules.knows("numpy", "src/pkg/main.py")
+  assert not modules.knows("requests", "src/pkg/main.py")  # only the cursor's own file has it
+  assert modules.knows("pkg") and modules.knows("io_utils") and modules.knows("src")
+  modules.add("src/pkg/io_utils.py", "import pandas\n")  # saved again: numpy is gone
+  assert not modules.knows("numpy") and modules.knows("pandas", "src/pkg/main.py")
+  modules.remove("src/pkg/io_utils.py")
+  assert not modules.knows("pandas") and not modules.knows("io_utils")
+
+
+def test_a_guessed_import_is_one_nothing_knows_and_the_user_did_not_type():
+  modules = imports.ModuleIndex()
+  modules.add("app/db.py", "import sqlalchemy\n")
+  above = lambda: "import yaml\n"  # pylint: disable=unnecessary-lambda-assignment
+  unknown = lambda line, head="": imports.unknown_import(line, head, modules, "app/x.py", above)  # pylint: disable=unnecessary-lambda-assignment
+  assert unknown("from huggingface_hub.utils import namedtuple")
+  assert unknown("termio import *", "from ")
+  assert not unknown("import os.path")  # the standard library
+  assert not unknown("from sqlalchemy import Column")  # another file imports it
+  assert not unknown("from app.db import Session")  # the repository's own package
+  assert not unknown("import yaml")  # the file imports it already
+  assert not unknown(" import thing", "from huggingface_hub")  # typed by the user
+  assert not unknown("x = 1") and not unknown("from . import db")
+
+
+def test_the_corpus_package_the_model_guessed_in_socketserver_is_ranked_last(monkeypatch):
+  """dataset-dev's socketserver.py:150, the start of `class BaseServer:` after the module's
+  set-up: the shipped model's best line was `from huggingface_hub.utils import namedtuple`."""
+  [source] = [f for f in flcc.read_files(DEV_DATASET)
+              if f.repo == "python/modules-sndhdr" and f.path == "socketserver.py"]
+  cursor = source.text.index("\nclass BaseServer:\n") + 1
+  completer = complete.Completer(test_utils.PRETRAINED,
+                                 complete.EngineOptions(top=5, min_score=float("-inf")))
+  repository = repository_lib.Repository(completer.tokenizer)
+  for f in flcc.read_files(DEV_DATASET):
+    if f.repo == source.repo:
+      repository.add(f.path, f.text)
+  def best_lines():
+    return [c.text for c in completer.complete_at(source.text, cursor, repository=repository,
+                                                  path=source.path).candidates]
+
+  lines = best_lines()
+  assert lines and not lines[0].startswith("from huggingface_hub")
+  assert not imports.unknown_import(lines[0], "", repository.modules, source.path,
+                                    lambda: source.text[:cursor])
+  # Without the ranking, the model's own best line is the guessed import.
+  monkeypatch.setattr(complete, "last_if_guessed_import", lambda lines, *_: lines)
+  assert best_lines()[0] == "from huggingface_hub.utils import namedtuple"
