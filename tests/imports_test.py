@@ -71,5 +71,5 @@ def test_the_corpus_package_the_model_guessed_in_socketserver_is_ranked_last(mon
   assert not imports.unknown_import(lines[0], "", repository.modules, source.path,
                                     lambda: source.text[:cursor])
   # Without the ranking, the model's own best line is the guessed import.
-  monkeypatch.setattr(complete, "last_if_guessed_import", lambda lines, *_: lines)
+  monkeypatch.setattr(complete, "last_if_unlikely", lambda lines, *_: lines)
   assert best_lines()[0] == "from huggingface_hub.utils import namedtuple"

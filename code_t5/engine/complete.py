@@ -47,6 +47,7 @@ from code_t5.engine import line_retrieval
 from code_t5.engine import names
 from code_t5.engine import repository as repository_lib
 from code_t5.engine import runtime
+from code_t5.engine import scopes
 from code_t5.training import launcher
 from code_t5.training import operative_config
 
@@ -607,17 +608,18 @@ def last_if_hopeless(lines: Sequence[decoding.Line]) -> List[decoding.Line]:
           + [line for line in lines if hopeless(line.text)])
 
 
-def last_if_guessed_import(lines: Sequence[decoding.Line], prefix: str, below: str,
-                           repository, path: str) -> List[decoding.Line]:
-  """`lines` with the import lines naming a module the project does not know (code_t5.engine.
-  imports: not the standard library's, the repository's or one the file or repository imports)
-  moved after the others: the training corpus's packages guessed into unrelated code."""
+def last_if_unlikely(lines: Sequence[decoding.Line], prefix: str, below: str, repository,
+                     path: str) -> List[decoding.Line]:
+  """`lines` with the unlikely ones moved after the others (each group in its order): an import
+  of a module the project does not know (code_t5.engine.imports: the training corpus's packages
+  guessed into unrelated code), a `def`/`class` its block already has (code_t5.engine.scopes)."""
   head = prefix[prefix.rfind("\n") + 1:]
   modules = repository.modules if repository is not None else None
   file_code = lambda: prefix[:len(prefix) - len(head)] + below  # pylint: disable=unnecessary-lambda-assignment
-  guessed = [imports.unknown_import(line.text, head, modules, path, file_code) for line in lines]
-  return ([line for line, guess in zip(lines, guessed) if not guess]
-          + [line for line, guess in zip(lines, guessed) if guess])
+  unlikely = [imports.unknown_import(line.text, head, modules, path, file_code)
+              or scopes.redefines(line.text, prefix, below) for line in lines]
+  return ([line for line, drop in zip(lines, unlikely) if not drop]
+          + [line for line, drop in zip(lines, unlikely) if drop])
 
 
 def model_about(model_dir: pathlib.Path) -> dict:
@@ -746,7 +748,7 @@ class Completer:
                                    below)
     if options.names:
       lines = names.rank(lines, prefix)
-    lines = last_if_hopeless(last_if_guessed_import(lines, prefix, below, repository, path))
+    lines = last_if_hopeless(last_if_unlikely(lines, prefix, below, repository, path))
     if not options.filters:
       return context, [(line, None) for line in lines]
     from code_t5.engine import line_filters  # pylint: disable=g-import-not-at-top  (only when on)

@@ -1,0 +1,72 @@
+"""What the block around the cursor already defines: the engine's check on `def`/`class` lines.
+
+At the start of a method the model often writes one the class already has (`def setUp(self):`
+where `setUp` is defined above and `tearDown` is wanted; `def server_close(self):` twice in
+socketserver.py). `redefines(line, prefix, below)` says whether a candidate line defines a
+function or class that its block (the lines at the same indentation under the same header, above
+and below the cursor) already defines. Redefinitions are real where a decorator makes them (a
+property's setter, `typing.overload`, `functools.singledispatch`'s `register`), so a definition
+with a decorator on either side does not count. Such lines are ranked after the others
+(code_t5.engine.complete), not dropped.
+
+Reading is by indentation only (no parse): the block ends at the first line indented less than the
+candidate that is not blank or a comment, so a docstring's text at a lower indentation ends it
+early (a redefinition is then missed, never invented). At most MAX_LINES lines are read each way.
+"""
+
+import re
+from typing import Set
+
+MAX_LINES = 2_000
+
+_DEFINITION = re.compile(r"([ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)")
+
+
+def _indent(line: str) -> str:
+  return line[:len(line) - len(line.lstrip(" \t"))]
+
+
+def _block_names(lines, indent: str, decorated_before) -> Set[str]:
+  """The names that `lines` (read away from the cursor) define at `indent` before the block
+  ends; `decorated_before(i)` says whether the definition at lines[i] has a decorator."""
+  names = set()
+  for i, line in enumerate(lines):
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#"):
+      continue
+    own = _indent(line)
+    if len(own) < len(indent):
+      break  # the block's header, or a line after the block
+    if own != indent:
+      continue
+    match = _DEFINITION.match(line)
+    if match and not decorated_before(i):
+      names.add(match.group(2))
+  return names
+
+
+def redefines(line: str, prefix: str, below: str) -> bool:
+  """Whether the cursor's line (the end of `prefix` + `line`) defines a name that its block
+  already defines, above the cursor or `below` it, without a decorator on either definition."""
+  head_start = prefix.rfind("\n") + 1
+  match = _DEFINITION.match(prefix[head_start:] + line)
+  if match is None:
+    return False
+  indent, name = match.group(1), match.group(2)
+  above = prefix[:head_start].rsplit("\n", MAX_LINES + 1)[-MAX_LINES - 1:-1][::-1]
+  if _decorator_next(above, 0):
+    return False  # the candidate itself is decorated
+  if name in _block_names(above, indent, lambda i: _decorator_next(above, i + 1)):
+    return True
+  after = below.split("\n", MAX_LINES)[:MAX_LINES]
+  before_after = after[::-1]
+  return name in _block_names(
+      after, indent, lambda i: _decorator_next(before_after, len(after) - i))
+
+
+def _decorator_next(lines, start: int) -> bool:
+  """Whether the first line of lines[start:] that is not blank is a decorator."""
+  for line in lines[start:start + 20]:
+    if line.strip():
+      return line.lstrip().startswith("@")
+  return False

@@ -1,0 +1,31 @@
+"""scopes: a `def`/`class` line that its block already defines (ranked last by the engine)."""
+
+import pytest
+
+from code_t5.engine import scopes
+
+CLASS = "class Case:\n    def setUp(self):\n        self.x = 1\n\n    "
+
+
+@pytest.mark.parametrize("prefix,line,below,expected", [
+    (CLASS, "def setUp(self):", "", True),  # unittest/case.py: setUp again where tearDown is due
+    (CLASS, "def tearDown(self):", "", False),
+    (CLASS + "def ", "setUp(self):", "", True),  # typed part of the line counts
+    (CLASS, "async def setUp(self):", "", True),
+    ("class A:\n    ", "def run(self):", "\n    def close(self):\n        pass\n"
+     "    def run(self):\n        pass\n", True),  # defined below the cursor
+    # another block: another class, a nested function, an `else:` branch
+    ("class A:\n    def f(self):\n        pass\nclass B:\n    ", "def f(self):", "", False),
+    ("def outer():\n    def f():\n        pass\n    return f\n\n", "def f():", "", False),
+    ("if WINDOWS:\n    def f():\n        pass\nelse:\n    ", "def f():", "", False),
+    ("class A:\n    ", "def f(self):", "\n    x = 1\nclass B:\n    def f(self):\n        pass\n",
+     False),
+    # decorators make real redefinitions: a property's setter, overloads
+    ("class A:\n    @property\n    def x(self):\n        pass\n\n    @x.setter\n    ",
+     "def x(self, value):", "", False),
+    ("@overload\ndef f(x: int) -> int: ...\n", "def f(x):", "", False),
+    ("def f():\n    pass\n", "f()", "", False),  # not a definition
+    ("def f():\n    pass\n", "x = 1", "", False),
+])
+def test_redefines(prefix, line, below, expected):
+  assert scopes.redefines(line, prefix, below) == expected
