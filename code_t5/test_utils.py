@@ -13,6 +13,8 @@ from code_t5.data import flcc
 # The model shipped in the package (docs/training.md), which the tests of
 # completion, serving and evaluation run, and benchmarks/latency_benchmark.py --shipped times.
 PRETRAINED = pathlib.Path(__file__).parent / "pretrained" / "causal_lm-mini-spm_dev-sitepackages"
+# Its checkpoint's step (the runtime's folder is runtime/step<PRETRAINED_STEP>).
+PRETRAINED_STEP = json.loads((PRETRAINED / "pack.json").read_text())["step"]
 # Fixed fake flattening times, so trees built by the same call are identical.
 _BASE_TIME_NS = 1_600_000_000_000_000_000
 

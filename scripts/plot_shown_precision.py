@@ -7,6 +7,8 @@ For each results file of `code-t5 baseline --checkpoint` (its "per_point" record
 two rungs (the engine without the repository, the engine's default), it sorts the points by the
 best line's score and plots, for every threshold (--min-score), the share of points where a line
 is shown against the share of shown lines that are exactly right. A dot marks --min-score GATE.
+--earlier gives, per results file, the same points scored with an earlier model, drawn dashed
+under --earlier-label (e.g. the model before more training).
 """
 
 import argparse
@@ -19,8 +21,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-RUNGS = {"engine:beam+heal+filters+names": "without the repository (before)",
-         "engine:+below": "file, repository and lines below (now)"}
+RUNGS = {"engine:beam+heal+filters+names": "without the repository",
+         "engine:+below": "file, repository and lines below"}
 
 
 def curve(records, rung):
@@ -47,17 +49,31 @@ def main(argv=None) -> int:
   parser.add_argument("results", nargs="+", type=pathlib.Path)
   parser.add_argument("--out", type=pathlib.Path, required=True)
   parser.add_argument("--gate", type=float, default=None, help="the default --min-score to mark")
+  parser.add_argument("--earlier", nargs="*", type=pathlib.Path, default=[],
+                      help="per results file, one of an earlier model at the same points")
+  parser.add_argument("--earlier-label", default="earlier model")
+  parser.add_argument("--label", default="", help="the results' model, in the legend")
   args = parser.parse_args(argv)
+  if args.earlier and len(args.earlier) != len(args.results):
+    parser.error(f"--earlier: {len(args.earlier)} files for {len(args.results)} results files")
   fig, axes = plt.subplots(1, len(args.results), figsize=(6 * len(args.results), 4.5),
                            squeeze=False)
-  for ax, path in zip(axes[0], args.results):
+  for i, (ax, path) in enumerate(zip(axes[0], args.results)):
     results = json.loads(path.read_text(encoding="utf-8"))
     records = results["per_point"]
+    if args.earlier:
+      earlier = json.loads(args.earlier[i].read_text(encoding="utf-8"))["per_point"]
+      if [r["target"] for r in earlier] != [r["target"] for r in records]:
+        parser.error(f"--earlier {args.earlier[i]}: not the points of {path}")
+      for (rung, label), color in zip(RUNGS.items(), ("tab:gray", "tab:blue")):
+        xs, ys, _ = curve(earlier, rung)
+        ax.plot(xs, ys, color=color, linestyle="--", alpha=0.6,
+                label=f"{args.earlier_label}, {label}")
     for (rung, label), color in zip(RUNGS.items(), ("tab:gray", "tab:blue")):
       if rung not in records[0]["scores"]:
         continue
       xs, ys, _ = curve(records, rung)
-      ax.plot(xs, ys, color=color, label=label)
+      ax.plot(xs, ys, color=color, label=f"{args.label}, {label}" if args.label else label)
       if args.gate is not None and rung == "engine:+below":
         x, y = at_gate(records, rung, args.gate)
         ax.plot([x], [y], "o", color=color)
@@ -69,7 +85,7 @@ def main(argv=None) -> int:
     ax.set_xlim(0, 100)
     ax.set_ylim(0, 100)
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper right")
+    ax.legend(loc="lower left", fontsize="small")
   fig.tight_layout()
   args.out.parent.mkdir(parents=True, exist_ok=True)
   tmp = args.out.with_name(args.out.name + ".tmp.png")

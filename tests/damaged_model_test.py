@@ -19,7 +19,7 @@ import pytest
 from code_t5 import test_utils
 from code_t5.engine import runtime
 
-STEP = 1200  # the shipped model's checkpoint
+STEP = test_utils.PRETRAINED_STEP
 SOURCE = "def f(x):\n    return "
 
 

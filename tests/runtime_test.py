@@ -91,10 +91,10 @@ def test_unreadable_runtime_is_a_one_line_error(tmp_path):
 
 def test_a_runtime_claiming_a_huge_length_is_refused_before_anything_is_allocated(tmp_path):
   # A damaged digit would make the relative-bias tables heads x 2 x 10^9 floats.
-  shutil.copytree(runtime.runtime_dir(test_utils.PRETRAINED, 1200), tmp_path / "step1200")
-  model_json = tmp_path / "step1200" / runtime.MODEL_FILE
+  shutil.copytree(runtime.runtime_dir(test_utils.PRETRAINED, test_utils.PRETRAINED_STEP), tmp_path / "shipped")
+  model_json = tmp_path / "shipped" / runtime.MODEL_FILE
   meta = json.loads(model_json.read_text())
   meta["sequence_length"]["inputs"] = 10 ** 9
   model_json.write_text(json.dumps(meta))
   with pytest.raises(runtime.RuntimeFolderError, match=r"model.json cannot be read \(sequence_"):
-    runtime.Network.load(tmp_path / "step1200")
+    runtime.Network.load(tmp_path / "shipped")

@@ -228,8 +228,8 @@ def shipped(tmp_path_factory):
   """The shipped model converted (it has no Adafactor slots: --params-only), its step dir."""
   out = tmp_path_factory.mktemp("t5x-shipped")
   report = t5x.convert(test_utils.PRETRAINED, out, params_only=True)
-  assert report.step == 1200
-  return out / "checkpoint_1200"
+  assert report.step == test_utils.PRETRAINED_STEP
+  return out / f"checkpoint_{test_utils.PRETRAINED_STEP}"
 
 
 def test_shipped_model_gets_its_vocabulary_loss_and_task(shipped):

@@ -65,7 +65,7 @@ DEFAULT_RUNG = "+below"
 WITHOUT_REPOSITORY = "beam+heal+filters+names"  # the engine as it was before it read more
 # Thresholds reported for the last rung (the best line's score: log-probability / sqrt(pieces),
 # + complete.RETRIEVAL_BONUS for a line the file or repository holds).
-THRESHOLDS = (-math.inf, -4.0, -3.0, -2.5, -2.25, -2.0, -1.75, -1.5, -1.0, -0.5, 0.0)
+THRESHOLDS = (-math.inf, -4.0, -3.0, -2.5, -2.25, -2.1, -2.0, -1.75, -1.5, -1.0, -0.5, 0.0)
 
 
 @dataclasses.dataclass
