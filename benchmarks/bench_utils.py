@@ -24,6 +24,25 @@ def load_average() -> str:
   return " ".join(open("/proc/loadavg").read().split()[:3])
 
 
+def cpu_kind() -> str:
+  """The CPU as the docs name machines: model, usable cores, widest vector unit (from Linux's
+  /proc/cpuinfo; "unknown CPU" elsewhere)."""
+  try:
+    info = pathlib.Path("/proc/cpuinfo").read_text()
+  except OSError:
+    return f"unknown CPU, {os.cpu_count()} cores"
+  model = next((l.split(":", 1)[1].strip() for l in info.splitlines()
+                if l.startswith("model name")), "unknown CPU")
+  flags = next((set(l.split(":", 1)[1].split()) for l in info.splitlines()
+                if l.startswith("flags")), set())
+  vector = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+  try:
+    cores = len(os.sched_getaffinity(0))
+  except AttributeError:
+    cores = os.cpu_count()
+  return f"{model}, {cores} cores, {vector}"
+
+
 def wait_for_idle(max_load: float = 1.5, timeout_s: float = 600, echo=print) -> float:
   """Waits (up to timeout_s) until the 1-minute load average is below max_load; returns it."""
   deadline = time.time() + timeout_s

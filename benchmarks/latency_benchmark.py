@@ -2,7 +2,9 @@
 what it replaced.
 
     python benchmarks/latency_benchmark.py [--requests 60] [--no-shipped] [--no-small]
-                                           [--no-savedmodel]
+                                           [--no-savedmodel] [--clients 8]
+    python benchmarks/latency_benchmark.py --concurrency-only [--clients 8] [--workers N]
+                                           [--serve-from CHECKOUT]
 
 Models: the shipped one (code_t5/pretrained, decoder-only d256 x 4, 5.2M parameters, 8k pieces)
 and a "small" decoder-only (d512 x 6, ~25M parameters; trained one step here, once, into --work:
@@ -19,6 +21,12 @@ Per model it prints:
   reading it (`Network.start`: one pass over ~255 tokens), the decode steps (per step, and how
   many), and the Python around them (search bookkeeping, filters);
 - the `code-t5 serve` process over stdin: request round-trip p50/p95 and its peak RSS (VmHWM);
+- `code-t5 serve --port` under concurrency: one client, then --clients clients at once (each
+  sending its next request as soon as its reply arrives, every point once, from its own
+  offset), in one command: p50/p95 round trips, requests/s, and p95(N clients) / p95(one), the
+  figure issue 34 bounds (at most 4x for 8 clients). --concurrency-only runs only this; with
+  --serve-from, the serve of another checkout (e.g. the one-lock server before workers) runs,
+  with the same points and clients;
 - cold: a whole `code-t5 complete FILE:LINE:COL` process, start to printed line (median of 3);
 - what the cache gives: greedy with the whole sequence recomputed per token instead of one cached
   step (same points, ratio);
@@ -30,7 +38,9 @@ Prints figures and ratios; asserts nothing. Run it on an idle machine (load prin
 """
 
 import argparse
+import http.client
 import json
+import os
 import pathlib
 import resource
 import shutil
@@ -38,6 +48,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -209,6 +220,80 @@ def _serve(model_dir, points) -> dict:
   return {"p50_ms": p50, "p95_ms": p95, "rss_mb": rss_mb}
 
 
+def _post(port: int, body: bytes) -> dict:
+  """One POST /complete on its own connection (as an editor's plugin sends it)."""
+  connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+  try:
+    connection.request("POST", "/complete", body, {"Content-Type": "application/json"})
+    return json.loads(connection.getresponse().read())
+  finally:
+    connection.close()
+
+
+def _concurrency(model_dir, points, clients: int, workers=None, serve_from=None) -> dict:
+  """`code-t5 serve --port 0` (of `serve_from`, a checkout, or this one) under one client, then
+  under `clients` at once: round trips, requests/s. Every client sends every point once, from
+  its own offset, its next request as soon as its reply arrives."""
+  root = pathlib.Path(serve_from or REPO).resolve()
+  command = [sys.executable, "-m", "code_t5.cli", "serve", "--checkpoint", str(model_dir),
+             "--port", "0"] + ([] if workers is None else ["--workers", str(workers)])
+  env = dict(os.environ, PYTHONPATH=str(root))
+  process = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+  try:
+    line = process.stdout.readline()
+    if not line.startswith("serving on "):
+      sys.exit(f"{' '.join(command)} did not start: {line!r}")
+    port = int(line.rsplit(":", 1)[1])
+    bodies = [json.dumps({"text": text, "cursor": cursor}).encode("utf-8")
+              for text, cursor, *_ in points]
+    for body in bodies[:2]:  # warm-up (every worker's first allocations)
+      _post(port, body)
+
+    def timed(body):
+      t = time.perf_counter()
+      reply = _post(port, body)
+      assert "error" not in reply, reply
+      return 1000 * (time.perf_counter() - t)
+
+    start = time.perf_counter()
+    single = [timed(body) for body in bodies]
+    single_s = time.perf_counter() - start
+    times = [[] for _ in range(clients)]
+
+    def client(k):
+      offset = k * len(bodies) // clients
+      times[k] = [timed(body) for body in bodies[offset:] + bodies[:offset]]
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+    start = time.perf_counter()
+    for thread in threads:
+      thread.start()
+    for thread in threads:
+      thread.join()
+    many_s = time.perf_counter() - start
+    many = [t for client_times in times for t in client_times]
+  finally:
+    process.terminate()
+    process.wait(timeout=60)
+  return {"clients": clients, "workers": workers, "from": str(root),
+          "single": _percentiles(single), "single_rps": len(single) / single_s,
+          "many": _percentiles(many), "many_rps": len(many) / many_s}
+
+
+def _report_concurrency(rows):
+  print("\n`code-t5 serve --port` under concurrency, round trips in ms (p50 / p95):")
+  print(f"{'model':<10}{'serve of':<22}{'workers':>8}{'1 client':>14}{'req/s':>8}"
+        f"{'clients':>8}{'N clients':>16}{'req/s':>8}{'p95 N / p95 1':>15}")
+  for r in rows:
+    for c in r["concurrency"]:
+      pair = lambda key, c=c: f"{c[key][0]:.0f} / {c[key][1]:.0f}"
+      where = "this checkout" if pathlib.Path(c["from"]) == REPO.resolve() else c["from"]
+      workers = "default" if c["workers"] is None else str(c["workers"])
+      print(f"{r['name']:<10}{where[-21:]:<22}{workers:>8}{pair('single'):>14}"
+            f"{c['single_rps']:>8.1f}{c['clients']:>8}{pair('many'):>16}{c['many_rps']:>8.1f}"
+            f"{c['many'][1] / c['single'][1]:>14.2f}x")
+
+
 def _cold(model_dir, runs=3) -> float:
   with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
     f.write("import os\nimport sys\n\n\ndef main(argv):\n    path = os.pa")
@@ -270,7 +355,16 @@ def measure(name, model_dir, points, args) -> dict:
   """Every figure of one model; a line per stage as it ends (the whole takes minutes)."""
   print(f"{name}: {model_dir}")
   figures = {"name": name}
-  stages = 9 + args.savedmodel
+  if args.concurrency_only:
+    figures["concurrency"] = []
+    for checkout in args.serve_from or [None]:
+      start = time.perf_counter()
+      figures["concurrency"].append(_concurrency(model_dir, points, args.clients, args.workers,
+                                                 checkout))
+      print(f"  serve of {checkout or 'this checkout'}, 1 then {args.clients} clients: "
+            f"{time.perf_counter() - start:.1f} s", flush=True)
+    return figures
+  stages = 10 + args.savedmodel
   seconds = {}
 
   def timed(label, function, *arguments):
@@ -292,6 +386,9 @@ def measure(name, model_dir, points, args) -> dict:
   figures["breakdown"] = timed("breakdown", _breakdown, model_dir, points)
   figures["uncached"] = _percentiles(timed("no cache", _uncached_greedy, model_dir, points))
   figures["serve"] = timed("serve", _serve, model_dir, points)
+  figures["concurrency"] = [timed(f"serve, 1 then {args.clients} clients", _concurrency,
+                                  model_dir, points, args.clients, args.workers,
+                                  (args.serve_from or [None])[0])]
   figures["cold_s"] = timed("cold complete x3", _cold, model_dir)
   if args.savedmodel:
     figures["savedmodel"] = timed("SavedModel (exports first)", _savedmodel, model_dir, points,
@@ -340,8 +437,20 @@ def main(argv=None):
   parser.add_argument("--no-shipped", dest="shipped", action="store_false")
   parser.add_argument("--no-small", dest="small", action="store_false")
   parser.add_argument("--no-savedmodel", dest="savedmodel", action="store_false")
+  parser.add_argument("--clients", type=int, default=8,
+                      help="concurrent clients of the serve concurrency figure (default 8)")
+  parser.add_argument("--workers", type=int, default=None,
+                      help="serve's --workers for the concurrency figure (default: serve's own)")
+  parser.add_argument("--serve-from", type=pathlib.Path, action="append", metavar="CHECKOUT",
+                      help="the concurrency figure's serve runs from this checkout of the "
+                      "project (default: this one), e.g. another branch's worktree; repeated "
+                      "with --concurrency-only: one figure each, in turn")
+  parser.add_argument("--concurrency-only", action="store_true",
+                      help="only the serve concurrency figure (shipped model unless --no-shipped)")
   args = parser.parse_args(argv)
-  print(f"load average before: {bench_utils.load_average()}")
+  if args.concurrency_only:
+    args.small = args.small and not args.shipped
+  print(f"{bench_utils.cpu_kind()}; load average before: {bench_utils.load_average()}")
   points = _points(args.requests)
   models = [("shipped", test_utils.PRETRAINED)] if args.shipped else []
   if args.small:
@@ -350,7 +459,9 @@ def main(argv=None):
   print(f"load average after: {bench_utils.load_average()}")
   print(f"{len(points)} requests at dataset-dev's validation line-completion points; this "
         f"process's peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
-  _report(rows)
+  if not args.concurrency_only:
+    _report(rows)
+  _report_concurrency(rows)
 
 
 if __name__ == "__main__":

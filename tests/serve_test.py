@@ -2,14 +2,18 @@
 the real transports and a real tiny model (its runtime written once for the module), then `code-t5 serve`
 processes fed the inputs that used to kill them, and a model dir copied without commands/.
 
-Other protocol behaviour (identical replies to `complete`, one-line errors) is in complete_test.
+Concurrent clients (8 at once, through the worker processes) get the replies one client gets,
+and a worker that dies costs only its request. Other protocol behaviour (identical replies to
+`complete`, one-line errors) is in complete_test.
 """
 
 import io
 import json
+import os
 import pathlib
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -217,3 +221,101 @@ def test_a_model_dir_copied_without_commands_is_served_from_its_operative_config
   assert result.returncode == 0, result.stderr[-3000:]
   assert "completion" in _check_reply(result.stdout)
   assert b"writing the runtime of " + str(copy).encode() in result.stderr
+
+
+# ---- concurrency ----------------------------------------------------------------------------------
+
+
+def _concurrent_requests():
+  """(body, malformed) pairs: real cursors in this repository's Python in each request form,
+  with malformed requests between them."""
+  rng = random.Random(7)
+  sources = [pathlib.Path(complete.__file__), pathlib.Path(serve.__file__),
+             pathlib.Path(__file__)]
+  requests = []
+  for k in range(32):
+    text = sources[k % len(sources)].read_text(encoding="utf-8")
+    cursor = rng.randrange(len(text))
+    form = k % 4
+    if form == 0:
+      request = {"text": text, "cursor": cursor}
+    elif form == 1:
+      request = {"prefix": text[:cursor], "top": 1 + k % 5}
+    elif form == 2:
+      line = text.count("\n", 0, cursor) + 1
+      request = {"text": text, "line": line, "col": cursor - (text.rfind("\n", 0, cursor) + 1) + 1}
+    else:
+      request = {"text": text[:cursor] + "\n", "top": 3}
+    request["id"] = k
+    requests.append((json.dumps(request).encode(), False))
+  malformed = [b"{", b'{"prefix": 3, "id": "m1"}', b'{"text": "ab", "cursor": 9}', b"[]",
+               b'{"prefix": "\\ud800"}', b'{"prefix": "\xff"}', b"[" * 100_000,
+               b'{"prefix": "x", "top": 0, "id": "m2"}']
+  for i, body in enumerate(malformed):
+    requests.insert(4 * i + 1, (body, True))
+  return requests
+
+
+@pytest.fixture(scope="module")
+def shipped_completer() -> complete.Completer:
+  # Every line shown (no confidence gate): more lines and scores to compare.
+  return complete.Completer(test_utils.PRETRAINED,
+                            complete.EngineOptions(min_score=complete.DEFAULT_MIN_SCORE))
+
+
+def _without_ms(reply: dict) -> dict:
+  return {k: v for k, v in reply.items() if k != "ms"}
+
+
+def test_concurrent_clients_get_the_replies_one_client_gets(shipped_completer):
+  """8 clients at once, through the HTTP server and its worker processes: each reply is the one
+  the request gets alone (same lines, same scores), malformed requests among them get their
+  errors, and serving goes on. The shipped model: real lines, scores that differ."""
+  requests = _concurrent_requests()
+  alone = [_without_ms(serve.handle_line(shipped_completer, body)) for body, _ in requests]
+  assert sum("completions" in r and len(r["completions"]) > 1 for r in alone) > 20
+  server = serve.make_http_server(shipped_completer, 0, workers=3)
+  thread = threading.Thread(target=server.serve_forever, daemon=True)
+  thread.start()
+  port = server.server_address[1]
+  replies = [None] * len(requests)
+
+  def client(first: int):
+    for i in range(first, len(requests), 8):
+      body = requests[i][0]
+      response = _http(port, b"POST /complete HTTP/1.1\r\nContent-Length: "
+                       + str(len(body)).encode() + b"\r\n\r\n" + body)
+      replies[i] = _parse_http(response)
+  try:
+    clients = [threading.Thread(target=client, args=(first,)) for first in range(8)]
+    for c in clients:
+      c.start()
+    for c in clients:
+      c.join()
+    status, health = _parse_http(_http(port, b"GET /health HTTP/1.1\r\n\r\n"))
+    assert status == 200 and health["workers"] == 3
+  finally:
+    server.shutdown()
+    server.server_close()
+  for (body, malformed), expected, (status, reply) in zip(requests, alone, replies):
+    assert status == (400 if malformed else 200), (body[:80], status, reply)
+    assert _without_ms(reply) == expected, body[:80]
+    assert malformed == ("error" in reply)
+
+
+def test_a_dead_worker_costs_its_request_only(completer):
+  """Killed workers (out of memory, a signal): the requests they held get an internal error, the
+  next ones are answered in the server's own process, as one client gets them."""
+  good = json.dumps(GOOD).encode()
+  expected = _without_ms(serve.handle_line(completer, good))
+  pool = serve.WorkerPool(completer, 2)
+  try:
+    assert _without_ms(pool.handle_line(good)) == expected
+    for worker in pool._all:  # pylint: disable=protected-access
+      os.kill(worker.pid, signal.SIGKILL)
+    replies = [pool.handle_line(good) for _ in range(4)]
+  finally:
+    pool.close()
+  assert [r.get("error", "").startswith(serve.INTERNAL_ERROR) for r in replies] == [
+      True, True, False, False]
+  assert [_without_ms(r) for r in replies[2:]] == [expected, expected]

@@ -24,13 +24,34 @@ lone surrogates); a request is at most MAX_REQUEST_BYTES.
 - stdin/stdout (default): one request per line in, one reply per line out, in order.
 - HTTP (--port; 0 picks a free port): POST /complete with the request as the body, GET /health.
   Binds 127.0.0.1 only, stdlib http.server; prints "serving on http://127.0.0.1:PORT" once ready.
+  Concurrent requests run at once in --workers processes (below).
+
+Concurrency (HTTP). Every request used to run under one lock in the server's process: under 8
+concurrent clients each waited for the 7 others (the issue's filer: 2.9 requests/s, p50 2.6 s).
+A request is ~85 ms of Python and NumPy on one core (code_t5.engine.runtime keeps BLAS on one
+thread), so it scales with cores only across processes: `WorkerPool` forks --workers copies of
+the loaded Completer (the weights are shared copy-on-write; nothing is loaded again) and each
+HTTP thread hands its request's bytes to an idle worker over a pipe and waits for its reply. A
+worker runs exactly the code the one-client server runs, one request at a time, so every reply
+is what one client gets (tests/serve_test.py checks it under 8 concurrent clients): a search's
+state lives in its call, and what a worker keeps between requests depends on the model and the
+--repo index alone (read-only while serving), never on an earlier request's text. Measured with benchmarks/latency_benchmark.py --clients 8 and
+what was tried and not kept (threads without the lock, batching requests' decode steps): see
+docs/speed.md. stdin/stdout serves one client, in order, in the process itself.
 """
 
 import http.server
 import json
 import math
+import multiprocessing.connection
+import os
+import queue
+import signal
 import sys
 import threading
+import time
+import warnings
+from typing import Optional
 
 from code_t5 import errors
 from code_t5.engine import complete as complete_lib
@@ -38,6 +59,9 @@ from code_t5.engine import complete as complete_lib
 MAX_REQUEST_BYTES = 16 << 20
 MAX_TOP = 20  # a request's "top": each line more widens the beam (and the request's time)
 INTERNAL_ERROR = "internal error"  # starts the reply to a request that failed inside the server
+# Default --workers: one per usable CPU, at most this many (each holds its own Python heap,
+# ~60-100 MB beside the shared weights).
+MAX_DEFAULT_WORKERS = 8
 
 
 def _check_unicode(value: str, name: str) -> str:
@@ -182,8 +206,157 @@ def serve_stdio(completer, stdin=None, stdout=None, max_request_bytes=None) -> i
   return 0
 
 
+def default_workers() -> int:
+  """One worker process per CPU this process may run on, at most MAX_DEFAULT_WORKERS."""
+  try:
+    cpus = len(os.sched_getaffinity(0))
+  except AttributeError:  # not Linux
+    cpus = os.cpu_count() or 1
+  return max(1, min(cpus, MAX_DEFAULT_WORKERS))
+
+
+def _worker_main(completer, connection) -> None:
+  """A worker's life: request bytes in, reply object out, until the server closes the pipe."""
+  signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which closes the pipe
+  while True:
+    try:
+      body = connection.recv_bytes()
+    except (EOFError, OSError):
+      return
+    connection.send(handle_line(completer, body))
+
+
+class _Worker:
+  """One forked copy of the server's Completer and the pipe to it."""
+
+  def __init__(self, completer, siblings=()):
+    """Forks the worker; `siblings`: the workers forked before it, whose pipes it closes (a
+    worker holding another's pipe open would keep it from reading EOF when the server ends)."""
+    ours, theirs = multiprocessing.connection.Pipe()
+    for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
+      stream.flush()
+    with warnings.catch_warnings():
+      # JAX (imported by some callers of this module, not by `code-t5 serve`) warns at every
+      # fork; the worker runs only the NumPy engine.
+      warnings.simplefilter("ignore", RuntimeWarning)
+      try:
+        pid = os.fork()
+      except OSError as e:  # out of memory or processes
+        ours.close()
+        theirs.close()
+        raise complete_lib.CompletionError(
+            f"--workers: cannot start a worker process ({e.strerror}): use fewer") from None
+    if pid == 0:  # the worker
+      code = 0
+      try:
+        ours.close()
+        for sibling in siblings:
+          sibling.connection.close()
+        _worker_main(completer, theirs)
+      except BaseException:  # pylint: disable=broad-except
+        code = 1
+      finally:
+        os._exit(code)  # no atexit handlers, no flushing the server's buffers
+    theirs.close()
+    self.pid = pid
+    self.connection = ours
+
+  def ask(self, body: bytes) -> dict:
+    self.connection.send_bytes(body)
+    return self.connection.recv()
+
+  def close(self) -> None:
+    self.connection.close()  # the worker reads EOF and exits
+
+  def wait(self, timeout: float) -> None:
+    """Reaps the worker (closed first); SIGKILL if it has not exited within `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+      try:
+        pid, _ = os.waitpid(self.pid, os.WNOHANG)
+      except ChildProcessError:
+        return
+      if pid:
+        return
+      if time.monotonic() > deadline:
+        os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        return
+      time.sleep(0.01)
+
+
+class WorkerPool:
+  """`workers` forked copies of a loaded Completer answering requests at once, one each.
+
+  `handle_line` (thread-safe) takes an idle worker, or waits for one. A worker that dies (killed,
+  out of memory) costs its request an internal error and is not replaced (forking a process
+  whose other threads may hold locks is unsafe); once none is left, requests run in this process
+  one at a time, as with workers=1.
+  """
+
+  def __init__(self, completer, workers: int):
+    self.completer = completer
+    self.workers = workers
+    self._idle = queue.Queue()
+    self._alive = workers
+    self._count_lock = threading.Lock()
+    self._own_lock = threading.Lock()  # requests run here: one at a time
+    self._closed = False
+    self._all = []
+    if workers > 1 and hasattr(os, "fork"):
+      try:
+        for _ in range(workers):
+          self._all.append(_Worker(completer, self._all))
+      except BaseException:
+        self.close()
+        raise
+      for worker in self._all:
+        self._idle.put(worker)
+    else:
+      self._alive = 0
+
+  def handle_line(self, body) -> dict:
+    if not self._alive:
+      with self._own_lock:
+        return handle_line(self.completer, body)
+    worker = self._idle.get()
+    if worker is None:  # the last worker died while this request waited
+      self._idle.put(None)
+      return self.handle_line(body)
+    try:
+      reply = worker.ask(body)
+    except (EOFError, OSError) as e:
+      with self._count_lock:
+        self._alive -= 1
+        last = not self._alive
+      print(f"serve: worker process {worker.pid} ended ({type(e).__name__}); "
+            f"{self._alive} left", file=sys.stderr)
+      worker.close()
+      if last:
+        self._idle.put(None)  # wakes the requests waiting for a worker
+      return {"error": f"{INTERNAL_ERROR}: the worker process ended (the server keeps running)"}
+    self._idle.put(worker)
+    return reply
+
+  def close(self) -> None:
+    """Ends the workers (each finishes the request it is on, if any, first)."""
+    if self._closed:
+      return
+    self._closed = True
+    for worker in self._all:
+      worker.close()
+    for worker in self._all:
+      worker.wait(timeout=10)
+
+
 class _Server(http.server.ThreadingHTTPServer):
   daemon_threads = True  # a stalled client must not keep the process alive at exit
+  pool = None  # the WorkerPool, ended with the server
+
+  def server_close(self):
+    super().server_close()
+    if self.pool is not None:
+      self.pool.close()
 
   def handle_error(self, request, client_address):
     # A connection that broke mid-reply: one line, not the standard library's traceback.
@@ -192,9 +365,27 @@ class _Server(http.server.ThreadingHTTPServer):
           file=sys.stderr)
 
 
-def make_http_server(completer, port: int = 0) -> http.server.ThreadingHTTPServer:
-  """An HTTP server on 127.0.0.1:port (0 = a free port); requests run one at a time."""
-  lock = threading.Lock()
+def make_http_server(completer, port: int = 0,
+                     workers: Optional[int] = None) -> http.server.ThreadingHTTPServer:
+  """An HTTP server on 127.0.0.1:port (0 = a free port); `workers` requests run at once, each
+  in a forked copy of `completer` (default: default_workers(); 1: in this process, one at a
+  time). server_close() ends the workers."""
+  workers = default_workers() if workers is None else workers
+  if workers < 1:
+    raise complete_lib.CompletionError(f"--workers {workers} must be 1 or more")
+  # The workers first: forked after the socket is bound, they would hold the port open too.
+  pool = WorkerPool(completer, workers)
+  try:
+    server = _Server(("127.0.0.1", port), _handler(completer))
+  except BaseException:
+    pool.close()
+    raise
+  server.pool = pool
+  return server
+
+
+def _handler(completer):
+  """The request handler class of make_http_server (its pool is the server's)."""
 
   class Handler(http.server.BaseHTTPRequestHandler):
     """POST /complete, GET /health; any other request, however malformed, gets a JSON error."""
@@ -257,7 +448,8 @@ def make_http_server(completer, port: int = 0) -> http.server.ThreadingHTTPServe
                               "min_score": (completer.min_score
                                             if math.isfinite(completer.min_score) else None),
                               "repo": str(completer.repo) if completer.repo else None,
-                              "repo_files": repository.files if repository else 0})
+                              "repo_files": repository.files if repository else 0,
+                              "workers": self.server.pool.workers})
 
     def _post(self):
       # The body is not read on an error below: close, so its bytes are not taken for a request.
@@ -285,8 +477,7 @@ def make_http_server(completer, port: int = 0) -> http.server.ThreadingHTTPServe
       if len(body) < length:
         return self._send(400, {"error": f"the body ended after {len(body)} of {length} bytes"})
       self.close_connection = not keep_alive
-      with lock:
-        reply = handle_line(completer, body)
+      reply = self.server.pool.handle_line(body)
       status = 200 if "error" not in reply else 500 if reply["error"].startswith(
           INTERNAL_ERROR) else 400
       return self._send(status, reply)
@@ -294,18 +485,20 @@ def make_http_server(completer, port: int = 0) -> http.server.ThreadingHTTPServe
     def log_message(self, format, *args):  # pylint: disable=redefined-builtin
       pass  # quiet: stdout/stderr belong to the user
 
-  return _Server(("127.0.0.1", port), Handler)
+  return Handler
 
 
 def _serve(args) -> int:
   if args.port is not None and not 0 <= args.port <= 65535:
     raise complete_lib.CompletionError(f"--port {args.port} is not a port number (0-65535)")
+  if args.workers is not None and args.workers < 1:
+    raise complete_lib.CompletionError(f"--workers {args.workers} must be 1 or more")
   completer = complete_lib.Completer(args.checkpoint, complete_lib.options_from(args),
                                      repo=args.repo)
   if args.port is None:
     return serve_stdio(completer)
   try:
-    server = make_http_server(completer, args.port)
+    server = make_http_server(completer, args.port, args.workers)
   except OSError as e:
     raise complete_lib.CompletionError(f"--port {args.port}: {e.strerror}") from None
   host, port = server.server_address[:2]
@@ -326,4 +519,8 @@ def register_cli(subparsers) -> None:
   complete_lib.add_engine_flags(serve)
   serve.add_argument("--port", type=int,
                      help="serve HTTP on 127.0.0.1:PORT (0 = a free port) instead of stdin")
+  serve.add_argument("--workers", type=int, default=None,
+                     help="with --port: requests answered at once, each by a forked copy of the "
+                     f"loaded model (default: the CPUs, at most {MAX_DEFAULT_WORKERS}; 1: one at a "
+                     "time, in the server's process)")
   serve.set_defaults(func=_serve)
