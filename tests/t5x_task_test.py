@@ -26,6 +26,8 @@ import tensorflow as tf
 
 import code_t5  # pylint: disable=unused-import  (registers the project's tasks)
 from code_t5.data import flcc
+from code_t5.data import line_completion
+from code_t5.data import preprocessors
 from code_t5.data import sources
 from code_t5.data import spm_vocabulary
 from code_t5.data import tasks
@@ -135,6 +137,21 @@ def test_vocabulary_reads_a_sentinel_spelling_after_a_space_as_the_sentinel(proj
 
 
 # ---------------------------------------------------------------- the files
+
+def test_its_copies_of_the_project_constants_are_the_project_ones():
+  # The module must run without code_t5, so it copies what its reader and cursor task read from
+  # code_t5.data; dataset-dev alone (the tests below) has no file that a drifted generated-code
+  # marker or limit would treat differently, so the copies are compared here.
+  defaults = flcc.Filters()
+  assert (t5x_task.MAX_FILE_BYTES, t5x_task.MAX_LINE_CHARS, t5x_task.MAX_MEAN_LINE_CHARS) == (
+      defaults.max_file_bytes, defaults.max_line_chars, defaults.max_mean_line_chars)
+  assert t5x_task._GENERATED.pattern == flcc._GENERATED.pattern  # pylint: disable=protected-access
+  assert t5x_task._GENERATED_HEAD_CHARS == flcc._GENERATED_HEAD_CHARS  # pylint: disable=protected-access
+  assert t5x_task._DEV_NULL == flcc.DEV_NULL  # pylint: disable=protected-access
+  assert t5x_task._MIN_REPOS_FOR_HELD_OUT == flcc.MIN_REPOS_FOR_HELD_OUT  # pylint: disable=protected-access
+  assert t5x_task.MAX_CHARS_PER_TOKEN == line_completion.MAX_CHARS_PER_TOKEN
+  assert t5x_task._BYTES_PER_TOKEN == preprocessors._BYTES_PER_TOKEN  # pylint: disable=protected-access
+
 
 @pytest.mark.parametrize("split, count", [("train", 285), ("validation", 24), ("test", 9)])
 def test_reader_yields_the_project_files_in_its_order(split, count):
