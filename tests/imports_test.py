@@ -38,8 +38,10 @@ def test_a_repository_knows_its_imports_and_its_paths_but_not_the_cursors_file()
 def test_a_guessed_import_is_one_nothing_knows_and_the_user_did_not_type():
   modules = imports.ModuleIndex()
   modules.add("app/db.py", "import sqlalchemy\n")
-  above = lambda: "import yaml\n"  # pylint: disable=unnecessary-lambda-assignment
-  unknown = lambda line, head="": imports.unknown_import(line, head, modules, "app/x.py", above)  # pylint: disable=unnecessary-lambda-assignment
+
+  def unknown(line, head=""):
+    return imports.ImportCheck("import yaml\n" + head, "", modules, "app/x.py").unknown(line)
+
   assert unknown("from huggingface_hub.utils import namedtuple")
   assert unknown("termio import *", "from ")
   assert not unknown("import os.path")  # the standard library
@@ -70,8 +72,8 @@ def test_the_corpus_package_the_model_guesses_in_unittest_main_is_ranked_last(mo
     return completer.complete_at(source.text, cursor, repository=repository,
                                  path=source.path).completion
 
-  assert not imports.unknown_import(best_line(), "", repository.modules, source.path,
-                                    lambda: source.text[:cursor])
+  assert not imports.ImportCheck(source.text[:cursor], "", repository.modules,
+                                 source.path).unknown(best_line())
   # Without the ranking, the model's own best line is the guessed import.
   monkeypatch.setattr(complete, "last_if_unlikely", lambda lines, *_: lines)
   assert best_line() == "import numpy as np"

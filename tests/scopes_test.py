@@ -28,4 +28,11 @@ CLASS = "class Case:\n    def setUp(self):\n        self.x = 1\n\n    "
     ("def f():\n    pass\n", "x = 1", "", False),
 ])
 def test_redefines(prefix, line, below, expected):
-  assert scopes.redefines(line, prefix, below) == expected
+  assert scopes.Definitions(prefix, below).redefines(line) == expected
+
+
+def test_one_cursor_judges_many_lines_at_several_indentations():
+  definitions = scopes.Definitions(CLASS, "\n    def tearDown(self):\n        pass\n")
+  assert [definitions.redefines(line) for line in (
+      "def setUp(self):", "def tearDown(self):", "def run(self):", "x = 1",
+      "    def setUp(self):")] == [True, True, False, False, False]

@@ -602,10 +602,15 @@ def hopeless(text: str) -> bool:
   return not text.strip() or _REPEATS.search(text) is not None
 
 
+def _last_if(lines: Sequence[decoding.Line], moved: Sequence[bool]) -> List[decoding.Line]:
+  """`lines` with those whose `moved` is true after the others (each group in its order)."""
+  return ([line for line, last in zip(lines, moved) if not last]
+          + [line for line, last in zip(lines, moved) if last])
+
+
 def last_if_hopeless(lines: Sequence[decoding.Line]) -> List[decoding.Line]:
   """`lines` with the hopeless ones moved after the others (each group in its order)."""
-  return ([line for line in lines if not hopeless(line.text)]
-          + [line for line in lines if hopeless(line.text)])
+  return _last_if(lines, [hopeless(line.text) for line in lines])
 
 
 def last_if_unlikely(lines: Sequence[decoding.Line], prefix: str, below: str, repository,
@@ -613,13 +618,11 @@ def last_if_unlikely(lines: Sequence[decoding.Line], prefix: str, below: str, re
   """`lines` with the unlikely ones moved after the others (each group in its order): an import
   of a module the project does not know (code_t5.engine.imports: the training corpus's packages
   guessed into unrelated code), a `def`/`class` its block already has (code_t5.engine.scopes)."""
-  head = prefix[prefix.rfind("\n") + 1:]
   modules = repository.modules if repository is not None else None
-  file_code = lambda: prefix[:len(prefix) - len(head)] + below  # pylint: disable=unnecessary-lambda-assignment
-  unlikely = [imports.unknown_import(line.text, head, modules, path, file_code)
-              or scopes.redefines(line.text, prefix, below) for line in lines]
-  return ([line for line, drop in zip(lines, unlikely) if not drop]
-          + [line for line, drop in zip(lines, unlikely) if drop])
+  guessed = imports.ImportCheck(prefix, below, modules, path)
+  defined = scopes.Definitions(prefix, below)
+  return _last_if(lines, [guessed.unknown(line.text) or defined.redefines(line.text)
+                          for line in lines])
 
 
 def model_about(model_dir: pathlib.Path) -> dict:

@@ -5,9 +5,9 @@ huggingface_hub.utils import namedtuple` in the standard library's socketserver.
 line is worth showing when the module it names is one the project knows: the standard library, a
 module or package of the repository itself, one that another file of the repository or the file
 around the cursor already imports, or a relative import. `ModuleIndex` keeps, per path of a
-repository, the top-level modules its files import and the names its paths give; `unknown_import`
-says whether a candidate line imports a module none of them knows. Such lines are ranked after the
-others (code_t5.engine.complete), not dropped: a new dependency is possible, but a guess.
+repository, the top-level modules its files import and the names its paths give;
+`ImportCheck.unknown` says whether a candidate line imports a module none of them knows. Such lines
+are ranked after the others (code_t5.engine.complete), not dropped: a new dependency is possible, but a guess.
 """
 
 import collections
@@ -78,16 +78,31 @@ class ModuleIndex:
     return self._counts[module] - (module in self._known.get(path, ())) > 0
 
 
-def unknown_import(line: str, head: str, modules: Optional[ModuleIndex], path: str,
-                   file_code) -> bool:
-  """Whether `head` + `line` (the cursor's line completed) imports a module that the standard
-  library, the repository (`modules`, leaving out `path`) and the file's own imports do not know;
-  not when the module's name was typed (it ends in `head`). `file_code()` gives the file's code
-  around the cursor, read only when needed."""
-  found = line_module(head + line)
-  if found is None or found[1] <= len(head):
-    return False
-  module = found[0]
-  if module in STANDARD_LIBRARY or modules is not None and modules.knows(module, path):
-    return False
-  return module not in imported_modules(file_code())
+class ImportCheck:
+  """One cursor's check of import lines: `prefix` (the code before the cursor, ending in the typed
+  part of its line), `below` (the lines after the cursor's), the repository's `modules` (or None)
+  and the cursor's `path` in it. The file's own imports are read once, when a line needs them."""
+
+  def __init__(self, prefix: str, below: str, modules: Optional[ModuleIndex], path: str):
+    line_start = prefix.rfind("\n") + 1
+    self._head = prefix[line_start:]
+    self._above = prefix[:line_start]
+    self._below = below
+    self._modules = modules
+    self._path = path
+    self._file_modules: Optional[FrozenSet[str]] = None
+
+  def unknown(self, line: str) -> bool:
+    """Whether the cursor's line completed with `line` imports a module that the standard
+    library, the repository (leaving out the cursor's path) and the file's own imports do not
+    know; never when the module's name was typed (it ends before the cursor)."""
+    found = line_module(self._head + line)
+    if found is None or found[1] <= len(self._head):
+      return False
+    module = found[0]
+    if module in STANDARD_LIBRARY or (self._modules is not None
+                                      and self._modules.knows(module, self._path)):
+      return False
+    if self._file_modules is None:
+      self._file_modules = imported_modules(self._above) | imported_modules(self._below)
+    return module not in self._file_modules

@@ -2,8 +2,9 @@
 
 `Repository` keeps a repository's Python files as the model's pieces (for the copy cache,
 code_t5.engine.copy_cache), as stripped lines (for whole-line candidates,
-code_t5.engine.line_retrieval) and as the modules they import (code_t5.engine.imports), per path, so that the cursor's own file is left out (its editor text is read instead) and files
-can be updated as the editor saves them. `of_folder` indexes a folder on disk within a time and
+code_t5.engine.line_retrieval) and as the modules they import (code_t5.engine.imports), per path,
+so that the cursor's own file is left out (its editor text is read instead) and files can be
+updated as the editor saves them. `of_folder` indexes a folder on disk within a time and
 size budget: a repository too large or unreadable degrades to what was read, or to the file.
 """
 

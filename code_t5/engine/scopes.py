@@ -2,8 +2,8 @@
 
 At the start of a method the model often writes one the class already has (`def setUp(self):`
 where `setUp` is defined above and `tearDown` is wanted; `def server_close(self):` twice in
-socketserver.py). `redefines(line, prefix, below)` says whether a candidate line defines a
-function or class that its block (the lines at the same indentation under the same header, above
+socketserver.py). `Definitions(prefix, below).redefines(line)` says whether a candidate line
+defines a function or class that its block (the lines at the same indentation under the same header, above
 and below the cursor) already defines. Redefinitions are real where a decorator makes them (a
 property's setter, `typing.overload`, `functools.singledispatch`'s `register`), so a definition
 with a decorator on either side does not count. Such lines are ranked after the others
@@ -45,23 +45,40 @@ def _block_names(lines, indent: str, decorated_before) -> Set[str]:
   return names
 
 
-def redefines(line: str, prefix: str, below: str) -> bool:
-  """Whether the cursor's line (the end of `prefix` + `line`) defines a name that its block
-  already defines, above the cursor or `below` it, without a decorator on either definition."""
-  head_start = prefix.rfind("\n") + 1
-  match = _DEFINITION.match(prefix[head_start:] + line)
-  if match is None:
-    return False
-  indent, name = match.group(1), match.group(2)
-  above = prefix[:head_start].rsplit("\n", MAX_LINES + 1)[-MAX_LINES - 1:-1][::-1]
-  if _decorator_next(above, 0):
-    return False  # the candidate itself is decorated
-  if name in _block_names(above, indent, lambda i: _decorator_next(above, i + 1)):
-    return True
-  after = below.split("\n", MAX_LINES)[:MAX_LINES]
-  before_after = after[::-1]
-  return name in _block_names(
-      after, indent, lambda i: _decorator_next(before_after, len(after) - i))
+class Definitions:
+  """The code around one cursor, read for `redefines`: the lines above and below are split once,
+  and each indentation's block names read once, however many candidate lines are judged."""
+
+  def __init__(self, prefix: str, below: str):
+    head_start = prefix.rfind("\n") + 1
+    self._head = prefix[head_start:]
+    self._prefix = prefix
+    self._below = below
+    self._head_start = head_start
+    self._lines = None  # (above, nearest first; below, in order): split for the first definition
+    self._names = {}  # indentation -> names its block defines without a decorator
+
+  def redefines(self, line: str) -> bool:
+    """Whether the cursor's line (its typed part + `line`) defines a name that its block already
+    defines, above the cursor or below it, without a decorator on either definition."""
+    match = _DEFINITION.match(self._head + line)
+    if match is None:
+      return False
+    indent, name = match.group(1), match.group(2)
+    if self._lines is None:
+      above = self._prefix[:self._head_start].rsplit("\n", MAX_LINES + 1)[-MAX_LINES - 1:-1]
+      self._lines = (above[::-1], self._below.split("\n", MAX_LINES)[:MAX_LINES])
+    above, after = self._lines
+    if _decorator_next(above, 0):
+      return False  # the candidate itself is decorated
+    names = self._names.get(indent)
+    if names is None:
+      before_after = after[::-1]
+      names = (_block_names(above, indent, lambda i: _decorator_next(above, i + 1))
+               | _block_names(after, indent,
+                              lambda i: _decorator_next(before_after, len(after) - i)))
+      self._names[indent] = names
+    return name in names
 
 
 def _decorator_next(lines, start: int) -> bool:
