@@ -13,6 +13,7 @@ from code_t5.data import line_completion
 from code_t5.data import mixtures
 from code_t5.data import sources
 from code_t5.data import spm_vocabulary
+from code_t5.data import task_names
 from code_t5.data import tasks
 from code_t5.data import vocab
 
@@ -196,6 +197,36 @@ def test_cursor_lm_v3_without_sampling_is_v2_and_a_bad_alpha_names_the_setting()
   with _bound(alpha, 1.0, default=0.1), pytest.raises(
       ValueError, match="code_t5.tokenize_with_subword_sampling.alpha = 1"):
     _cursor_examples("v3")
+
+
+def test_cursor_lm_v4_reads_the_code_below_the_cursors_line_first_in_half_of_the_examples():
+  spm = spm_vocabulary.get_vocabulary("spm_dev")
+  separator = task_names.below_separator(spm.vocab_size)
+  texts = [f.text for f in flcc.read_files(sources.DEV_ROOT, only_split="validation")]
+  with _bound("code_t5.tokenize_with_subword_sampling.alpha", 0.0, default=0.1):
+    examples = _cursor_examples("v4", 200)
+  keep = LENGTHS["inputs"] - 1
+  window = line_completion.MAX_CHARS_PER_TOKEN * keep
+  with_below = 0
+  for ex in examples:
+    ids = ex["inputs"][:-1].tolist()
+    assert ex["inputs"][-1] == spm.eos_id and len(ids) <= keep
+    if separator not in ids:
+      continue
+    with_below += 1
+    k = ids.index(separator)
+    before, after = spm.decode(ids[k + 1:]), ex["targets_pretokenized"].decode("utf-8")
+    text = next(t for t in texts if before + after in t)
+    cursor = text.index(before + after) + len(before)
+    # First: the pieces of the code from the line after the cursor's, up to BELOW_TOKENS of them
+    # (what the engine puts there); then the separator and the context's last pieces, as many as
+    # the inputs length leaves.
+    below = text[text.index("\n", cursor) + 1:]
+    assert 0 < k <= task_names.BELOW_TOKENS
+    assert ids[:k] == spm.encode(below[:window])[:task_names.BELOW_TOKENS]
+    assert ids[k + 1:] == spm.encode(text[max(0, cursor - window):cursor])[-(keep - k - 1):]
+  # Half of the examples are drawn with it (fewer: a cursor on a file's last line has none).
+  assert 0.3 * len(examples) <= with_below <= 0.65 * len(examples)
 
 
 def _packed_share(task_name, batches=200):

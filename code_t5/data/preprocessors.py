@@ -5,6 +5,7 @@ import seqio
 import tensorflow.compat.v2 as tf
 
 from code_t5.data import line_completion
+from code_t5.data import task_names
 
 
 def add_pretokenized(dataset: tf.data.Dataset, output_features) -> tf.data.Dataset:
@@ -104,7 +105,8 @@ def _outside_indentation(line: tf.Tensor, indent: tf.Tensor, code: tf.Tensor) ->
 @gin.configurable(module="code_t5", allowlist=["line_start_rate"])
 def cursor_lm(dataset: tf.data.Dataset, sequence_length, output_features,
               line_start_rate: float = 0.5,
-              cursors_in_indentation: bool = False) -> tf.data.Dataset:
+              cursors_in_indentation: bool = False,
+              below_rate: float = 0.0) -> tf.data.Dataset:
   """Code before an editor's cursor -> the code after it, each side tokenized ON ITS OWN.
 
   Runs on whole texts (`text`) and emits `inputs`/`targets` strings for seqio's tokenize.
@@ -127,6 +129,12 @@ def cursor_lm(dataset: tf.data.Dataset, sequence_length, output_features,
   indentation (about a fifth of them in Python code), where no completion is asked for: the
   eval's points and an editor's cursor come after it. They teach that trailing spaces mean more
   indentation, which misreads `return |`. v2 draws them outside it.
+
+  `below_rate` (task v4): that share of the examples also get `below`, the text from the line
+  after the cursor's (enough characters for task_names.BELOW_TOKENS pieces; "" for the others),
+  which `below_first` puts before the inputs: fill-in-the-middle for a causal LM, in the
+  suffix-prefix-middle order, so the model learns to read the lines under the cursor that an
+  editor (and the engine) has.
   """
   inputs_length = sequence_length["inputs"] - int(output_features["inputs"].add_eos)
   targets_length = sequence_length["targets"] - int(output_features["targets"].add_eos)
@@ -138,8 +146,10 @@ def cursor_lm(dataset: tf.data.Dataset, sequence_length, output_features,
   # longest tokens can hold, so the cut never runs short while the file has more.
   left_chars = line_completion.MAX_CHARS_PER_TOKEN * inputs_length
   right_chars = line_completion.MAX_CHARS_PER_TOKEN * targets_length
+  below_chars = line_completion.MAX_CHARS_PER_TOKEN * task_names.BELOW_TOKENS
 
-  @seqio.map_over_dataset(num_seeds=3)
+  # A fourth seed only where it is used: v1-v3's examples stay as they were.
+  @seqio.map_over_dataset(num_seeds=4 if below_rate else 3)
   def draw_cursors(example, seeds):
     text = example["text"]
     codepoints = tf.strings.unicode_decode(text, "UTF-8")
@@ -162,16 +172,31 @@ def cursor_lm(dataset: tf.data.Dataset, sequence_length, output_features,
         tf.size(starts) > 0)
     line_starts = tf.gather(tf.concat([starts, [0]], 0), pick)
     cursors = tf.where(at_line_start, line_starts, anywhere)
-    return {"text": text, "cursors": cursors}
+    if not below_rate:
+      return {"text": text, "cursors": cursors}
+    # The line after the cursor's starts after the first newline at or after the cursor (none:
+    # nothing below); examples not drawn for it get an empty `below`.
+    newlines = tf.cast(tf.where(tf.equal(codepoints, ord("\n")))[:, 0], tf.int32)
+    after = tf.searchsorted(newlines, cursors, side="left")
+    below_starts = tf.gather(tf.concat([newlines + 1, [n]], 0), after)
+    with_below = tf.random.stateless_uniform([count], seed=seeds[3]) < below_rate
+    return {"text": text, "cursors": cursors,
+            "below_starts": tf.where(with_below, below_starts, tf.fill([count], n))}
 
   def cut_at_cursors(record):
     text = record["text"]
 
-    def cut(cursor):
+    def cut(cursor, below_start=None):
       start = tf.maximum(0, cursor - left_chars)
-      return {"inputs": tf.strings.substr(text, start, cursor - start, unit="UTF8_CHAR"),
-              "targets": tf.strings.substr(text, cursor, right_chars, unit="UTF8_CHAR")}
+      example = {"inputs": tf.strings.substr(text, start, cursor - start, unit="UTF8_CHAR"),
+                 "targets": tf.strings.substr(text, cursor, right_chars, unit="UTF8_CHAR")}
+      if below_start is not None:
+        example["below"] = tf.strings.substr(text, below_start, below_chars, unit="UTF8_CHAR")
+      return example
 
+    if below_rate:
+      return tf.data.Dataset.from_tensor_slices(
+          (record["cursors"], record["below_starts"])).map(cut)
     return tf.data.Dataset.from_tensor_slices(record["cursors"]).map(cut)
 
   # A cursor needs a character after it (before it may be nothing: the start of a file).
@@ -209,6 +234,35 @@ def tokenize_with_subword_sampling(dataset: tf.data.Dataset, output_features,
     return example
 
   return encode(dataset)
+
+
+def below_first(dataset: tf.data.Dataset, output_features, sequence_length=None):
+  """Puts an example's `below` (cursor_lm's text under the cursor's line) before its inputs:
+  the first task_names.BELOW_TOKENS pieces of it, the separator (task_names.below_separator),
+  then as many of the inputs' last pieces as the inputs length leaves. An empty `below` leaves
+  the inputs as they are. The engine builds the same context (code_t5.engine.complete)."""
+  vocabulary = output_features["inputs"].vocabulary
+  separator = tf.constant([task_names.below_separator(vocabulary.vocab_size)], tf.int32)
+  length = (sequence_length or {}).get("inputs")
+  room = (length - int(output_features["inputs"].add_eos)) if length else None
+
+  @seqio.map_over_dataset
+  def put(example):
+    example = dict(example)
+    below = tf.cast(vocabulary.encode_tf(example.pop("below")), tf.int32)
+    below = below[:task_names.BELOW_TOKENS]
+    inputs = tf.cast(example["inputs"], tf.int32)
+    if room is not None:
+      keep = tf.maximum(room - tf.size(below) - 1, 0)
+      cut = inputs[tf.maximum(tf.size(inputs) - keep, 0):]
+    else:
+      cut = inputs
+    example["inputs"] = tf.cond(tf.size(below) > 0,
+                                lambda: tf.concat([below, separator, cut], 0),
+                                lambda: inputs)
+    return example
+
+  return put(dataset)
 
 
 def fit_to_lengths(dataset: tf.data.Dataset, output_features, sequence_length=None):

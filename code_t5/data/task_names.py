@@ -12,8 +12,13 @@ VERSION = "v1"
 # Objectives whose examples changed keep each version registered: a model dir's operative config
 # names the version it was trained on (none bound: v1), so old checkpoints still load, evaluate
 # and reproduce. cursor_lm v2 draws its "anywhere" cursors outside leading indentation; v3 also
-# samples each side's pieces in training (BPE-dropout).
-VERSIONS = {"cursor_lm": ("v1", "v2", "v3")}
+# samples each side's pieces in training (BPE-dropout); v4 also puts the code below the cursor's
+# line before half of the contexts (BELOW_TOKENS pieces, then the separator).
+VERSIONS = {"cursor_lm": ("v1", "v2", "v3", "v4")}
+# cursor_lm v4's contexts that read the code below: its first BELOW_TOKENS pieces (from the line
+# after the cursor's), the separator id (below_separator), then the code before the cursor; the
+# engine builds the same for a model trained on it (reads_below).
+BELOW_TOKENS = 64
 PREFIX_LM = "flcc_py_prefix_lm_v1"
 SPAN_CORRUPTION = "flcc_py_span_corruption_v1"
 LINE_COMPLETION = "flcc_py_line_completion_v1"
@@ -39,3 +44,14 @@ def name_of(objective: str, vocabulary: str = "byte", version: str = VERSION) ->
                      f"it has {', '.join(versions)}")
   suffix = "" if vocabulary == "byte" else f"_{vocabulary}"
   return f"flcc_py_{objective}{suffix}_{version}"
+
+
+def below_separator(vocab_size: int) -> int:
+  """The id between the code below and the code before the cursor: the first sentinel
+  (t5's extra_id_0, the last id), which no text encodes to."""
+  return vocab_size - 1
+
+
+def reads_below(task: str) -> bool:
+  """Whether a model trained on `task` reads the code below the cursor's line first."""
+  return any(task == name_of("cursor_lm", vocabulary, "v4") for vocabulary in vocab.VOCABULARIES)

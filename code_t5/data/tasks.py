@@ -81,8 +81,10 @@ def register(name, objective, features):
       metric_fns=[metrics.completion_metrics])
 
 
-def register_on_text(name, objective, features, tokenize=seqio.preprocessors.tokenize):
-  """A task whose objective cuts texts, then tokenizes each side on its own (cursor_lm)."""
+def register_on_text(name, objective, features, tokenize=seqio.preprocessors.tokenize,
+                     below=False):
+  """A task whose objective cuts texts, then tokenizes each side on its own (cursor_lm); `below`:
+  the objective also gives the code below the cursor's line, put before the inputs."""
   seqio.TaskRegistry.add(
       name,
       source=sources.FlccDataSource(),
@@ -90,6 +92,7 @@ def register_on_text(name, objective, features, tokenize=seqio.preprocessors.tok
           seqio.CacheDatasetPlaceholder(),
           objective,
           tokenize,
+          *([preprocessors.below_first] if below else []),
           preprocessors.fit_to_lengths,
           seqio.preprocessors.append_eos_after_trim,
       ],
@@ -132,6 +135,11 @@ for _vocabulary_name in vocab.VOCABULARIES:
   register_on_text(name_of("cursor_lm", _vocabulary_name, "v3"), functools.partial(
       preprocessors.cursor_lm, cursors_in_indentation=False), _features,
                    tokenize=preprocessors.tokenize_with_subword_sampling)
+  # v4: v3, with the code below the cursor's line before the context in half of the examples
+  # (fill-in-the-middle, suffix first: preprocessors.below_first).
+  register_on_text(name_of("cursor_lm", _vocabulary_name, "v4"), functools.partial(
+      preprocessors.cursor_lm, cursors_in_indentation=False, below_rate=0.5), _features,
+                   tokenize=preprocessors.tokenize_with_subword_sampling, below=True)
   # Span corruption: 15% of tokens in spans of mean length 3 replaced by sentinels (T5's).
   register(name_of("span_corruption", _vocabulary_name), t5_preprocessors.span_corruption,
            _features)
