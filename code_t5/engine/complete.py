@@ -40,6 +40,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from code_t5 import errors
 from code_t5 import processes
+from code_t5.data import task_names
 from code_t5.engine import copy_cache
 from code_t5.engine import decoding
 from code_t5.engine import imports
@@ -62,6 +63,8 @@ DEFAULT_MIN_SCORE = float("-inf")
 # Added to the score of a line the file or repository already holds (line_retrieval). Chosen
 # on the site-packages corpus's 1,012 validation points: 0.5, 1 and 2 gave EM 22.7, 23.1, 23.0.
 RETRIEVAL_BONUS = 1.0
+# The most characters one piece of a vocabulary stands for (code_t5.data.line_completion's bound).
+_MAX_CHARS_PER_PIECE = 16
 # What a model dir says of itself beyond its checkpoint: {"name", "trained_on", "total_steps",
 # "date", "min_score", "min_score_chosen_on"}, all optional. "min_score" is the model's own
 # confidence gate: the --min-score its completions use unless one is given.
@@ -546,7 +549,7 @@ class EngineOptions:
   retrieval: bool = True  # also score whole lines the file and repository hold that fit the
   # cursor (code_t5.engine.line_retrieval), ranked with a bonus
   below: bool = True  # the file's lines below the cursor's line count as the file's, for the
-  # cache and retrieval
+  # cache and retrieval, and a model trained to read them (cursor_lm v4) reads their start first
   cache: bool = True  # mix a copy cache of the file above the line and the repository's other
   # files into the model's probabilities (code_t5.engine.copy_cache)
 
@@ -672,6 +675,7 @@ class Completer:
     self.options = options
     self.network = load_network(self.info, echo)
     self.tokenizer = self.network.tokenizer
+    self.reads_below = task_names.reads_below(self.info.task)
     self.runtime_dir = runtime.runtime_dir(self.info.model_dir, self.info.step)
     self._search = decoding.LineSearch(self.network)
     max_tokens = options.max_tokens or DEFAULT_MAX_TOKENS[self.network.meta["vocabulary"]["kind"]]
@@ -696,8 +700,32 @@ class Completer:
     except (ValueError, OSError):
       return ""
 
-  def context(self, prefix: str) -> str:
-    return left_truncate(prefix, self.tokenizer, self.info.max_context_tokens)
+  def context(self, prefix: str, below_ids: Sequence[int] = ()) -> str:
+    """The end of `prefix` the model reads: as many pieces as the context has room for beside
+    `below_ids` and their separator (context_ids)."""
+    room = self.info.max_context_tokens - (len(below_ids) + 1 if below_ids else 0)
+    return left_truncate(prefix, self.tokenizer, room)
+
+  def below_ids(self, below: str) -> List[int]:
+    """The first task_names.BELOW_TOKENS pieces of `below` for a model trained to read them
+    (task_names.reads_below), else none."""
+    if not below or not self.reads_below:
+      return []
+    # Encoding the whole rest of a long file would cost more than the request: a piece holds at
+    # most _MAX_CHARS_PER_PIECE characters.
+    return self.tokenizer.encode(
+        below[:_MAX_CHARS_PER_PIECE * task_names.BELOW_TOKENS])[:task_names.BELOW_TOKENS]
+
+  def context_ids(self, prefix: str, below: str = "") -> Tuple[str, List[int]]:
+    """(the end of `prefix` the model reads, the ids it reads): for a model trained on cursor_lm
+    v4 with code below the cursor's line, its first pieces and the separator come first, as in
+    training (code_t5.data.preprocessors.below_first)."""
+    below_ids = self.below_ids(below)
+    context = self.context(prefix, below_ids)
+    ids = self.tokenizer.encode(context)
+    if below_ids:
+      ids = below_ids + [task_names.below_separator(self.tokenizer.vocab_size)] + ids
+    return context, ids
 
   def file_cache(self, prefix: str, repository=None, below: str = ""):
     """The copy cache of a request: `repository` (copy_cache.RepositoryPieces or None) and the
@@ -732,15 +760,14 @@ class Completer:
     top = options.top if top is None else top
     if top < 1:
       raise CompletionError(f"top {top} must be 1 or more")
-    context = self.context(prefix)
-    ids = self.tokenizer.encode(context)
+    below = below if options.below else ""
+    context, ids = self.context_ids(prefix, below)
     heal = b""
     if options.heal:
       ids, heal = decoding.split_heal(ids, self.tokenizer)
     # Filters remove candidates: search for a few more than are shown.
     wanted = top + (options.beam_size if options.filters else 0)
     pieces = repository.pieces_for(path) if repository is not None else None
-    below = below if options.below else ""
     cache = self.file_cache(prefix, pieces, below) if options.cache else None
     state = self.network.start(ids)
     lines = self._search.search(ids, heal, beam_size=max(options.beam_size, top),

@@ -148,9 +148,13 @@ def split_heal(ids: Sequence[int], tokenizer: tokenizers.Tokenizer) -> Tuple[Lis
 
 
 def _after_indentation(ids: Sequence[int], tokenizer: tokenizers.Tokenizer) -> bool:
-  """Whether the context's last line holds only spaces and tabs: the cursor after indentation."""
+  """Whether the context's last line holds only spaces and tabs: the cursor after indentation.
+  A control id or sentinel (the separator after the code below, complete.Completer.context_ids)
+  starts the context's text."""
   for i in reversed(ids):
-    piece = tokenizer.piece_of(i) or b""
+    piece = tokenizer.piece_of(i)
+    if piece is None:
+      return True
     if piece.rsplit(b"\n", 1)[-1].strip():
       return False
     if b"\n" in piece:
