@@ -7,11 +7,12 @@ Proven here on dataset-dev, against the project's own classes and registered tas
   " <extra_id_N>" (read as a sentinel);
 * its FLCC reader yields the project's files, in the project's order, for each split;
 * its tasks yield the project's tasks' examples for the same texts: cursor_lm as one targets-only
-  sequence (inputs + targets, as Mesh TF's delimited_lm joins them) and as inputs/targets,
-  prefix_lm and span_corruption;
+  sequence (inputs + targets, as Mesh TF's delimited_lm joins them) and as inputs/targets, v4's
+  code below the cursor's line included, prefix_lm and span_corruption;
 * it imports nothing of code_t5 (run with code_t5 made unimportable).
 """
 
+import contextlib
 import importlib.util
 import os
 import pathlib
@@ -19,6 +20,7 @@ import random
 import subprocess
 import sys
 
+import gin
 import numpy as np
 import pytest
 import seqio
@@ -30,6 +32,7 @@ from code_t5.data import line_completion
 from code_t5.data import preprocessors
 from code_t5.data import sources
 from code_t5.data import spm_vocabulary
+from code_t5.data import task_names
 from code_t5.data import tasks
 from code_t5.data import vocab
 
@@ -151,6 +154,10 @@ def test_its_copies_of_the_project_constants_are_the_project_ones():
   assert t5x_task._MIN_REPOS_FOR_HELD_OUT == flcc.MIN_REPOS_FOR_HELD_OUT  # pylint: disable=protected-access
   assert t5x_task.MAX_CHARS_PER_TOKEN == line_completion.MAX_CHARS_PER_TOKEN
   assert t5x_task._BYTES_PER_TOKEN == preprocessors._BYTES_PER_TOKEN  # pylint: disable=protected-access
+  # v4's: a drifted count or separator reads a different context than the project trained on.
+  assert t5x_task.BELOW_TOKENS == task_names.BELOW_TOKENS
+  for size in (t5x_task.vocabulary().vocab_size, 8100, 32_100):
+    assert t5x_task.below_separator(size) == task_names.below_separator(size)
 
 
 @pytest.mark.parametrize("split, count", [("train", 285), ("validation", 24), ("test", 9)])
@@ -216,6 +223,66 @@ def test_cursor_lm_inputs_targets_is_the_project_example(seqio_vocabulary):
   for mine, theirs in zip(ours, project):
     for key in ("inputs", "targets"):
       np.testing.assert_array_equal(mine[key], theirs[key])
+
+
+@contextlib.contextmanager
+def _canonical_pieces():
+  """The project's v3/v4 tasks without sampling (tokenize_with_subword_sampling.alpha 0) while
+  the block runs: sampled pieces differ on each read, canonical ones compare."""
+  parameter = "code_t5.tokenize_with_subword_sampling.alpha"
+  with gin.unlock_config():
+    gin.bind_parameter(parameter, 0.0)
+  try:
+    yield
+  finally:
+    with gin.unlock_config():
+      gin.bind_parameter(parameter, 0.1)
+
+
+def test_cursor_lm_v4_is_the_project_example_code_below_included(seqio_vocabulary):
+  """v4 with canonical pieces: the project's examples, in both layouts -- half of the inputs
+  start with the code below the cursor's line and the separator, drawn for the same examples."""
+  with _canonical_pieces():
+    project = _project_task_on_reader_order(tasks.name_of("cursor_lm", "spm_dev", "v4"))
+  joined = _examples(_register(seqio_vocabulary, "cursor_lm", "targets_only", below_rate=0.5,
+                               name="v4_joined"), {"targets": sum(LENGTHS.values())})
+  apart = _examples(_register(seqio_vocabulary, "cursor_lm", "inputs_targets", below_rate=0.5,
+                              name="v4_apart"), LENGTHS)
+  assert len(joined) == len(apart) == len(project) == 228
+  separator = t5x_task.below_separator(seqio_vocabulary.vocab_size)
+  with_below = 0
+  for mine, theirs, whole in zip(apart, project, joined):
+    for key in ("inputs", "targets"):
+      np.testing.assert_array_equal(mine[key], theirs[key])
+    np.testing.assert_array_equal(whole["targets"],
+                                  np.concatenate([theirs["inputs"], theirs["targets"]]))
+    inputs = theirs["inputs"].tolist()
+    if separator in inputs:
+      with_below += 1
+      assert 0 < inputs.index(separator) <= t5x_task.BELOW_TOKENS
+  # The same cursors as v2 (seqio's first three seeds), half of them with the code below.
+  v2 = _project_task_on_reader_order(tasks.name_of("cursor_lm", "spm_dev", "v2"))
+  assert [x["targets"].tolist() for x in v2] == [x["targets"].tolist() for x in apart]
+  assert 0.3 * len(project) <= with_below <= 0.65 * len(project)
+
+
+def test_cursor_lm_v4_encodes_the_code_below_canonically_when_it_samples(seqio_vocabulary):
+  """v4 samples the pieces of each side (v3), not those of the code below: the project's
+  below_first encodes it canonically, as the engine does."""
+  canonical, sampled = [
+      _examples(_register(seqio_vocabulary, "cursor_lm", "inputs_targets", below_rate=0.5,
+                          subword_alpha=alpha, name=f"v4_alpha_{alpha}"), LENGTHS)
+      for alpha in (0.0, 0.1)]
+  separator = t5x_task.below_separator(seqio_vocabulary.vocab_size)
+  with_below = differ = 0
+  for a, b in zip(canonical, sampled):
+    a, b = a["inputs"].tolist(), b["inputs"].tolist()
+    assert (separator in a) == (separator in b)
+    if separator in a:
+      with_below += 1
+      assert a[:a.index(separator) + 1] == b[:b.index(separator) + 1]
+      differ += a != b
+  assert with_below > 50 and differ > 0.5 * with_below
 
 
 def test_cursor_lm_subword_sampling_spells_the_same_texts(seqio_vocabulary):

@@ -24,7 +24,10 @@ import tensorflow as tf
 import numpy_t5
 from code_t5 import test_utils
 from code_t5.convert import t5x
+from code_t5.data import task_names
 from code_t5.data import vocab
+from code_t5.training import checkpoints
+from code_t5.training import operative_config
 
 MODELS = ("shared-prefix_lm", "prefix_lm", "span_corruption")  # conftest.LOGITS_MODELS
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -310,6 +313,47 @@ def test_written_gin_files_give_the_task_in_plain_seqio(shipped):
   assert lines[-2] == ("code_t5_cursor_lm_targets_only {'targets': 512} SentencePieceVocabulary "
                        "8100 NUM_REAL_TARGET_TOKENS 0.0001"), lines
   assert lines[-1].startswith("['targets'] ") and 0 < int(lines[-1].split()[-1]) <= 512
+
+
+def _cursor_lm_settings(version):
+  """(cursors_in_indentation, sampled pieces, below_rate) of the project's registered cursor_lm
+  `version` (code_t5/data/tasks.py): what its task.gin must give t5x_task.py. Imported here: the
+  project's tasks load its vocabularies, which the other tests do not need."""
+  import seqio  # pylint: disable=g-import-not-at-top
+  import code_t5  # pylint: disable=g-import-not-at-top,unused-import  (registers the tasks)
+  from code_t5.data import preprocessors  # pylint: disable=g-import-not-at-top
+  task = seqio.get_mixture_or_task(task_names.name_of("cursor_lm", "spm_dev", version))
+  objective = next(step for step in task.preprocessors
+                   if getattr(step, "func", None) is preprocessors.cursor_lm)
+  return (objective.keywords["cursors_in_indentation"],
+          preprocessors.tokenize_with_subword_sampling in task.preprocessors,
+          objective.keywords.get("below_rate", 0.0))
+
+
+@pytest.mark.parametrize("version", ["v1", "v2", "v3", "v4"])
+def test_task_gin_gives_each_cursor_lm_version_its_settings(version, tmp_path):
+  """The shipped model's operative config with another task version: task.gin binds what that
+  version of the project's task does (v4: the code below the cursor's line in half of the
+  contexts), not another version's."""
+  # A version t5x.py does not map would get another version's task.gin.
+  assert set(t5x._CURSOR_LM_VERSIONS) == set(task_names.VERSIONS["cursor_lm"])  # pylint: disable=protected-access
+  text = (test_utils.PRETRAINED / operative_config.FILE_NAME).read_text()
+  recorded = "MIXTURE_NAME/task_name.version = 'v3'"
+  assert recorded in text
+  (tmp_path / operative_config.FILE_NAME).write_text(
+      text.replace(recorded, f"MIXTURE_NAME/task_name.version = {version!r}"))
+  operative = operative_config.OperativeConfig.of_model_dir(tmp_path)
+  prefix = checkpoints.find_checkpoint(test_utils.PRETRAINED)
+  shapes = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
+  model = checkpoints.plan(shapes, prefix, True, operative).model
+  task_gin = t5x.task_gin_text(model, prefix, test_utils.PRETRAINED_STEP, operative, True)
+  in_indentation, sampled, below_rate = _cursor_lm_settings(version)
+  assert (below_rate == 0.5) == (version == "v4")
+  for line in (f"  cursors_in_indentation = {in_indentation}  # task {version}",
+               f"  subword_alpha = {0.05 if sampled else 0.0!r}  #",
+               f"  below_rate = {below_rate!r}  #",
+               f"code_t5's flcc_py_cursor_lm_spm_dev_{version} made them"):
+    assert line in task_gin, (line, task_gin)
 
 
 # ---------------------------------------------------------------- logits parity

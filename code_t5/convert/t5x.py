@@ -246,8 +246,11 @@ TASK_MODULE = pathlib.Path(__file__).resolve().with_name("t5x_task.py")
 TASK_GIN = "task.gin"
 # Objectives code_t5/convert/t5x_task.py gives a T5X task for (its OBJECTIVES).
 TASK_OBJECTIVES = ("cursor_lm", "prefix_lm", "span_corruption")
-# What each version of cursor_lm changed (code_t5/data/tasks.py).
-_CURSOR_LM_VERSIONS = {"v1": (True, False), "v2": (False, False), "v3": (False, True)}
+# What each version of cursor_lm changed (code_t5/data/tasks.py): (cursors in leading indentation,
+# sampled pieces, the share of contexts that start with the code below the cursor's line). v4's
+# 0.5 is tasks.py's, not a gin setting of the model dir.
+_CURSOR_LM_VERSIONS = {"v1": (True, False, 0.0), "v2": (False, False, 0.0),
+                       "v3": (False, True, 0.0), "v4": (False, True, 0.5)}
 
 
 @dataclasses.dataclass
@@ -423,11 +426,13 @@ def task_gin_text(model: checkpoints.Model, prefix: str, step: int,
               ("inputs_length", f"{lengths['inputs']}  # Mesh TF's run.sequence_length"),
               ("targets_length", str(lengths["targets"]))]
   if training.objective == "cursor_lm":
-    in_indentation, sampled = _CURSOR_LM_VERSIONS.get(training.version, (False, False))
+    in_indentation, sampled, below_rate = _CURSOR_LM_VERSIONS.get(training.version,
+                                                                  (False, False, 0.0))
     alpha = operative.value("tokenize_with_subword_sampling.alpha", 0.1) if sampled else 0.0
     settings += [("line_start_rate", repr(operative.value("cursor_lm.line_start_rate", 0.5))),
                  ("cursors_in_indentation", f"{in_indentation}  # task {training.version}"),
-                 ("subword_alpha", f"{alpha!r}  # BPE-dropout (v3)")]
+                 ("subword_alpha", f"{alpha!r}  # BPE-dropout (v3)"),
+                 ("below_rate", f"{below_rate!r}  # the code below the cursor's line first (v4)")]
   settings += [(f"{split}_fraction", repr(operative.value(f"flcc_dataset.{split}_fraction", 0.05)))
                for split in ("validation", "test")]
   if layout == "targets_only":

@@ -289,6 +289,15 @@ class FlccSource(seqio.DataSource):
 _BYTES_PER_TOKEN = {"byte": 1, "subword": 4}
 _INDENT = (ord(" "), ord("\t"), ord("\f"))
 MAX_CHARS_PER_TOKEN = 16
+# code_t5/data/task_names.py: task v4's contexts that read the code below the cursor's line
+# start with its first BELOW_TOKENS pieces, then the separator (below_separator).
+BELOW_TOKENS = 64
+
+
+def below_separator(vocab_size: int) -> int:
+  """code_t5.data.task_names.below_separator: the id between the code below and the code before
+  the cursor, the first sentinel (<extra_id_0>, the last id), which no text encodes to."""
+  return vocab_size - 1
 
 
 def _lines(codepoints):
@@ -314,16 +323,22 @@ def _outside_indentation(line, indent, code):
 
 
 def cursor_lm(dataset, inputs_length: int, targets_length: int, byte_vocabulary: bool,
-              line_start_rate: float = 0.5, cursors_in_indentation: bool = False):
+              line_start_rate: float = 0.5, cursors_in_indentation: bool = False,
+              below_rate: float = 0.0):
   """code_t5.data.preprocessors.cursor_lm: texts -> {inputs, targets} strings at an editor's
-  cursors (half at line starts); `inputs_length`/`targets_length` count the EOS slot."""
+  cursors (half at line starts); `inputs_length`/`targets_length` count the EOS slot. With
+  `below_rate` (task v4) also `below`: for that share of the examples the text from the line
+  after the cursor's, for the others ""."""
   inputs_length, targets_length = inputs_length - 1, targets_length - 1
   window_bytes = (_BYTES_PER_TOKEN["byte" if byte_vocabulary else "subword"]
                   * (inputs_length + targets_length))
   left_chars = MAX_CHARS_PER_TOKEN * inputs_length
   right_chars = MAX_CHARS_PER_TOKEN * targets_length
+  below_chars = MAX_CHARS_PER_TOKEN * BELOW_TOKENS
 
-  @seqio.map_over_dataset(num_seeds=3)
+  # The project draws a fourth seed only for v4; seqio hands the first three out as with three,
+  # so every version draws the project's cursors.
+  @seqio.map_over_dataset(num_seeds=4 if below_rate else 3)
   def draw_cursors(example, seeds):
     text = example["text"]
     codepoints = tf.strings.unicode_decode(text, "UTF-8")
@@ -346,16 +361,31 @@ def cursor_lm(dataset, inputs_length: int, targets_length: int, byte_vocabulary:
         tf.size(starts) > 0)
     line_starts = tf.gather(tf.concat([starts, [0]], 0), pick)
     cursors = tf.where(at_line_start, line_starts, anywhere)
-    return {"text": text, "cursors": cursors}
+    if not below_rate:
+      return {"text": text, "cursors": cursors}
+    # The line after the cursor's starts after the first newline at or after the cursor (none:
+    # nothing below); an example not drawn for it starts its `below` at the end of the text.
+    newlines = tf.cast(tf.where(tf.equal(codepoints, ord("\n")))[:, 0], tf.int32)
+    after = tf.searchsorted(newlines, cursors, side="left")
+    below_starts = tf.gather(tf.concat([newlines + 1, [n]], 0), after)
+    with_below = tf.random.stateless_uniform([count], seed=seeds[3]) < below_rate
+    return {"text": text, "cursors": cursors,
+            "below_starts": tf.where(with_below, below_starts, tf.fill([count], n))}
 
   def cut_at_cursors(record):
     text = record["text"]
 
-    def cut(cursor):
+    def cut(cursor, below_start=None):
       start = tf.maximum(0, cursor - left_chars)
-      return {"inputs": tf.strings.substr(text, start, cursor - start, unit="UTF8_CHAR"),
-              "targets": tf.strings.substr(text, cursor, right_chars, unit="UTF8_CHAR")}
+      example = {"inputs": tf.strings.substr(text, start, cursor - start, unit="UTF8_CHAR"),
+                 "targets": tf.strings.substr(text, cursor, right_chars, unit="UTF8_CHAR")}
+      if below_start is not None:
+        example["below"] = tf.strings.substr(text, below_start, below_chars, unit="UTF8_CHAR")
+      return example
 
+    if below_rate:
+      return tf.data.Dataset.from_tensor_slices(
+          (record["cursors"], record["below_starts"])).map(cut)
     return tf.data.Dataset.from_tensor_slices(record["cursors"]).map(cut)
 
   dataset = dataset.filter(lambda example: tf.strings.length(example["text"], "UTF8_CHAR") >= 1)
@@ -363,7 +393,8 @@ def cursor_lm(dataset, inputs_length: int, targets_length: int, byte_vocabulary:
 
 
 def _encode(dataset, vocab: seqio.Vocabulary, subword_alpha: float):
-  """Each side's text -> ids; with subword_alpha > 0, SentencePiece's BPE-dropout (task v3)."""
+  """Each side's text -> ids; with subword_alpha > 0, SentencePiece's BPE-dropout (task v3).
+  `below` (task v4) stays text: _below_first encodes it."""
   if subword_alpha and isinstance(vocab, seqio.SentencePieceVocabulary):
     import tensorflow_text as tf_text  # pylint: disable=g-import-not-at-top  (seqio needs it)
     sampler = tf_text.SentencepieceTokenizer(model=vocab.sp_model, nbest_size=-1,
@@ -374,9 +405,34 @@ def _encode(dataset, vocab: seqio.Vocabulary, subword_alpha: float):
 
   @seqio.map_over_dataset
   def tokenize(example):
-    return {key: encode(example[key]) for key in ("inputs", "targets")}
+    return {key: encode(text) if key in ("inputs", "targets") else text
+            for key, text in example.items()}
 
   return tokenize(dataset)
+
+
+def _below_first(dataset, vocab: seqio.Vocabulary, inputs_length: int):
+  """code_t5.data.preprocessors.below_first: an example's `below` before its inputs -- its first
+  BELOW_TOKENS ids, the separator, then as many of the inputs' last ids as inputs_length (which
+  counts the EOS slot) leaves. An empty `below` leaves the inputs as they are."""
+  separator = tf.constant([below_separator(vocab.vocab_size)], tf.int32)
+  room = inputs_length - 1
+
+  @seqio.map_over_dataset
+  def put(example):
+    example = dict(example)
+    # Canonical pieces even where the sides are sampled (v4 = v3 + this): the project's, and
+    # what the engine reads below the cursor.
+    below = tf.cast(vocab.encode_tf(example.pop("below")), tf.int32)[:BELOW_TOKENS]
+    inputs = example["inputs"]
+    keep = tf.maximum(room - tf.size(below) - 1, 0)
+    cut = inputs[tf.maximum(tf.size(inputs) - keep, 0):]
+    example["inputs"] = tf.cond(tf.size(below) > 0,
+                                lambda: tf.concat([below, separator, cut], 0),
+                                lambda: inputs)
+    return example
+
+  return put(dataset)
 
 
 def _fit_and_join(dataset, inputs_length: int, targets_length: int, layout: str):
@@ -424,13 +480,17 @@ def register(objective: str = "cursor_lm", layout: str = "targets_only",
              root: Optional[str] = None, vocab: Optional[seqio.Vocabulary] = None,
              inputs_length: int = 256, targets_length: int = 256,
              line_start_rate: float = 0.5, cursors_in_indentation: bool = False,
-             subword_alpha: float = 0.0, validation_fraction: float = 0.05,
-             test_fraction: float = 0.05, name: Optional[str] = None) -> str:
+             subword_alpha: float = 0.0, below_rate: float = 0.0,
+             validation_fraction: float = 0.05, test_fraction: float = 0.05,
+             name: Optional[str] = None) -> str:
   """Registers one task over an FLCC root (replacing one of the same name) and returns its name.
 
   cursor_lm's options are the project's task versions: v1 = cursors_in_indentation, v2 = the
   default, v3 = v2 with subword_alpha (code_t5.tokenize_with_subword_sampling.alpha, 0.1 unless
-  the model's operative_config.gin says otherwise). inputs_length/targets_length: Mesh TF's
+  the model's operative_config.gin says otherwise), v4 = v3 with below_rate = 0.5 (that share of
+  the inputs start with the code below the cursor's line, BELOW_TOKENS canonical pieces of it and
+  the separator below_separator(vocab_size), before the code before the cursor; with
+  targets_only, that is the start of `targets`). inputs_length/targets_length: Mesh TF's
   run.sequence_length; a targets_only task's TASK_FEATURE_LENGTHS is {'targets': their sum}.
   """
   if objective not in OBJECTIVES:
@@ -455,8 +515,10 @@ def register(objective: str = "cursor_lm", layout: str = "targets_only",
         functools.partial(cursor_lm, inputs_length=inputs_length, targets_length=targets_length,
                           byte_vocabulary=isinstance(vocab, seqio.ByteVocabulary),
                           line_start_rate=line_start_rate,
-                          cursors_in_indentation=cursors_in_indentation),
+                          cursors_in_indentation=cursors_in_indentation, below_rate=below_rate),
         functools.partial(_encode, vocab=vocab, subword_alpha=subword_alpha),
+        *([functools.partial(_below_first, vocab=vocab, inputs_length=inputs_length)]
+          if below_rate else []),
         functools.partial(_fit_and_join, inputs_length=inputs_length,
                           targets_length=targets_length, layout=layout),
     ]
