@@ -24,9 +24,16 @@ def load_average() -> str:
   return " ".join(open("/proc/loadavg").read().split()[:3])
 
 
+# The variables that cap the vector instructions the math libraries' kernels use: TensorFlow's
+# oneDNN, MKL (PyTorch's matmul) and PyTorch's own kernels. With all three at AVX2 an AVX-512
+# machine runs the slower kind's kernels (docs/speed.md); NumPy's OpenBLAS already runs its Haswell
+# (AVX2) kernels on both kinds.
+ISA_CAPS = ("ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS", "ATEN_CPU_CAPABILITY")
+
+
 def cpu_kind() -> str:
   """The CPU as the docs name machines: model, usable cores, widest vector unit (from Linux's
-  /proc/cpuinfo; "unknown CPU" elsewhere)."""
+  /proc/cpuinfo; "unknown CPU" elsewhere), and the kernels' cap where one is set (ISA_CAPS)."""
   try:
     info = pathlib.Path("/proc/cpuinfo").read_text()
   except OSError:
@@ -40,7 +47,9 @@ def cpu_kind() -> str:
     cores = len(os.sched_getaffinity(0))
   except AttributeError:
     cores = os.cpu_count()
-  return f"{model}, {cores} cores, {vector}"
+  caps = [f"{name}={os.environ[name]}" for name in ISA_CAPS if os.environ.get(name)]
+  return f"{model}, {cores} cores, {vector}" + (f" (kernels capped: {' '.join(caps)})"
+                                                 if caps else "")
 
 
 def wait_for_idle(max_load: float = 1.5, timeout_s: float = 600, echo=print) -> float:

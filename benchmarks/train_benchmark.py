@@ -210,6 +210,7 @@ def main(argv=None):
   print(f"== train benchmark {args.label}: {args.model} {args.size} on {args.run}, "
         f"batch {args.batch} x {args.length}+{args.length}, {args.steps} steps; "
         f"load before: {bench_utils.load_average()}")
+  print(bench_utils.cpu_kind())
   peak = bench_utils.matmul_peak_gflops()
   peak_gflops = max(peak.values())
   print("fp32 matmul peak (1024^3, best of 10): " +
