@@ -102,13 +102,17 @@ def test_init_from_starts_a_new_run_from_the_weights_with_its_own_steps_and_opti
     trained, tmp_path, prepared_dir):
   source_dir, _, _ = trained
   model_dir = tmp_path / "continued"
-  # Learning rate 0: after its first step the new run's weights are still the ones it read.
+  # Learning rate 0: after its first step the new run's weights are still the ones it read. On
+  # another version of the source's task (cursor_lm v1, not the recipe's v2), which the run says.
   result = _code_t5("train", "--steps", "1", "--no-eval", "--model-dir", str(model_dir),
                     "--init-from", str(source_dir),
                     "--gin-param", f"code_t5.flcc_dataset.prepared_dir = '{prepared_dir}'",
-                    "--gin-param", "utils.run.learning_rate_schedule = 0.0")
+                    "--gin-param", "utils.run.learning_rate_schedule = 0.0",
+                    "--gin-param", "code_t5.task_name.version = 'v1'")
   assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
   assert f"new run from the weights of {source_dir.resolve()}/model.ckpt-{STEPS}" in result.stdout
+  assert ("note: --init-from's model was trained on flcc_py_cursor_lm_v2; this run trains on "
+          "flcc_py_cursor_lm_v1") in result.stdout
   assert launcher.latest_step(model_dir) == 1
   source = test_utils.checkpoint_variables(source_dir / f"model.ckpt-{STEPS}")
   started = test_utils.checkpoint_variables(model_dir / "model.ckpt-1")

@@ -159,6 +159,26 @@ def test_progress_lines_give_steps_tokens_per_second_and_eta(tiny_run):
                        "ETA 1:32:27 to step 10000  [11 s]")
 
 
+def test_a_run_on_another_task_than_its_init_from_model_says_so_at_its_first_step(tiny_run):
+  _, model_dir = tiny_run("shared-prefix_lm")  # trained on flcc_py_prefix_lm_v1
+  assert launcher.run_shape(model_dir).task == "flcc_py_prefix_lm_v1"
+  # The clock at 0: the run's operative_config.gin is newer than the run's start, as it is live.
+  lines = []
+  launcher._Progress(model_dir, lines.append, clock=lambda: 0.0,  # pylint: disable=protected-access
+                     init_task="flcc_py_cursor_lm_spm_dev_v3").step(1, 2.5)
+  assert lines == ["  note: --init-from's model was trained on flcc_py_cursor_lm_spm_dev_v3; this "
+                   "run trains on flcc_py_prefix_lm_v1 (--gin-param \"code_t5.task_name.version = "
+                   "...\" picks the version)"]
+  same = []
+  launcher._Progress(model_dir, same.append, clock=lambda: 0.0,  # pylint: disable=protected-access
+                     init_task="flcc_py_prefix_lm_v1").step(1, 2.5)
+  assert not same
+  # The shipped model's task, read from the operative_config.gin beside its checkpoint.
+  assert launcher._trained_task(  # pylint: disable=protected-access
+      test_utils.PRETRAINED / f"model.ckpt-{test_utils.PRETRAINED_STEP}") == (
+          "flcc_py_cursor_lm_spm_dev_v3")
+
+
 def test_a_second_trainer_on_a_model_dir_is_refused_while_the_first_runs(tmp_path):
   lock = tmp_path / launcher.TRAIN_LOCK
   holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""

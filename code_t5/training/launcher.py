@@ -220,6 +220,16 @@ def _checkpoint_prefix(path: pathlib.Path) -> pathlib.Path:
     raise LaunchError(f"--init-from: {error}") from None
 
 
+def _trained_task(checkpoint_prefix: pathlib.Path) -> Optional[str]:
+  """The task the model of a checkpoint was trained on, from the operative_config.gin beside it
+  (None when there is none or it does not say)."""
+  from code_t5.training import operative_config  # pylint: disable=g-import-not-at-top
+  try:
+    return operative_config.OperativeConfig.of_model_dir(checkpoint_prefix.parent).task()
+  except (OSError, ValueError, errors.UserError):
+    return None
+
+
 def latest_step(model_dir: pathlib.Path) -> Optional[int]:
   """The step of the newest checkpoint in model_dir (None if there is none)."""
   steps = [int(m.group(1)) for p in model_dir.glob("model.ckpt-*.index")
@@ -240,6 +250,7 @@ class RunShape:
   lengths: Dict[str, int]  # per feature (inputs, targets), packed
   train_steps: Optional[int]
   batch_binding: tuple  # utils.run.batch_size as bound, e.g. ("tokens_per_batch", 65536)
+  task: Optional[str] = None  # the task it trains on (None when not recorded)
 
   @property
   def token_slots(self) -> int:
@@ -271,6 +282,7 @@ def run_shape(model_dir: pathlib.Path, written_after: float = 0.0) -> Optional[R
     method, value = config.value("run.batch_size")
     mesh_shape = config.value("run.mesh_shape", "") or ""
     train_steps = config.value("run.train_steps")
+    task = config.task()
   except (OSError, ValueError, TypeError, errors.UserError):
     return None
   if isinstance(lengths, int):
@@ -286,7 +298,7 @@ def run_shape(model_dir: pathlib.Path, written_after: float = 0.0) -> Optional[R
     return None
   return RunShape(sequences=int(sequences), lengths=dict(lengths),
                   train_steps=train_steps if isinstance(train_steps, int) else None,
-                  batch_binding=(method, value))
+                  batch_binding=(method, value), task=task)
 
 
 def _duration(seconds: float) -> str:
@@ -302,8 +314,10 @@ def _memory(num_bytes: Optional[int]) -> str:
 class _Progress:
   """Progress lines: step, loss, steps/s and token slots/s since the last line, ETA."""
 
-  def __init__(self, model_dir: Optional[pathlib.Path], echo, clock=time.time):
+  def __init__(self, model_dir: Optional[pathlib.Path], echo, clock=time.time,
+               init_task: Optional[str] = None):
     self._model_dir, self._echo, self._clock = model_dir, echo, clock
+    self._init_task = init_task  # the task --init-from's model was trained on
     self.start = clock()
     self._last = None  # (time, step) of the previous line (or of the first loss)
     self.shape: Optional[RunShape] = None
@@ -312,6 +326,7 @@ class _Progress:
     now = self._clock()
     if self._last is None:
       self._last = (now, step)
+      self._note_task_change()
       return
     then, then_step = self._last
     if now - then < _PROGRESS_SECONDS:
@@ -328,6 +343,18 @@ class _Progress:
         remaining = max(0, self.shape.train_steps - step)
         parts.append(f"ETA {_duration(remaining / rate)} to step {self.shape.train_steps}")
     self._echo("  ".join(parts) + f"  [{now - self.start:.0f} s]")
+
+  def _note_task_change(self) -> None:
+    """Says so when the run trains on another task than --init-from's model did: the weights
+    come from the model, the task from this run's gin (the model file's default version unless
+    `code_t5.task_name.version` is given), which is easy to miss."""
+    if self._init_task is None or self._model_dir is None:
+      return
+    self.shape = run_shape(self._model_dir, self.start)
+    if self.shape and self.shape.task and self.shape.task != self._init_task:
+      self._echo(f"  note: --init-from's model was trained on {self._init_task}; this run trains "
+                 f"on {self.shape.task} (--gin-param \"code_t5.task_name.version = ...\" picks "
+                 "the version)")
 
 
 def _exit_reason(returncode: int, signals: Sequence[int], shape: Optional[RunShape]) -> str:
@@ -348,7 +375,7 @@ def _exit_reason(returncode: int, signals: Sequence[int], shape: Optional[RunSha
 
 def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
         loss_table: Optional[pathlib.Path] = None, first_step: Optional[int] = None,
-        env: Optional[Mapping[str, str]] = None) -> int:
+        env: Optional[Mapping[str, str]] = None, init_task: Optional[str] = None) -> int:
   """Runs a Mesh TF command; full log to `log_path`, condensed progress to `echo`.
 
   With `loss_table`, every step's printed loss is appended to it as "step<TAB>loss", written
@@ -359,15 +386,17 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
   A code_t5 error that ends the command is raised here as a LaunchError with its message.
   The command runs in its own process group and dies with this process (processes.start_child);
   SIGTERM/SIGINT are forwarded to it. `env`: variables set for the command on top of this
-  process's environment (they win, TF_CPP_MIN_LOG_LEVEL included). Returns its exit status
-  (negative: killed by that signal).
+  process's environment (they win, TF_CPP_MIN_LOG_LEVEL included). `init_task`: the task of the
+  model a new run starts from (--init-from), noted at the first step if the run's differs.
+  Returns its exit status (negative: killed by that signal).
   """
   echo("$ " + " ".join(shlex.quote(c) for c in command))
   env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "3"),
          **(env or {})}
   log_path.parent.mkdir(parents=True, exist_ok=True)
   model_dir = _flag_value(command, "--model_dir")
-  progress = _Progress(pathlib.Path(model_dir) if model_dir else None, echo)
+  progress = _Progress(pathlib.Path(model_dir) if model_dir else None, echo,
+                       init_task=init_task)
   with contextlib.ExitStack() as stack:
     # Line-buffered: a killed launcher still leaves every line it read on disk.
     log = stack.enter_context(open(log_path, "a", encoding="utf-8", buffering=1))
@@ -465,8 +494,11 @@ def _train_and_eval(experiment: Experiment, steps: int, evaluate: bool, echo) ->
         "new run" + (f" from the weights of {experiment.init_from}" if experiment.init_from
                      else "")) +
        f", training to step {steps}")
+  init_task = (_trained_task(experiment.init_from)
+               if resumed is None and experiment.init_from is not None else None)
   code = run(experiment.train_command(steps), model_dir / "logs" / "train.log", echo,
-             loss_table=model_dir / curves.LOSS_TABLE, first_step=(resumed or 0) + 1)
+             loss_table=model_dir / curves.LOSS_TABLE, first_step=(resumed or 0) + 1,
+             init_task=init_task)
   if code:
     return code
   losses = curves.read_loss(model_dir)
