@@ -156,6 +156,11 @@ def test_bad_flag_values_give_one_line_errors(tmp_path):
   assert error.startswith("code-t5 train: --init-from") and "nothing" in error
   error = _one_line_error(_code_t5("train", "--vocab", "t5", "--model-dir", str(tmp_path)))
   assert error.startswith("code-t5 train: --vocab 't5' is not one of byte, spm_dev")
+  # A task version gin binds, found wrong inside the trainer.
+  error = _one_line_error(_code_t5("train", "--steps", "1", "--model-dir", str(tmp_path / "v9"),
+                                   "--gin-param", "code_t5.task_name.version = 'v9'"))
+  assert error.startswith("code-t5 train: code_t5.task_name: objective 'cursor_lm' has no "
+                          "version 'v9'; it has v1, v2, v3, v4")
 
 
 def test_code_vocabulary_trains_and_evaluates_line_completion(tmp_path, prepared_dir):

@@ -6,6 +6,7 @@ tasks.PREFIX_LM, ...); they live here, without seqio, so that naming a model dir
 registers nothing.
 """
 
+from code_t5 import errors
 from code_t5.data import vocab
 
 VERSION = "v1"
@@ -29,18 +30,22 @@ OBJECTIVES = ("prefix_lm", "span_corruption", PREFIX_LM_AND_SPAN_CORRUPTION, "co
               "cursor_lm", "line_completion")
 
 
+class TaskNameError(errors.UserError, ValueError):
+  """An objective, vocabulary or version no task is registered for (a gin binding's value)."""
+
+
 def name_of(objective: str, vocabulary: str = "byte", version: str = VERSION) -> str:
   """The registered name for an objective, a vocabulary name (of vocab.VOCABULARIES) and a
   version of the objective's examples (VERSIONS; every objective has v1)."""
   if objective not in OBJECTIVES:
-    raise ValueError(f"code_t5.task_name: objective {objective!r} is not one of "
+    raise TaskNameError(f"code_t5.task_name: objective {objective!r} is not one of "
                      f"{', '.join(OBJECTIVES)}")
   if vocabulary not in vocab.VOCABULARIES:
-    raise ValueError(f"code_t5.task_name: vocabulary {vocabulary!r} is not one of "
+    raise TaskNameError(f"code_t5.task_name: vocabulary {vocabulary!r} is not one of "
                      f"{', '.join(vocab.VOCABULARIES)}")
   versions = VERSIONS.get(objective, (VERSION,))
   if version not in versions:
-    raise ValueError(f"code_t5.task_name: objective {objective!r} has no version {version!r}; "
+    raise TaskNameError(f"code_t5.task_name: objective {objective!r} has no version {version!r}; "
                      f"it has {', '.join(versions)}")
   suffix = "" if vocabulary == "byte" else f"_{vocabulary}"
   return f"flcc_py_{objective}{suffix}_{version}"
