@@ -40,6 +40,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from code_t5 import errors
 from code_t5 import processes
+from code_t5.data import line_completion
 from code_t5.data import task_names
 from code_t5.engine import copy_cache
 from code_t5.engine import decoding
@@ -63,8 +64,6 @@ DEFAULT_MIN_SCORE = float("-inf")
 # Added to the score of a line the file or repository already holds (line_retrieval). Chosen
 # on the site-packages corpus's 1,012 validation points: 0.5, 1 and 2 gave EM 22.7, 23.1, 23.0.
 RETRIEVAL_BONUS = 1.0
-# The most characters one piece of a vocabulary stands for (code_t5.data.line_completion's bound).
-_MAX_CHARS_PER_PIECE = 16
 # What a model dir says of itself beyond its checkpoint: {"name", "trained_on", "total_steps",
 # "date", "min_score", "min_score_chosen_on"}, all optional. "min_score" is the model's own
 # confidence gate: the --min-score its completions use unless one is given.
@@ -711,10 +710,10 @@ class Completer:
     (task_names.reads_below), else none."""
     if not below or not self.reads_below:
       return []
-    # Encoding the whole rest of a long file would cost more than the request: a piece holds at
-    # most _MAX_CHARS_PER_PIECE characters.
-    return self.tokenizer.encode(
-        below[:_MAX_CHARS_PER_PIECE * task_names.BELOW_TOKENS])[:task_names.BELOW_TOKENS]
+    # Encoding the whole rest of a long file would cost more than the request; training cuts the
+    # text as many characters as the pieces can hold.
+    return self.tokenizer.encode(below[:line_completion.MAX_CHARS_PER_TOKEN *
+                                       task_names.BELOW_TOKENS])[:task_names.BELOW_TOKENS]
 
   def context_ids(self, prefix: str, below: str = "") -> Tuple[str, List[int]]:
     """(the end of `prefix` the model reads, the ids it reads): for a model trained on cursor_lm
