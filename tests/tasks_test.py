@@ -167,7 +167,7 @@ def test_cursor_lm_v2_draws_no_cursor_inside_leading_indentation(version):
 def test_cursor_lm_v3_samples_each_sides_pieces_at_v2s_cursors():
   spm = spm_vocabulary.get_vocabulary("spm_dev")
   canonical, sampled = _cursor_examples("v2"), _cursor_examples("v3")
-  split = longer = 0
+  split = longer = fewer = 0
   for before, after in zip(canonical, sampled):
     for key in ("inputs", "targets"):
       text = after[f"{key}_pretokenized"].decode("utf-8")
@@ -181,8 +181,11 @@ def test_cursor_lm_v3_samples_each_sides_pieces_at_v2s_cursors():
       pieces, canonical_pieces = after[key][:-1].tolist(), spm.encode(text)
       split += pieces != canonical_pieces
       longer += len(pieces) > len(canonical_pieces)
-  # Nearly every side's encoding differs from its canonical one, and never with fewer pieces.
-  assert split >= 0.8 * 2 * len(sampled) and longer == split
+      fewer += len(pieces) < len(canonical_pieces)
+  # Nearly every side's encoding differs from its canonical one, nearly always with more pieces
+  # (a skipped merge can also end in other pieces of the same count: 1 of 200 in one CI run), and
+  # never with fewer.
+  assert split >= 0.8 * 2 * len(sampled) and longer >= 0.95 * split and fewer == 0
   # Drawn afresh on each read: training sees other splits of the same cut on each epoch.
   again = _cursor_examples("v3")
   assert sum(a["targets"].tolist() != b["targets"].tolist() for a, b in zip(sampled, again)) >= 50
