@@ -39,14 +39,14 @@ def name_of(objective: str, vocabulary: str = "byte", version: str = VERSION) ->
   version of the objective's examples (VERSIONS; every objective has v1)."""
   if objective not in OBJECTIVES:
     raise TaskNameError(f"code_t5.task_name: objective {objective!r} is not one of "
-                     f"{', '.join(OBJECTIVES)}")
+                        f"{', '.join(OBJECTIVES)}")
   if vocabulary not in vocab.VOCABULARIES:
     raise TaskNameError(f"code_t5.task_name: vocabulary {vocabulary!r} is not one of "
-                     f"{', '.join(vocab.VOCABULARIES)}")
+                        f"{', '.join(vocab.VOCABULARIES)}")
   versions = VERSIONS.get(objective, (VERSION,))
   if version not in versions:
-    raise TaskNameError(f"code_t5.task_name: objective {objective!r} has no version {version!r}; "
-                     f"it has {', '.join(versions)}")
+    raise TaskNameError(f"code_t5.task_name: objective {objective!r} has no version "
+                        f"{version!r}; it has {', '.join(versions)}")
   suffix = "" if vocabulary == "byte" else f"_{vocabulary}"
   return f"flcc_py_{objective}{suffix}_{version}"
 

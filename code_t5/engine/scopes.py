@@ -52,9 +52,8 @@ class Definitions:
   def __init__(self, prefix: str, below: str):
     head_start = prefix.rfind("\n") + 1
     self._head = prefix[head_start:]
-    self._prefix = prefix
+    self._above = prefix[:head_start]
     self._below = below
-    self._head_start = head_start
     self._lines = None  # (above, nearest first; below, in order): split for the first definition
     self._names = {}  # indentation -> names its block defines without a decorator
 
@@ -66,7 +65,7 @@ class Definitions:
       return False
     indent, name = match.group(1), match.group(2)
     if self._lines is None:
-      above = self._prefix[:self._head_start].rsplit("\n", MAX_LINES + 1)[-MAX_LINES - 1:-1]
+      above = self._above.rsplit("\n", MAX_LINES + 1)[-MAX_LINES - 1:-1]
       self._lines = (above[::-1], self._below.split("\n", MAX_LINES)[:MAX_LINES])
     above, after = self._lines
     if _decorator_next(above, 0):

@@ -206,6 +206,12 @@ def serve_stdio(completer, stdin=None, stdout=None, max_request_bytes=None) -> i
   return 0
 
 
+def check_workers(workers: Optional[int]) -> None:
+  """--workers must be 1 or more (None: default_workers())."""
+  if workers is not None and workers < 1:
+    raise complete_lib.CompletionError(f"--workers {workers} must be 1 or more")
+
+
 def default_workers() -> int:
   """One worker process per CPU this process may run on, at most MAX_DEFAULT_WORKERS."""
   try:
@@ -371,9 +377,8 @@ def make_http_server(completer, port: int = 0,
   """An HTTP server on 127.0.0.1:port (0 = a free port); `workers` requests run at once, each
   in a forked copy of `completer` (default: default_workers(); 1: in this process, one at a
   time). server_close() ends the workers."""
+  check_workers(workers)
   workers = default_workers() if workers is None else workers
-  if workers < 1:
-    raise complete_lib.CompletionError(f"--workers {workers} must be 1 or more")
   # The workers first: forked after the socket is bound, they would hold the port open too.
   pool = WorkerPool(completer, workers)
   try:
@@ -492,8 +497,7 @@ def _handler(completer):
 def _serve(args) -> int:
   if args.port is not None and not 0 <= args.port <= 65535:
     raise complete_lib.CompletionError(f"--port {args.port} is not a port number (0-65535)")
-  if args.workers is not None and args.workers < 1:
-    raise complete_lib.CompletionError(f"--workers {args.workers} must be 1 or more")
+  check_workers(args.workers)  # before the model loads
   completer = complete_lib.Completer(args.checkpoint, complete_lib.options_from(args),
                                      repo=args.repo)
   if args.port is None:
