@@ -71,6 +71,8 @@ GREEDY = complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False, c
                                 retrieval=False)
 DEFAULT = complete.EngineOptions(top=1)
 TOP5 = complete.EngineOptions(top=5)
+# The default without the code most like the cursor's read first (code_t5.engine.similar_code).
+NO_SIMILAR = complete.EngineOptions(top=1, similar=False)
 # The engine without the repository, the file's cache or whole-line retrieval (as it was).
 FILE_ONLY = complete.EngineOptions(top=1, cache=False, retrieval=False, below=False)
 
@@ -364,7 +366,7 @@ def measure(name, model_dir, points, args) -> dict:
       print(f"  serve of {checkout or 'this checkout'}, 1 then {args.clients} clients: "
             f"{time.perf_counter() - start:.1f} s", flush=True)
     return figures
-  stages = 10 + args.savedmodel
+  stages = 11 + args.savedmodel
   seconds = {}
 
   def timed(label, function, *arguments):
@@ -378,7 +380,8 @@ def measure(name, model_dir, points, args) -> dict:
   figures["load_s"] = seconds["load"]
   for label, options, with_repository in (("greedy", GREEDY, False),
                                          ("file_only", FILE_ONLY, False),
-                                         ("best", DEFAULT, True), ("top5", TOP5, True)):
+                                         ("best", DEFAULT, True), ("top5", TOP5, True),
+                                         ("no_similar", NO_SIMILAR, True)):
     times, lengths = timed(f"{label}, {len(points)} requests", _in_process, model_dir, options,
                            points, with_repository)
     figures[label] = _percentiles(times)
@@ -409,6 +412,11 @@ def _report(rows):
           f"{pair('best'):>14}{r['best'][0] / r['file_only'][0]:>14.2f}x"
           f"{pair('top5'):>14}{r['top5'][0] / r['best'][0]:>11.2f}x{pair('uncached'):>14}"
           f"{r['uncached'][0] / r['greedy'][0]:>16.1f}x")
+  for r in rows:
+    print(f"{r['name']}: the default without the similar code read first (--no-similar) "
+          f"{r['no_similar'][0]:.0f} / {r['no_similar'][1]:.0f} ms; best / that: "
+          f"{r['best'][0] / r['no_similar'][0]:.2f}x at p50, "
+          f"{r['best'][1] / r['no_similar'][1]:.2f}x at p95")
   print("\nwhere the default best line's time goes, ms per request (means):")
   print(f"{'model':<10}{'context':>9}{'start':>9}{'steps':>8}{'ms/step':>9}{'decode':>9}"
         f"{'other':>9}{'total':>9}")

@@ -1,7 +1,8 @@
 """The repository and the code below the cursor as the engine's context, proved with the shipped
 model: completions only knowable from there (code_t5/engine/repository.py, copy_cache.py,
-line_retrieval.py)."""
+line_retrieval.py, similar_code.py)."""
 
+import dataclasses
 import json
 import pathlib
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import pytest
 
 from code_t5.engine import complete
+from code_t5.engine import repository
 from code_t5 import test_utils
 
 UTILS = '''"""Helpers."""
@@ -107,3 +109,40 @@ def test_a_missing_repository_is_a_one_line_error(tmp_path):
   assert done.stderr.strip().splitlines() == [
       f"code-t5 complete: --repo {tmp_path / 'nowhere'} is not a directory: give the project's "
       "folder"]
+
+
+SIMILAR_OTHER = '''import logging
+
+from pkg import registry
+
+
+def setup(config):
+    logging.basicConfig(level=logging.INFO)
+    handlers = registry.load_handlers(config)
+    table = registry.frobnicate_widget_registry(config, strict=True)
+    return table
+'''
+SIMILAR_MAIN = '''import logging
+
+from pkg import registry
+
+
+def setup_again(config):
+    logging.basicConfig(level=logging.INFO)
+    handlers = registry.load_handlers(config)
+    table = registry.frob'''
+
+
+def test_the_model_reads_the_most_similar_code_of_the_repository():
+  # Cache and whole-line retrieval off: only the window of pkg/other.py that similar_code puts
+  # before the context can tell the model how `frob` goes on.
+  options = complete.EngineOptions(top=3, min_score=complete.DEFAULT_MIN_SCORE, cache=False,
+                                   retrieval=False)
+  engine = complete.Completer(test_utils.PRETRAINED, options)
+  project = repository.Repository(engine.tokenizer)
+  project.add("pkg/other.py", SIMILAR_OTHER)
+  lines = engine.complete(SIMILAR_MAIN, repository=project, path="pkg/main.py").candidates
+  assert lines[0].text.startswith("nicate_widget")
+  engine.options = dataclasses.replace(options, similar=False)
+  lines = engine.complete(SIMILAR_MAIN, repository=project, path="pkg/main.py").candidates
+  assert not any(line.text.startswith("nicate") for line in lines)

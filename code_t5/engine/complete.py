@@ -50,6 +50,7 @@ from code_t5.engine import names
 from code_t5.engine import repository as repository_lib
 from code_t5.engine import runtime
 from code_t5.engine import scopes
+from code_t5.engine import similar_code
 from code_t5.training import launcher
 from code_t5.training import operative_config
 
@@ -551,6 +552,8 @@ class EngineOptions:
   # cache and retrieval, and a model trained to read them (cursor_lm v4) reads their start first
   cache: bool = True  # mix a copy cache of the file above the line and the repository's other
   # files into the model's probabilities (code_t5.engine.copy_cache)
+  similar: bool = True  # the model first reads the code most like the lines above the cursor,
+  # from the file below and the repository (code_t5.engine.similar_code)
 
 
 def check_options(options: EngineOptions) -> None:
@@ -715,15 +718,20 @@ class Completer:
     return self.tokenizer.encode(below[:line_completion.MAX_CHARS_PER_TOKEN *
                                        task_names.BELOW_TOKENS])[:task_names.BELOW_TOKENS]
 
-  def context_ids(self, prefix: str, below: str = "") -> Tuple[str, List[int]]:
+  def context_ids(self, prefix: str, below: str = "", similar: str = ""
+                  ) -> Tuple[str, List[int]]:
     """(the end of `prefix` the model reads, the ids it reads): for a model trained on cursor_lm
     v4 with code below the cursor's line, its first pieces and the separator come first, as in
-    training (code_t5.data.preprocessors.below_first)."""
+    training (code_t5.data.preprocessors.below_first); before all, the last
+    similar_code.MAX_PIECES pieces of `similar` (similar_code.find), read as code that came
+    earlier."""
     below_ids = self.below_ids(below)
     context = self.context(prefix, below_ids)
     ids = self.tokenizer.encode(context)
     if below_ids:
       ids = below_ids + [task_names.below_separator(self.tokenizer.vocab_size)] + ids
+    if similar:
+      ids = self.tokenizer.encode(similar)[-similar_code.MAX_PIECES:] + ids
     return context, ids
 
   def file_cache(self, prefix: str, repository=None, below: str = ""):
@@ -760,7 +768,9 @@ class Completer:
     if top < 1:
       raise CompletionError(f"top {top} must be 1 or more")
     below = below if options.below else ""
-    context, ids = self.context_ids(prefix, below)
+    similar = similar_code.find(prefix, below, repository.windows if repository is not None
+                                else None, path) if options.similar else ""
+    context, ids = self.context_ids(prefix, below, similar)
     heal = b""
     if options.heal:
       ids, heal = decoding.split_heal(ids, self.tokenizer)
@@ -842,6 +852,9 @@ def add_engine_flags(parser, top: int = EngineOptions.top) -> None:
                       "probabilities")
   parser.add_argument("--no-retrieval", action="store_true",
                       help="do not propose whole lines the file and --repo already hold")
+  parser.add_argument("--no-similar", action="store_true",
+                      help="do not let the model first read the code of the file below and "
+                      "--repo most like the lines above the cursor")
   parser.add_argument("--min-score", type=float, default=None,
                       help="show nothing scoring below this (log-probability / sqrt(pieces), + "
                       f"{RETRIEVAL_BONUS:g} for a line the file or repository holds; default: "
@@ -856,7 +869,7 @@ def options_from(args) -> EngineOptions:
                        max_tokens=args.max_tokens, heal=not args.no_healing,
                        filters=not args.no_filters, names=not args.no_names,
                        min_score=args.min_score, cache=not args.no_cache,
-                       retrieval=not args.no_retrieval)
+                       retrieval=not args.no_retrieval, similar=not args.no_similar)
 
 
 def add_export_flags(parser) -> None:

@@ -2,7 +2,8 @@
 
 `Repository` keeps a repository's Python files as the model's pieces (for the copy cache,
 code_t5.engine.copy_cache), as stripped lines (for whole-line candidates,
-code_t5.engine.line_retrieval) and as the modules they import (code_t5.engine.imports), per path,
+code_t5.engine.line_retrieval), as windows of lines (for the code most like the cursor's,
+code_t5.engine.similar_code) and as the modules they import (code_t5.engine.imports), per path,
 so that the cursor's own file is left out (its editor text is read instead) and files can be
 updated as the editor saves them. `of_folder` indexes a folder on disk within a time and
 size budget: a repository too large or unreadable degrades to what was read, or to the file.
@@ -16,6 +17,7 @@ from typing import Iterable, Optional
 from code_t5.engine import copy_cache
 from code_t5.engine import imports
 from code_t5.engine import line_retrieval
+from code_t5.engine import similar_code
 
 # Indexing a folder stops after this many seconds (the rest of the repository is not read).
 INDEX_SECONDS = 10.0
@@ -30,18 +32,21 @@ class Repository:
     self.pieces = copy_cache.RepositoryIndex(tokenizer, max_pieces)
     self.lines = line_retrieval.LineIndex()
     self.modules = imports.ModuleIndex()
+    self.windows = similar_code.WindowIndex()
     self.files = 0
 
   def add(self, path: str, text: str) -> None:
     self.pieces.add(path, text)
     self.lines.add(path, text)
     self.modules.add(path, text)
+    self.windows.add(path, text)
     self.files = len(self.lines)
 
   def remove(self, path: str) -> None:
     self.pieces.remove(path)
     self.lines.remove(path)
     self.modules.remove(path)
+    self.windows.remove(path)
     self.files = len(self.lines)
 
   def pieces_for(self, path: str) -> copy_cache.RepositoryPieces:

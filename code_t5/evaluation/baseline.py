@@ -506,7 +506,7 @@ def register_cli(subparsers) -> None:
   parser.add_argument("--rungs", default=None, metavar="A,B,...",
                       help="the engine's rungs to run (default: the whole ladder of "
                       "code_t5/evaluation/engine_eval.py); e.g. "
-                      "beam+heal+filters+names,+below")
+                      "beam+heal+filters+names,+similar")
   parser.add_argument("--model-dir", type=pathlib.Path, action="append", default=[],
                       help="also score this model dir's newest line-completion eval decodes "
                       "(repeatable)")

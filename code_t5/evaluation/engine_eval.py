@@ -16,7 +16,10 @@ model at every held-out line-completion point, once per rung of a ladder; each r
     +repo-cache   + the repository's other files in the cache (the point's repository in the
                   root, the point's file left out)
     +retrieval    + whole lines of the file and repository as candidates (line_retrieval.py)
-    +below        + the file's lines below the cursor's line: the engine's default in an editor
+    +below        + the file's lines below the cursor's line
+    +similar      + the model first reads the code of the file below and the repository most
+                  like the lines above the cursor (similar_code.py): the engine's default in an
+                  editor
 
 and scores each rung's best line like any other system (EM, ES by point kind). For the last rung
 (the engine's default) it also counts what each filter removed, and how a confidence threshold
@@ -42,7 +45,7 @@ class Rung:
 
 
 # Every rung scores its best line, shown or not (the gate is reported beside the ladder).
-_ALONE = dict(cache=False, retrieval=False, below=False, min_score=complete.DEFAULT_MIN_SCORE)
+_ALONE = dict(cache=False, retrieval=False, below=False, similar=False, min_score=complete.DEFAULT_MIN_SCORE)
 _EVERY_LINE = dict(min_score=complete.DEFAULT_MIN_SCORE)
 RUNGS: Dict[str, Rung] = {
     "greedy": Rung(complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False,
@@ -54,14 +57,16 @@ RUNGS: Dict[str, Rung] = {
     "beam+heal+filters": Rung(complete.EngineOptions(top=1, names=False, **_ALONE)),
     "beam+heal+filters+names": Rung(complete.EngineOptions(top=1, **_ALONE)),
     "+file-cache": Rung(complete.EngineOptions(top=1, retrieval=False, below=False,
-                                               **_EVERY_LINE)),
+                                               similar=False, **_EVERY_LINE)),
     "+repo-cache": Rung(complete.EngineOptions(top=1, retrieval=False, below=False,
-                                               **_EVERY_LINE), repository=True),
-    "+retrieval": Rung(complete.EngineOptions(top=1, below=False, **_EVERY_LINE),
+                                               similar=False, **_EVERY_LINE), repository=True),
+    "+retrieval": Rung(complete.EngineOptions(top=1, below=False, similar=False, **_EVERY_LINE),
                        repository=True),
-    "+below": Rung(complete.EngineOptions(top=1, **_EVERY_LINE), repository=True, below=True),
+    "+below": Rung(complete.EngineOptions(top=1, similar=False, **_EVERY_LINE), repository=True,
+                   below=True),
+    "+similar": Rung(complete.EngineOptions(top=1, **_EVERY_LINE), repository=True, below=True),
 }
-DEFAULT_RUNG = "+below"
+DEFAULT_RUNG = "+similar"
 WITHOUT_REPOSITORY = "beam+heal+filters+names"  # the engine as it was before it read more
 # Thresholds reported for the last rung (the best line's score: log-probability / sqrt(pieces),
 # + complete.RETRIEVAL_BONUS for a line the file or repository holds).

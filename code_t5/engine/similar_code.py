@@ -1,0 +1,165 @@
+"""The code most like the lines above the cursor, found in the file below and the repository.
+
+RepoCoder (Zhang et al., EMNLP 2023) puts the repository's code most similar to the lines before
+the cursor, with the lines that followed it, into the model's prompt: where a file or a project
+repeats a pattern (a block of assignments, a family of methods, a test written like its
+neighbour), the model reads how the pattern went on there and continues the same way. The copy
+cache (code_t5.engine.copy_cache) repeats pieces that follow the same last pieces; this gives the
+model a whole window to read, so it can also follow a pattern whose names differ.
+
+`find` compares the last QUERY_LINES lines above the cursor (and what is typed on its line) with
+every window of QUERY_LINES lines, STRIDE lines apart, of the file's lines below the cursor's line
+and of the repository's other files (`WindowIndex`), by the Jaccard similarity of their sets of
+identifiers; the most similar window at MIN_SIMILARITY or more is returned with the
+FOLLOWING_LINES lines after it, and the engine puts its last MAX_PIECES pieces before the
+context (complete.Completer.context_ids). The constants were chosen on the site-packages corpus's
+validation points (docs/engine.md, "Code like the cursor's").
+"""
+
+import re
+import threading
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+QUERY_LINES = 10
+STRIDE = 2
+FOLLOWING_LINES = 10
+MIN_SIMILARITY = 0.3  # corpus validation, EM / ES at 0.2, 0.3, 0.4: 25.8 / 49.7, 25.9 / 49.8, 25.8 / 49.7
+MAX_PIECES = 192
+# Windows of the file below the cursor are made on every request: only its first lines.
+MAX_BELOW_LINES = 2000
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _line_words(lines: Sequence[str]) -> List[set]:
+  return [set(_IDENTIFIER.findall(line)) for line in lines]
+
+
+def _windows(line_words: Sequence[set]) -> List[Tuple[int, frozenset]]:
+  """(first line, identifiers) of each window of QUERY_LINES lines, STRIDE lines apart."""
+  last = max(1, len(line_words) - QUERY_LINES + 1)
+  return [(start, frozenset().union(*line_words[start:start + QUERY_LINES]))
+          for start in range(0, last, STRIDE)]
+
+
+def query_words(prefix: str) -> frozenset:
+  """The identifiers of the last QUERY_LINES lines above the cursor and of its line's typed part."""
+  return frozenset(_IDENTIFIER.findall("\n".join(prefix.split("\n")[-QUERY_LINES - 1:])))
+
+
+def _snippet(lines: Sequence[str], start: int) -> str:
+  return "\n".join(lines[start:start + QUERY_LINES + FOLLOWING_LINES]).rstrip("\n") + "\n"
+
+
+def _similarity(query: frozenset, words: frozenset) -> float:
+  common = len(query & words)
+  return common / (len(query) + len(words) - common) if common else 0.0
+
+
+class _File:
+  """A file's lines and its windows: (word id, window) pairs of the identifiers each holds."""
+
+  def __init__(self, text: str, word_ids: Dict[str, int]):
+    self.lines = text.split("\n")
+    windows = _windows(_line_words(self.lines))
+    self.starts = np.array([start for start, _ in windows], np.int32)
+    self.sizes = np.array([len(words) for _, words in windows], np.int32)
+    words = [word_ids.setdefault(word, len(word_ids)) for _, ws in windows for word in ws]
+    self.words = np.array(words, np.int32)
+    self.windows = np.repeat(np.arange(len(windows), dtype=np.int32), self.sizes)
+
+
+class _Merged:
+  """Every file's windows in one table, the (word, window) pairs sorted by word."""
+
+  def __init__(self, files: Dict[str, _File]):
+    self.paths = sorted(files)
+    self.files = [files[path] for path in self.paths]
+    offsets = np.cumsum([0] + [len(f.sizes) for f in self.files])
+    self.offsets = offsets[:-1]
+    self.sizes = np.concatenate([f.sizes for f in self.files])
+    self.owners = np.repeat(np.arange(len(self.files)), [len(f.sizes) for f in self.files])
+    words = np.concatenate([f.words for f in self.files])
+    order = np.argsort(words, kind="stable")
+    self.words = words[order]
+    self.windows = np.concatenate([f.windows + offset
+                                   for f, offset in zip(self.files, self.offsets)])[order]
+
+  def best(self, query_ids: np.ndarray, query_size: int, path: str
+           ) -> Tuple[float, Optional[str]]:
+    lo = np.searchsorted(self.words, query_ids, "left")
+    hi = np.searchsorted(self.words, query_ids, "right")
+    hits = [self.windows[a:b] for a, b in zip(lo, hi) if b > a]
+    if not hits:
+      return 0.0, None
+    common = np.bincount(np.concatenate(hits), minlength=len(self.sizes))
+    similarity = common / (query_size + self.sizes - common)
+    if path in self.paths:
+      similarity[self.owners == self.paths.index(path)] = -1.0
+    k = int(np.argmax(similarity))
+    if similarity[k] <= 0:
+      return 0.0, None
+    owner = self.owners[k]
+    entry = self.files[owner]
+    return float(similarity[k]), _snippet(entry.lines, int(entry.starts[k - self.offsets[owner]]))
+
+
+class WindowIndex:
+  """The windows of a repository's files, per path (`add`, `remove`), for `best`. The merged
+  table is rebuilt on the first look-up after a change, as line_retrieval.LineIndex's tables
+  are. Thread-safe."""
+
+  def __init__(self):
+    self._files: Dict[str, _File] = {}
+    self._word_ids: Dict[str, int] = {}
+    self._lock = threading.Lock()
+    self._merged: Optional[_Merged] = None
+
+  def add(self, path: str, text: str) -> None:
+    with self._lock:
+      self._files[path] = _File(text, self._word_ids)
+      self._merged = None
+
+  def remove(self, path: str) -> None:
+    with self._lock:
+      if self._files.pop(path, None) is not None:
+        self._merged = None
+
+  def __len__(self) -> int:
+    return len(self._files)
+
+  def best(self, query: frozenset, path: str = "") -> Tuple[float, Optional[str]]:
+    """(similarity, snippet) of the window most like `query` in any file but `path`."""
+    with self._lock:
+      if not query or not self._files:
+        return 0.0, None
+      if self._merged is None:
+        self._merged = _Merged(self._files)
+      merged = self._merged
+      query_ids = np.array([self._word_ids[w] for w in query if w in self._word_ids], np.int64)
+    # Words no file holds count in the query's size, though in no window.
+    return merged.best(query_ids, len(query), path)
+
+
+def find(prefix: str, below: str = "", index: Optional[WindowIndex] = None,
+         path: str = "") -> str:
+  """The window (with the lines after it) most like the code before the cursor, from `below`
+  (the file's lines after the cursor's line) and `index` (the repository, without `path`), if
+  its similarity is MIN_SIMILARITY or more; else ""."""
+  query = query_words(prefix)
+  if not query:
+    return ""
+  best, snippet = MIN_SIMILARITY, ""
+  if below:
+    lines = below.split("\n")[:MAX_BELOW_LINES]
+    for start, words in _windows(_line_words(lines)):
+      similarity = _similarity(query, words)
+      if similarity > best:
+        best, snippet = similarity, _snippet(lines, start)
+  if index is not None and len(index):
+    similarity, found = index.best(query, path)
+    if found is not None and similarity > best:
+      snippet = found
+  return snippet

@@ -1,0 +1,68 @@
+"""The code most like the lines above the cursor (code_t5/engine/similar_code.py)."""
+
+from code_t5.engine import similar_code
+
+HANDLERS = '''def handle(request, kind):
+    payload = decode_payload(request.body, kind)
+    checked = validate(payload, strict=True)
+    return respond(checked)
+'''
+UNRELATED = "import os\n\n\ndef main():\n    print(os.getcwd())\n"
+
+
+def _index(**files):
+  index = similar_code.WindowIndex()
+  for path, text in files.items():
+    index.add(path, text)
+  return index
+
+
+def test_the_most_similar_window_of_another_file_comes_with_the_lines_after_it():
+  fields = "".join(f"    field_{k} = record.get('field_{k}')\n"
+                   for k in range(similar_code.QUERY_LINES))
+  other = "def parse(record):\n" + fields + "    return build(field_0, field_1)\n"
+  index = _index(**{"api/records.py": other, "api/main.py": UNRELATED})
+  prefix = "def parse_again(record):\n" + fields
+  snippet = similar_code.find(prefix, index=index, path="api/new.py")
+  assert snippet.endswith(fields[fields.index("\n") + 1:] + "    return build(field_0, field_1)\n")
+  # Its own saved copy is not read (the editor's text is), nor is a dissimilar file.
+  assert similar_code.find(prefix, index=index, path="api/records.py") == ""
+
+
+def test_a_short_file_is_one_window():
+  prefix = ("def handle(request, kind):\n    payload = decode_payload(request.body, kind)\n"
+            "    checked = ")
+  index = _index(**{"api/handlers.py": HANDLERS, "api/main.py": UNRELATED})
+  assert similar_code.find(prefix, index=index, path="api/new.py") == HANDLERS
+  # Its own saved copy is not read (the editor's text is), nor is a dissimilar file.
+  assert similar_code.find(prefix, index=index, path="api/handlers.py") == ""
+
+
+def test_the_file_s_lines_below_the_cursor_are_searched_too():
+  prefix = "def handle(request, kind):\n    payload = decode_payload(request.body, kind)\n"
+  snippet = similar_code.find(prefix, below="\n\n" + HANDLERS)
+  assert "    checked = validate(payload, strict=True)\n" in snippet
+
+
+def test_nothing_similar_enough_gives_nothing():
+  prefix = "def handle_beta(request):\n    payload = "
+  assert similar_code.MIN_SIMILARITY > 0
+  assert similar_code.find(prefix, below=UNRELATED, index=_index(**{"main.py": UNRELATED})) == ""
+  assert similar_code.find("", below=HANDLERS) == ""
+  assert similar_code.find("    ", index=_index()) == ""
+
+
+def test_a_removed_or_changed_file_is_no_longer_found():
+  prefix = "def handle(request, kind):\n    payload = decode_payload(request.body, kind)\n"
+  index = _index(**{"a.py": HANDLERS})
+  assert similar_code.find(prefix, index=index)
+  index.remove("a.py")
+  assert len(index) == 0 and similar_code.find(prefix, index=index) == ""
+  index.add("a.py", HANDLERS)
+  index.add("a.py", UNRELATED)
+  assert similar_code.find(prefix, index=index) == ""
+
+
+def test_windows_are_compared_by_their_identifiers():
+  query = similar_code.query_words("x = 1\n" * 20 + "def f(a, b):\n    return a")
+  assert query == {"x", "def", "f", "a", "b", "return"}
