@@ -18,8 +18,9 @@ ranked with the search's own lines, a retrieved line getting RETRIEVAL_BONUS (co
 import bisect
 import collections
 import dataclasses
-import threading
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from code_t5.engine import path_index
 
 MAX_CANDIDATES = 6
 FILE_WEIGHT = 3.0
@@ -58,32 +59,12 @@ def _file_lines(text: str) -> _FileLines:
                     _following(lines))
 
 
-class LineIndex:
-  """The stripped lines of a repository's files, for prefix look-ups and "what followed".
+class LineIndex(path_index.PathIndex):
+  """The stripped lines of a repository's files, for prefix look-ups and "what followed" (per
+  path: code_t5.engine.path_index)."""
 
-  Kept per path, so that a file can be left out (the cursor's own, whose editor text is read
-  instead) and updated (`add`, `remove`); the merged tables are rebuilt on the first look-up after
-  a change. Thread-safe.
-  """
-
-  def __init__(self):
-    self._files: Dict[str, _FileLines] = {}
-    self._lock = threading.Lock()
-    self._merged: Optional[Tuple[List[str], List[float], Dict[str, collections.Counter]]] = None
-
-  def add(self, path: str, text: str) -> None:
-    lines = _file_lines(text)
-    with self._lock:
-      self._files[path] = lines
-      self._merged = None
-
-  def remove(self, path: str) -> None:
-    with self._lock:
-      if self._files.pop(path, None) is not None:
-        self._merged = None
-
-  def __len__(self) -> int:
-    return len(self._files)
+  def _entry(self, text: str) -> _FileLines:
+    return _file_lines(text)
 
   def _tables(self, path: str):
     with self._lock:

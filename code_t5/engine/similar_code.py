@@ -18,10 +18,11 @@ tuned.
 """
 
 import re
-import threading
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+
+from code_t5.engine import path_index
 
 QUERY_LINES = 10
 STRIDE = 2
@@ -109,29 +110,15 @@ class _Merged:
     return float(similarity[k]), _snippet(entry.lines, int(entry.starts[k - self.offsets[owner]]))
 
 
-class WindowIndex:
-  """The windows of a repository's files, per path (`add`, `remove`), for `best`. The merged
-  table is rebuilt on the first look-up after a change, as line_retrieval.LineIndex's tables
-  are. Thread-safe."""
+class WindowIndex(path_index.PathIndex):
+  """The windows of a repository's files, for `best` (per path: code_t5.engine.path_index)."""
 
   def __init__(self):
-    self._files: Dict[str, _File] = {}
+    super().__init__()
     self._word_ids: Dict[str, int] = {}
-    self._lock = threading.Lock()
-    self._merged: Optional[_Merged] = None
 
-  def add(self, path: str, text: str) -> None:
-    with self._lock:
-      self._files[path] = _File(text, self._word_ids)
-      self._merged = None
-
-  def remove(self, path: str) -> None:
-    with self._lock:
-      if self._files.pop(path, None) is not None:
-        self._merged = None
-
-  def __len__(self) -> int:
-    return len(self._files)
+  def _entry(self, text: str) -> _File:
+    return _File(text, self._word_ids)  # under the lock: it adds to the shared word ids
 
   def best(self, query: frozenset, path: str = "") -> Tuple[float, Optional[str]]:
     """(similarity, snippet) of the window most like `query` in any file but `path`."""

@@ -1,0 +1,36 @@
+"""An index of a repository's files kept per path, its merged tables rebuilt when needed.
+
+The engine's repository indexes (line_retrieval.LineIndex, similar_code.WindowIndex) keep what
+they read of each file by path, so that a file can be left out (the cursor's own, whose editor
+text is read instead) and updated as the editor saves it (`add`, `remove`); what a look-up reads
+is merged from all files on the first look-up after a change. Thread-safe.
+"""
+
+import threading
+from typing import Any, Dict
+
+
+class PathIndex:
+  """`add`/`remove` per path; a subclass says what it keeps of a file (`_entry`) and rebuilds
+  `_merged` (under `_lock`) when it is None."""
+
+  def __init__(self):
+    self._files: Dict[str, Any] = {}
+    self._lock = threading.Lock()
+    self._merged = None
+
+  def _entry(self, text: str):
+    raise NotImplementedError
+
+  def add(self, path: str, text: str) -> None:
+    with self._lock:
+      self._files[path] = self._entry(text)
+      self._merged = None
+
+  def remove(self, path: str) -> None:
+    with self._lock:
+      if self._files.pop(path, None) is not None:
+        self._merged = None
+
+  def __len__(self) -> int:
+    return len(self._files)
