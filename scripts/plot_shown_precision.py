@@ -21,8 +21,15 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-RUNGS = {"engine:beam+heal+filters+names": "without the repository",
-         "engine:+below": "file, repository and lines below"}
+WITHOUT_REPOSITORY = "engine:beam+heal+filters+names"
+# The engine's default rung, newest first: results written before a rung was added lack it.
+DEFAULT_RUNGS = ("engine:+similar", "engine:+below")
+
+
+def rungs_of(records):
+  """[(rung, label)]: the engine without the repository, and the file's default rung."""
+  default = next(rung for rung in DEFAULT_RUNGS if rung in records[0]["scores"])
+  return [(WITHOUT_REPOSITORY, "without the repository"), (default, "the engine's default")]
 
 
 def curve(records, rung):
@@ -65,16 +72,14 @@ def main(argv=None) -> int:
       earlier = json.loads(args.earlier[i].read_text(encoding="utf-8"))["per_point"]
       if [r["target"] for r in earlier] != [r["target"] for r in records]:
         parser.error(f"--earlier {args.earlier[i]}: not the points of {path}")
-      for (rung, label), color in zip(RUNGS.items(), ("tab:gray", "tab:blue")):
+      for (rung, label), color in zip(rungs_of(earlier), ("tab:gray", "tab:blue")):
         xs, ys, _ = curve(earlier, rung)
         ax.plot(xs, ys, color=color, linestyle="--", alpha=0.6,
                 label=f"{args.earlier_label}, {label}")
-    for (rung, label), color in zip(RUNGS.items(), ("tab:gray", "tab:blue")):
-      if rung not in records[0]["scores"]:
-        continue
+    for (rung, label), color in zip(rungs_of(records), ("tab:gray", "tab:blue")):
       xs, ys, _ = curve(records, rung)
       ax.plot(xs, ys, color=color, label=f"{args.label}, {label}" if args.label else label)
-      if args.gate is not None and rung == "engine:+below":
+      if args.gate is not None and rung != WITHOUT_REPOSITORY:
         x, y = at_gate(records, rung, args.gate)
         ax.plot([x], [y], "o", color=color)
         ax.annotate(f"--min-score {args.gate:g}: {x:.0f} % shown, {y:.0f} % right", (x, y),

@@ -176,4 +176,5 @@ def _describe(rung: Rung) -> str:
           f"copy cache {'on' if options.cache else 'off'}, "
           f"retrieval {'on' if options.retrieval else 'off'}, "
           f"repository {'read' if rung.repository else 'not read'}, "
-          f"lines below {'read' if rung.below else 'not read'}")
+          f"lines below {'read' if rung.below else 'not read'}, "
+          f"similar code {'read first' if options.similar else 'not read'}")
