@@ -183,6 +183,15 @@ def test_a_folder_of_repositories_keeps_good_files_and_counts_the_bad(plain, tmp
   assert (bad.meta_dir / "METADATA").read_text() == "1600000000\n\nA\tinside.py\nA\tok.py\n"
 
 
+def test_a_folder_without_repositories_is_a_one_line_error_and_writes_nothing(tmp_path, capsys):
+  _write(tmp_path / "src" / "loose.py", "x = 1\n")  # files, not a folder of repositories
+  code, err = _import(capsys, tmp_path / "src", "--out", tmp_path / "root")
+  assert code != 0
+  assert "no repository found in" in err and "SRC/NAME/" in err
+  assert not (tmp_path / "root").exists()
+  assert [p.name for p in tmp_path.iterdir()] == ["src"]  # no temporary left either
+
+
 def test_site_packages_gives_one_repository_per_distribution(site_packages, tmp_path, capsys):
   out = tmp_path / "root"
   report = tmp_path / "report.json"

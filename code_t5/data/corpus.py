@@ -609,6 +609,12 @@ def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
   repos = []
   for src in sources:
     repos.extend(discover(src, report))
+  if not repos:
+    # An empty root would train and evaluate on nothing, and the usual mistake is a folder of
+    # *.py files given as SRC, read as a folder of repositories.
+    raise CorpusError(f"no repository found in {', '.join(map(str, sources))}: a folder of *.py "
+                      "files is read as a folder of repositories; move the files into a folder "
+                      "of their own (SRC/NAME/...), or give a git checkout or site-packages")
   # The layout's order, not the sources' order, decides which duplicate wins and every name.
   repos.sort(key=lambda r: (r.repo_id, r.init_hash, r.where))
   with errors.writing(f"the FLCC root {out}", out.parent, "give another --out"):
