@@ -19,10 +19,10 @@ from code_t5.engine import complete
 from code_t5.engine import decoding
 from code_t5.engine import tokenizers
 
-# The search alone: its lines in the model's order (no healing, filters or name preference).
-# The search alone: no healing, filters, names, cache, retrieval or confidence gate.
+# The search alone: no healing, filters, names, cache, retrieval, similar code or confidence gate.
 PLAIN = complete.EngineOptions(top=5, heal=False, filters=False, names=False, cache=False,
-                               retrieval=False, min_score=complete.DEFAULT_MIN_SCORE)
+                               retrieval=False, similar=False,
+                               min_score=complete.DEFAULT_MIN_SCORE)
 
 
 @pytest.fixture(scope="module")

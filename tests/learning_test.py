@@ -191,7 +191,7 @@ def test_model_learns_files_and_completes_their_lines_exactly(model, root, exper
 
   # The model, through the Completer that `complete` and `serve` use, at the same points: greedy,
   # as the eval decodes, then the engine's default search (beam, healing, filters).
-  greedy = complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False)
+  greedy = complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False, similar=False)
   completer = complete.Completer(experiment.model_dir, greedy)
   completions = [(completer.complete_at(text, point.cursor).completion, point.target(text))
                  for text, point in _points()]

@@ -27,7 +27,8 @@ RESULTS = sources.REPO_ROOT / "results" / "line_completion_dev_sitepackages-9500
 @pytest.fixture(scope="module")
 def completer():
   greedy = complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False, cache=False,
-                                  retrieval=False, min_score=complete.DEFAULT_MIN_SCORE)
+                                  retrieval=False, similar=False,
+                                  min_score=complete.DEFAULT_MIN_SCORE)
   return complete.Completer(test_utils.PRETRAINED, greedy)
 
 

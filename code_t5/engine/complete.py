@@ -730,8 +730,11 @@ class Completer:
     ids = self.tokenizer.encode(context)
     if below_ids:
       ids = below_ids + [task_names.below_separator(self.tokenizer.vocab_size)] + ids
-    if similar:
-      ids = self.tokenizer.encode(similar)[-similar_code.MAX_PIECES:] + ids
+    # The similar code may fill what the network's positions leave beside the context, its EOS
+    # and the longest line (a model trained on short sequences reads little or none of it).
+    room = min(similar_code.MAX_PIECES, self.network.max_length - len(ids) - 1 - self.max_tokens)
+    if similar and room > 0:
+      ids = self.tokenizer.encode(similar)[-room:] + ids
     return context, ids
 
   def file_cache(self, prefix: str, repository=None, below: str = ""):

@@ -470,6 +470,7 @@ class Network:
     self.activations = tuple(arch["activations"])
     lengths = meta["sequence_length"]
     max_length = lengths["inputs"] + lengths["targets"] + 1
+    self.max_length = max_length  # the most positions the relative-position tables reach
     stack = "decoder"
     root = "decoder/" if self.decoder_only else ""
     self.embedding = params[f"{root}token_embedder/embedding"]
