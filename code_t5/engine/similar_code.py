@@ -34,6 +34,9 @@ MAX_PIECES = 192
 # Windows of the file below the cursor are made on every request: only its first lines.
 MAX_BELOW_LINES = 2000
 
+# The name of the file's lines below the cursor in their own index: no repository path, so never
+# the path a look-up leaves out.
+_BELOW = "<below>"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -55,11 +58,6 @@ def query_words(prefix: str) -> frozenset:
 
 def _snippet(lines: Sequence[str], start: int) -> str:
   return "\n".join(lines[start:start + QUERY_LINES + FOLLOWING_LINES]).rstrip("\n") + "\n"
-
-
-def _similarity(query: frozenset, words: frozenset) -> float:
-  common = len(query & words)
-  return common / (len(query) + len(words) - common) if common else 0.0
 
 
 class _File:
@@ -142,14 +140,16 @@ def find(prefix: str, below: str = "", index: Optional[WindowIndex] = None,
   if not query:
     return ""
   best, snippet = MIN_SIMILARITY, ""
+  # The file below first (it wins a tie), as an index of one file: one Jaccard serves both.
+  sources = []
   if below:
-    lines = below.split("\n")[:MAX_BELOW_LINES]
-    for start, words in _windows(_line_words(lines)):
-      similarity = _similarity(query, words)
-      if similarity > best:
-        best, snippet = similarity, _snippet(lines, start)
+    below_index = WindowIndex()
+    below_index.add(_BELOW, "\n".join(below.split("\n")[:MAX_BELOW_LINES]))
+    sources.append(below_index)
   if index is not None and len(index):
-    similarity, found = index.best(query, path)
+    sources.append(index)
+  for source in sources:
+    similarity, found = source.best(query, path)
     if found is not None and similarity > best:
-      snippet = found
+      best, snippet = similarity, found
   return snippet

@@ -45,8 +45,10 @@ class Rung:
 
 
 # Every rung scores its best line, shown or not (the gate is reported beside the ladder).
-_ALONE = dict(cache=False, retrieval=False, below=False, similar=False, min_score=complete.DEFAULT_MIN_SCORE)
 _EVERY_LINE = dict(min_score=complete.DEFAULT_MIN_SCORE)
+# The rungs before "+below" read neither the lines below nor the similar code (found among them).
+_ABOVE_ONLY = dict(below=False, similar=False, **_EVERY_LINE)
+_ALONE = dict(cache=False, retrieval=False, **_ABOVE_ONLY)
 RUNGS: Dict[str, Rung] = {
     "greedy": Rung(complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False,
                                           names=False, **_ALONE)),
@@ -56,12 +58,10 @@ RUNGS: Dict[str, Rung] = {
     "beam+heal": Rung(complete.EngineOptions(top=1, filters=False, names=False, **_ALONE)),
     "beam+heal+filters": Rung(complete.EngineOptions(top=1, names=False, **_ALONE)),
     "beam+heal+filters+names": Rung(complete.EngineOptions(top=1, **_ALONE)),
-    "+file-cache": Rung(complete.EngineOptions(top=1, retrieval=False, below=False,
-                                               similar=False, **_EVERY_LINE)),
-    "+repo-cache": Rung(complete.EngineOptions(top=1, retrieval=False, below=False,
-                                               similar=False, **_EVERY_LINE), repository=True),
-    "+retrieval": Rung(complete.EngineOptions(top=1, below=False, similar=False, **_EVERY_LINE),
-                       repository=True),
+    "+file-cache": Rung(complete.EngineOptions(top=1, retrieval=False, **_ABOVE_ONLY)),
+    "+repo-cache": Rung(complete.EngineOptions(top=1, retrieval=False, **_ABOVE_ONLY),
+                        repository=True),
+    "+retrieval": Rung(complete.EngineOptions(top=1, **_ABOVE_ONLY), repository=True),
     "+below": Rung(complete.EngineOptions(top=1, similar=False, **_EVERY_LINE), repository=True,
                    below=True),
     "+similar": Rung(complete.EngineOptions(top=1, **_EVERY_LINE), repository=True, below=True),
