@@ -1,0 +1,67 @@
+"""Writes one split of an FLCC root as the texts file scripts/train_torch.py reads.
+
+    python scripts/export_texts.py --root /data/sitepackages --out texts.xz [--max-mb 252]
+
+The kept files of the split (code_t5.data.flcc.read_files: the filters and splits every task
+reads), each as a 4-byte little-endian length and its UTF-8 bytes, xz-compressed (about 7.6x on
+Python). --max-mb keeps a random subset of the files (seeded) of at most that many megabytes of
+text, for a machine that can be sent only so much (the device machine here took 33 MB of xz).
+"""
+
+import argparse
+import lzma
+import os
+import pathlib
+import struct
+import sys
+
+import numpy as np
+
+from code_t5.data import flcc
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  parser.add_argument("--root", type=pathlib.Path, required=True, help="an FLCC root")
+  parser.add_argument("--split", default="train", choices=flcc.SPLITS)
+  parser.add_argument("--max-mb", type=float, default=None)
+  parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--out", type=pathlib.Path, required=True)
+  parser.add_argument("--force", action="store_true", help="replace --out if it exists")
+  args = parser.parse_args(argv)
+  if args.out.exists() and not args.force:
+    print(f"--out {args.out} exists: give --force to replace it", file=sys.stderr)
+    return 2
+  try:
+    texts = [f.text.encode("utf-8") for f in flcc.read_files(args.root, only_split=args.split)]
+  except flcc.FlccError as e:
+    print(f"--root {args.root}: {e}", file=sys.stderr)
+    return 2
+  if not texts:
+    print(f"--root {args.root} has no {args.split} files", file=sys.stderr)
+    return 2
+  keep = range(len(texts))
+  if args.max_mb:
+    limit, total, keep = args.max_mb * 1e6, 0, []
+    for i in np.random.default_rng(args.seed).permutation(len(texts)):
+      if total + len(texts[i]) <= limit:
+        keep.append(int(i))
+        total += len(texts[i])
+    keep.sort()
+  tmp = args.out.with_name(f".{args.out.name}.tmp")
+  try:
+    with lzma.open(tmp, "wb", preset=9 | lzma.PRESET_EXTREME) as f:
+      for i in keep:
+        f.write(struct.pack("<I", len(texts[i])))
+        f.write(texts[i])
+    os.replace(tmp, args.out)
+  finally:
+    tmp.unlink(missing_ok=True)
+  print(f"{args.out}: {len(keep):,} of {len(texts):,} files, "
+        f"{sum(len(texts[i]) for i in keep) / 1e6:.0f} MB of text, "
+        f"{args.out.stat().st_size / 1e6:.1f} MB")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
