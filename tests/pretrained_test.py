@@ -1,7 +1,7 @@
 """The model shipped in code_t5/pretrained/ gives, through `complete`, the completions behind the
 README's numbers.
 
-results/line_completion_dev_sitepackages-9500.json holds, for random held-out points of
+results/line_completion_dev_sitepackages-12473.json holds, for random held-out points of
 dataset-dev, what the Mesh TF eval of that model decoded there (the decodes the README's table
 scores); the shipped runtime (code_t5/engine/runtime.py), searched greedily (beam 1, no healing, no
 filters) by the Completer that `code-t5 complete`, `serve` and `lsp` use, must give the same
@@ -21,7 +21,7 @@ from code_t5.data import line_completion
 from code_t5.data import sources
 from code_t5.engine import complete
 
-RESULTS = sources.REPO_ROOT / "results" / "line_completion_dev_sitepackages-9500.json"
+RESULTS = sources.REPO_ROOT / "results" / "line_completion_dev_sitepackages-12473.json"
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +46,11 @@ def test_shipped_model_completes_the_results_points_as_its_eval_did(completer):
                if (p.line, p.kind) == (example["line"], example["kind"])]
     assert point.target(text) == example["target"]
     decoded = example[model_key]
-    if len(completer.tokenizer.encode(decoded)) >= completer.max_tokens:
-      decoded = ""  # Mesh TF's line never ended; the engine drops such a line
+    # Mesh TF's line never ended (it stopped at the length limit); the engine drops such a line.
+    # Its pieces need not be the canonical ones: re-encoded, a cut loop can come out a few pieces
+    # shorter (`e the patterns of the patterns of ...`: 46 of 48).
+    if len(completer.tokenizer.encode(decoded)) >= completer.max_tokens - 4:
+      decoded = ""
     else:
       ended += 1
     assert completer.complete_at(text, point.cursor).completion == decoded, example

@@ -119,7 +119,7 @@ from pkg import registry
 def setup(config):
     logging.basicConfig(level=logging.INFO)
     handlers = registry.load_handlers(config)
-    table = registry.frobnicate_widget_registry(config, strict=True)
+    table = registry.collect_widget_handlers(config, strict=True)
     return table
 '''
 SIMILAR_MAIN = '''import logging
@@ -130,19 +130,19 @@ from pkg import registry
 def setup_again(config):
     logging.basicConfig(level=logging.INFO)
     handlers = registry.load_handlers(config)
-    table = registry.frob'''
+    table = registry.collect_w'''
 
 
 def test_the_model_reads_the_most_similar_code_of_the_repository():
   # Cache and whole-line retrieval off: only the window of pkg/other.py that similar_code puts
-  # before the context can tell the model how `frob` goes on.
+  # before the context can tell the model how `collect_w` goes on.
   options = complete.EngineOptions(top=3, min_score=complete.DEFAULT_MIN_SCORE, cache=False,
                                    retrieval=False)
   engine = complete.Completer(test_utils.PRETRAINED, options)
   project = repository.Repository(engine.tokenizer)
   project.add("pkg/other.py", SIMILAR_OTHER)
   lines = engine.complete(SIMILAR_MAIN, repository=project, path="pkg/main.py").candidates
-  assert lines[0].text.startswith("nicate_widget")
+  assert lines[0].text.startswith("idget_handlers")
   engine.options = dataclasses.replace(options, similar=False)
   lines = engine.complete(SIMILAR_MAIN, repository=project, path="pkg/main.py").candidates
-  assert not any(line.text.startswith("nicate") for line in lines)
+  assert not any(line.text.startswith("idget_h") for line in lines)
