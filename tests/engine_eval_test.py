@@ -60,3 +60,6 @@ def test_confidence_thresholds_count_what_they_show(results):
   for row in rows:
     assert row["correct"] + row["wrong"] == row["shown"]
   assert engine["filters"]["candidates"] >= shown[0]
+  # The shipped model's own gate is among the rows, marked.
+  [gate] = [row for row in rows if row["model_gate"]]
+  assert gate["min_score"] == complete.Completer(test_utils.PRETRAINED).min_score

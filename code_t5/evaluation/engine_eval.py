@@ -69,7 +69,8 @@ RUNGS: Dict[str, Rung] = {
 DEFAULT_RUNG = "+similar"
 WITHOUT_REPOSITORY = "beam+heal+filters+names"  # the engine as it was before it read more
 # Thresholds reported for the last rung (the best line's score: log-probability / sqrt(pieces),
-# + complete.RETRIEVAL_BONUS for a line the file or repository holds).
+# + complete.RETRIEVAL_BONUS for a line the file or repository holds), and the model's own gate
+# (its about.json's min_score) among them.
 THRESHOLDS = (-math.inf, -4.0, -3.0, -2.5, -2.25, -2.1, -2.0, -1.75, -1.5, -1.0, -0.5, 0.0)
 
 
@@ -152,10 +153,12 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
   count = len(points)
   all_chars = sum(len(point.target(text)) for text, point in points)
   thresholds = []
-  for threshold in THRESHOLDS:
+  gate = completer.about.get("min_score") if completer else None
+  for threshold in sorted(set(THRESHOLDS) | ({float(gate)} if gate is not None else set())):
     above = [s for s in shown if s.score >= threshold]
     right = sum(s.correct for s in above)
     thresholds.append({"min_score": threshold if math.isfinite(threshold) else None,
+                       "model_gate": threshold == gate,
                        "shown": len(above), "correct": right,
                        "wrong": len(above) - right,
                        "shown_percent": round(100 * len(above) / count, 1),
