@@ -22,7 +22,8 @@ a runtime folder (or this script's output); layers it lacks start as residual no
 warm-up over --warmup steps, then the rate falls linearly to 0 at --minutes (time, not steps:
 the run ends annealed whenever its time is up). Output: NAME.npz (Mesh TF variable names ->
 bfloat16 bits), written every --save-every seconds and at the end, and NAME.json (steps, the
-training loss every 50 steps). docs/training.md has the run that made the shipped model.
+training loss every 50 steps; with --heldout the loss on held-out repositories before and after).
+docs/training.md has the run that made the shipped model.
 """
 
 import argparse
@@ -310,6 +311,25 @@ def loss_fn(torch, logits, tokens, z_loss=1e-4):
 # Training
 
 
+def heldout_batches(path, vocab, rows):
+  """Fixed rows of held-out examples: cursors drawn with one seed, pieces canonical (as the
+  engine encodes), 16 rows a batch."""
+  stream = iter(Examples(read_texts(path), Encoder(vocab, alpha=0.0), seed=123))
+  return [pack(stream, 16) for _ in range(max(1, rows // 16))]
+
+
+def heldout_loss(torch, net, held, device):
+  """Mean nats per piece over `held` (heldout_batches)."""
+  total = count = 0
+  with torch.no_grad():
+    for tokens, segments in held:
+      t = torch.from_numpy(tokens).to(device)
+      _, nll = loss_fn(torch, net(t, torch.from_numpy(segments).to(device)), t)
+      n = int((tokens > 0).sum())
+      total, count = total + float(nll) * n, count + n
+  return total / count
+
+
 def batches(args, texts, worker_seed):
   encoder = Encoder(args.vocab, args.alpha)
   stream = iter(Examples(texts, encoder, seed=worker_seed))
@@ -334,6 +354,10 @@ def main(argv=None):
   parser.add_argument("--max-steps", type=int, default=0)
   parser.add_argument("--out", type=pathlib.Path, required=True)
   parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--heldout", type=pathlib.Path, help="texts of held-out repositories "
+                      "(export_texts.py --split validation): each network's loss on them before "
+                      "and after training, in NAME.json (--minutes 0: only measure)")
+  parser.add_argument("--heldout-rows", type=int, default=128)
   args = parser.parse_args(argv)
 
   import torch  # pylint: disable=g-import-not-at-top
@@ -384,7 +408,14 @@ def main(argv=None):
       np.savez(tmp, **arrays)
       os.replace(tmp, path)
       (args.out / f"{m['name']}.json").write_text(json.dumps(
-          {"steps": m["steps"], "final": final, "log": m["log"]}, indent=1))
+          {"steps": m["steps"], "final": final, "log": m["log"],
+           **{k: m[k] for k in ("heldout_before", "heldout_after") if k in m}}, indent=1))
+
+  held = heldout_batches(args.heldout, args.vocab, args.heldout_rows) if args.heldout else None
+  for m in models:
+    if held:
+      m["heldout_before"] = heldout_loss(torch, m["net"], held, device)
+      print(f"{m['name']}: held-out loss {m['heldout_before']:.4f} nats/piece", flush=True)
 
   budget = args.minutes * 60
   start = time.time()
@@ -430,6 +461,11 @@ def main(argv=None):
     if now - last_save > args.save_every:
       last_save = now
       save()
+  for m in models:
+    if held:
+      m["heldout_after"] = heldout_loss(torch, m["net"], held, device)
+      print(f"{m['name']}: held-out loss after {m['steps']} steps {m['heldout_after']:.4f}",
+            flush=True)
   save(final=True)
   print(f"done: {step} steps in {time.time() - first:.0f} s", flush=True)
   for w in workers:

@@ -124,12 +124,14 @@ def test_a_small_network_learns_a_file_and_completes_its_lines_exactly(tmp_path)
   stream = iter(train_torch.Examples([TEXT.encode("utf-8")], encoder, seed=0))
   optimizer = torch.optim.AdamW(net.parameters(), lr=5e-3)
   torch.manual_seed(0)
-  for _ in range(120):
+  schedule = torch.optim.lr_scheduler.LinearLR(optimizer, 1.0, 0.0, total_iters=200)
+  for _ in range(200):
     tokens, segments = (torch.from_numpy(a) for a in train_torch.pack(stream, 2))
     loss, _ = train_torch.loss_fn(torch, net(tokens, segments), tokens)
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+    schedule.step()
   cursor = TEXT.index("return os")  # after the indentation, as an editor's cursor is
   context = encoder.encode(TEXT[:cursor])
   out = []
@@ -151,9 +153,11 @@ def test_main_trains_and_its_weights_become_a_model_the_engine_runs(tmp_path):
   out = tmp_path / "out"
   train_torch.main(["--texts", str(tmp_path / "texts.xz"), "--vocab", str(VOCAB),
                     "--model", f"m:4:1e-4:{SHIPPED_RUNTIME}", "--rows", "2", "--max-steps", "3",
-                    "--warmup", "1", "--workers", "0", "--out", str(out)])
+                    "--warmup", "1", "--workers", "0", "--heldout", str(tmp_path / "texts.xz"),
+                    "--heldout-rows", "16", "--out", str(out)])
   log = json.loads((out / "m.json").read_text())
   assert log["final"] and log["steps"] == 3
+  assert 0 < log["heldout_after"] != log["heldout_before"] > 0
   weights = train_torch.read_weights(out / "m.npz")
   shipped = train_torch.read_weights(SHIPPED_RUNTIME)
   assert set(weights) == set(shipped)
