@@ -172,20 +172,24 @@ def test_cursor_lm_v3_samples_each_sides_pieces_at_v2s_cursors():
     for key in ("inputs", "targets"):
       text = after[f"{key}_pretokenized"].decode("utf-8")
       # The sampled pieces spell the example's own text, cut at v2's cursor: the context ends
-      # where v2's does (it keeps fewer characters, as pieces are smaller), the continuation
-      # starts where v2's does.
+      # where v2's does, the continuation starts where v2's does. (Sampled pieces are nearly
+      # always smaller, so v3 keeps fewer characters; but a skipped merge can let later merges
+      # build longer pieces, and once in a CI run v3's 255 pieces spanned more than v2's.)
       assert spm.decode(after[key][:-1].tolist()) == text
       assert after[key][-1] == spm.eos_id
       v2_text = before[f"{key}_pretokenized"].decode("utf-8")
-      assert v2_text.endswith(text) if key == "inputs" else v2_text.startswith(text)
+      shorter, longer_text = sorted((text, v2_text), key=len)
+      assert (longer_text.endswith(shorter) if key == "inputs"
+              else longer_text.startswith(shorter))
       pieces, canonical_pieces = after[key][:-1].tolist(), spm.encode(text)
       split += pieces != canonical_pieces
       longer += len(pieces) > len(canonical_pieces)
       fewer += len(pieces) < len(canonical_pieces)
   # Nearly every side's encoding differs from its canonical one, nearly always with more pieces
   # (a skipped merge can also end in other pieces of the same count: 1 of 200 in one CI run), and
-  # never with fewer.
-  assert split >= 0.8 * 2 * len(sampled) and longer >= 0.95 * split and fewer == 0
+  # hardly ever with fewer.
+  assert split >= 0.8 * 2 * len(sampled) and longer >= 0.95 * split
+  assert fewer <= 0.02 * 2 * len(sampled)
   # Drawn afresh on each read: training sees other splits of the same cut on each epoch.
   again = _cursor_examples("v3")
   assert sum(a["targets"].tolist() != b["targets"].tolist() for a, b in zip(sampled, again)) >= 50
