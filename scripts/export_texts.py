@@ -17,6 +17,7 @@ import sys
 
 import numpy as np
 
+from code_t5 import errors
 from code_t5.data import flcc
 
 
@@ -30,7 +31,7 @@ def main(argv=None):
   parser.add_argument("--force", action="store_true", help="replace --out if it exists")
   args = parser.parse_args(argv)
   if args.out.exists() and not args.force:
-    print(f"--out {args.out} exists: give --force to replace it", file=sys.stderr)
+    print(f"--out {args.out} exists: pass --force to replace it", file=sys.stderr)
     return 2
   try:
     texts = [f.text.encode("utf-8") for f in flcc.read_files(args.root, only_split=args.split)]
@@ -50,13 +51,19 @@ def main(argv=None):
     keep.sort()
   tmp = args.out.with_name(f".{args.out.name}.tmp")
   try:
-    with lzma.open(tmp, "wb", preset=9 | lzma.PRESET_EXTREME) as f:
-      for i in keep:
-        f.write(struct.pack("<I", len(texts[i])))
-        f.write(texts[i])
-    os.replace(tmp, args.out)
-  finally:
-    tmp.unlink(missing_ok=True)
+    with errors.writing(f"the texts file {args.out}", args.out.parent, "give another --out"):
+      try:
+        with lzma.open(tmp, "wb", preset=9 | lzma.PRESET_EXTREME) as f:
+          for i in keep:
+            f.write(struct.pack("<I", len(texts[i])))
+            f.write(texts[i])
+        os.replace(tmp, args.out)
+      finally:
+        if tmp.exists():
+          tmp.unlink()
+  except errors.UserError as e:
+    print(e, file=sys.stderr)
+    return 2
   print(f"{args.out}: {len(keep):,} of {len(texts):,} files, "
         f"{sum(len(texts[i]) for i in keep) / 1e6:.0f} MB of text, "
         f"{args.out.stat().st_size / 1e6:.1f} MB")

@@ -30,7 +30,7 @@ def main(argv=None):
   parser.add_argument("--force", action="store_true", help="replace --model-dir if it exists")
   args = parser.parse_args(argv)
   if args.model_dir.exists() and not args.force:
-    print(f"--model-dir {args.model_dir} exists: give --force to replace it", file=sys.stderr)
+    print(f"--model-dir {args.model_dir} exists: pass --force to replace it", file=sys.stderr)
     return 2
   try:
     stored = dict(np.load(args.weights))
@@ -47,25 +47,35 @@ def main(argv=None):
     return 2
 
   import tensorflow as tf  # pylint: disable=g-import-not-at-top  (slow; after the checks)
+  from code_t5 import errors  # pylint: disable=g-import-not-at-top
+  from code_t5 import processes  # pylint: disable=g-import-not-at-top
   names = sorted(stored)
   tensors = [tf.bitcast(tf.constant(stored[n].astype(np.uint16)), tf.bfloat16) for n in names]
-  # Written beside DIR and renamed: a killed run leaves no half-written model dir.
-  tmp = args.model_dir.parent / f".{args.model_dir.name}.importing"
-  shutil.rmtree(tmp, ignore_errors=True)
-  tmp.mkdir(parents=True)
+  out = args.model_dir
   try:
-    prefix = f"model.ckpt-{args.step}"
-    tf.raw_ops.SaveV2(prefix=str(tmp / prefix), tensor_names=names + ["global_step"],
-                      shape_and_slices=[""] * (len(names) + 1),
-                      tensors=tensors + [tf.constant(args.step, tf.int64)])
-    (tmp / "checkpoint").write_text(f'model_checkpoint_path: "{prefix}"\n'
-                                    f'all_model_checkpoint_paths: "{prefix}"\n')
-    (tmp / "operative_config.gin").write_text(config, encoding="utf-8")
-    if args.model_dir.exists():
-      shutil.rmtree(args.model_dir)
-    tmp.rename(args.model_dir)
-  finally:
-    shutil.rmtree(tmp, ignore_errors=True)
+    # Written beside DIR under a temporary name and renamed, as `code-t5 pack` writes: a killed
+    # run leaves no half-written model dir, and the next run removes what it left.
+    with errors.writing(f"the model dir {out}", out.parent, "give another --model-dir"):
+      out.parent.mkdir(parents=True, exist_ok=True)
+      processes.remove_stale_temporaries(out.parent)
+      tmp = out.parent / processes.temporary_name(out.name)
+      try:
+        tmp.mkdir()
+        prefix = f"model.ckpt-{args.step}"
+        tf.raw_ops.SaveV2(prefix=str(tmp / prefix), tensor_names=names + ["global_step"],
+                          shape_and_slices=[""] * (len(names) + 1),
+                          tensors=tensors + [tf.constant(args.step, tf.int64)])
+        (tmp / "checkpoint").write_text(f'model_checkpoint_path: "{prefix}"\n'
+                                        f'all_model_checkpoint_paths: "{prefix}"\n')
+        (tmp / "operative_config.gin").write_text(config, encoding="utf-8")
+        if out.exists():
+          shutil.rmtree(out)
+        tmp.rename(out)
+      finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+  except errors.UserError as e:
+    print(e, file=sys.stderr)
+    return 2
   print(f"{args.model_dir}: {layers} layers, step {args.step}, "
         f"{sum(a.size for a in stored.values()):,} parameters")
   return 0

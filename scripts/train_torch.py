@@ -24,6 +24,11 @@ the run ends annealed whenever its time is up). Output: NAME.npz (Mesh TF variab
 bfloat16 bits), written every --save-every seconds and at the end, and NAME.json (steps, the
 training loss every 50 steps; with --heldout the loss on held-out repositories before and after).
 docs/training.md has the run that made the shipped model.
+
+It imports nothing of code_t5: importing the package registers its tasks, which imports TensorFlow.
+So the few pieces it shares with the package are written here again (the tokenizer's split at a
+literal "\u2581", runtime's relative-position buckets and parameter files, cursor_lm's constants
+and cursors), each checked against the package's own by tests/train_torch_test.py.
 """
 
 import argparse
@@ -44,7 +49,6 @@ WINDOW_BYTES = 4 * 510  # _BYTES_PER_TOKEN["subword"] x (inputs + targets length
 PIECES = 255
 ROW = 512
 EOS = 1
-INDENT = " \t\f"
 SPACE_SYMBOL = "\u2581"
 
 

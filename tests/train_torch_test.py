@@ -5,9 +5,11 @@ network Mesh TF trains and the engine runs, on the examples the cursor_lm v3 tas
 back as a checkpoint Mesh TF and the engine read.
 """
 
+import errno
 import importlib.util
 import json
 import lzma
+import os
 import pathlib
 import struct
 import subprocess
@@ -81,6 +83,11 @@ def test_cursors_are_the_tasks():
     got_allowed, got_starts = train_torch.cursor_positions(text)
     np.testing.assert_array_equal(got_allowed, allowed)
     np.testing.assert_array_equal(got_starts, starts)
+  # The task's windows: characters read per side, bytes per cursor.
+  from code_t5.data import line_completion  # pylint: disable=g-import-not-at-top
+  assert train_torch.LEFT_CHARS == train_torch.RIGHT_CHARS == (
+      line_completion.MAX_CHARS_PER_TOKEN * train_torch.PIECES)
+  assert train_torch.WINDOW_BYTES == preprocessors._BYTES_PER_TOKEN["subword"] * 2 * train_torch.PIECES  # pylint: disable=protected-access
 
 
 def test_examples_are_the_last_and_first_pieces_each_side_on_its_own():
@@ -176,7 +183,8 @@ def test_main_trains_and_its_weights_become_a_model_the_engine_runs(tmp_path):
     np.testing.assert_array_equal(value, weights[tensor["name"]])
   again = subprocess.run(script, capture_output=True, text=True)
   assert again.returncode == 2 and "--force" in again.stderr
-  assert not list(tmp_path.glob(".*"))  # nothing left of the write beside the model dir
+  # Nothing left of the writes beside the model dir and the pack (no temporaries).
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["model", "out", "packed", "texts.xz"]
 
 
 def test_more_layers_than_the_init_start_as_no_ops():
@@ -215,3 +223,28 @@ def test_export_texts_writes_a_splits_files_for_the_trainer(tmp_path):
   assert all(text in expected for text in subset)
   assert export_texts.main(["--root", str(tmp_path / "none"), "--out", str(tmp_path / "x.xz")]) == 2
   assert not (tmp_path / "x.xz").exists()
+
+
+def test_an_output_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_path):
+  """--out / --model-dir through a file (ENOTDIR, which needs no privilege to provoke)."""
+  blocker = tmp_path / "a_file"
+  blocker.write_text("x")
+  out = blocker / "texts.xz"
+  done = subprocess.run([sys.executable, str(REPO / "scripts" / "export_texts.py"), "--root",
+                         str(REPO / "dataset-dev"), "--split", "validation", "--out", str(out)],
+                        capture_output=True, text=True, check=False)
+  assert done.returncode == 2, done.stderr
+  assert done.stderr.strip().splitlines()[-1] == (
+      f"cannot write the texts file {out}: {os.strerror(errno.ENOTDIR)}: give another --out")
+  np.savez(tmp_path / "m.npz", **{n: train_torch.bfloat16_bits(a) for n, a in
+                                  train_torch.read_weights(SHIPPED_RUNTIME).items()})
+  model = blocker / "sub" / "model"
+  done = subprocess.run([sys.executable, str(REPO / "scripts" / "import_torch_weights.py"),
+                         str(tmp_path / "m.npz"), "--like", str(test_utils.PRETRAINED), "--step",
+                         "1", "--model-dir", str(model)], capture_output=True, text=True,
+                        check=False)
+  assert done.returncode == 2, done.stderr
+  assert done.stderr.strip().splitlines()[-1] == (
+      f"cannot write the model dir {model}: {os.strerror(errno.ENOTDIR)}: give another "
+      "--model-dir")
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "m.npz"]
