@@ -595,16 +595,26 @@ def load_network(info: ModelInfo, echo=None) -> runtime.Network:
 
 
 # A line that repeats one group of 3+ characters three times in a row (`"datasettings",
-# "datasettings", ...`, `.from_utils.from_utils.from_utils`) or a letter six times (`hugggggg`):
-# what a looping model writes before the line's token budget stops it. Rare in real lines
-# (`tuple[int, int, int]`), which are only ranked after the others, not dropped.
+# "datasettings", ...`, `.from_utils.from_utils.from_utils`) or a letter six times (`hugggggg`),
+# up to its end: what a looping model writes until the line's token budget cuts it, mid-group
+# at worst. A real line that repeats a group goes on with something else (`tuple[int, int,
+# int, int],`: `int],` does not begin `int, `), and is kept in its place.
 _REPEATS = re.compile(r"(.{3,}?)\1{2,}|(\w)\2{5,}")
+
+
+def loops_to_its_end(text: str) -> bool:
+  """Whether `text` ends in three or more repeats of one group (the last one perhaps cut)."""
+  for match in _REPEATS.finditer(text):
+    group = match.group(1) or match.group(2)
+    if group.startswith(text[match.end():]):
+      return True
+  return False
 
 
 def hopeless(text: str) -> bool:
   """Whether a candidate line is not worth showing while another is: nothing (an editor shows
   no text) or a loop."""
-  return not text.strip() or _REPEATS.search(text) is not None
+  return not text.strip() or loops_to_its_end(text)
 
 
 def _last_if(lines: Sequence[decoding.Line], moved: Sequence[bool]) -> List[decoding.Line]:
