@@ -15,10 +15,15 @@ import pathlib
 import struct
 import sys
 
+import warnings
+
 import numpy as np
 
-from code_t5 import errors
-from code_t5.data import flcc
+# `import code_t5` imports TensorFlow; its start-up messages say nothing about this script.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+from code_t5 import errors  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5.data import flcc  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
 def main(argv=None):

@@ -12,10 +12,12 @@ packs, like one Mesh TF trained.
 """
 
 import argparse
+import os
 import pathlib
 import re
 import shutil
 import sys
+import warnings
 
 import numpy as np
 
@@ -46,6 +48,9 @@ def main(argv=None):
           "model dir the weights were trained for", file=sys.stderr)
     return 2
 
+  # TensorFlow's start-up messages say nothing about this script.
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+  warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
   import tensorflow as tf  # pylint: disable=g-import-not-at-top  (slow; after the checks)
   from code_t5 import errors  # pylint: disable=g-import-not-at-top
   from code_t5 import processes  # pylint: disable=g-import-not-at-top
