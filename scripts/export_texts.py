@@ -6,9 +6,12 @@ The kept files of the split (code_t5.data.flcc.read_files: the filters and split
 reads), each as a 4-byte little-endian length and its UTF-8 bytes, xz-compressed (about 7.6x on
 Python). --max-mb keeps a random subset of the files (seeded) of at most that many megabytes of
 text, for a machine that can be sent only so much (the device machine here took 33 MB of xz).
+--paths also writes each file's repository and path (JSON), which train_torch.py --similar-rate
+needs to find code like the cursor's in the file's repository.
 """
 
 import argparse
+import json
 import lzma
 import os
 import pathlib
@@ -33,13 +36,17 @@ def main(argv=None):
   parser.add_argument("--max-mb", type=float, default=None)
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--out", type=pathlib.Path, required=True)
-  parser.add_argument("--force", action="store_true", help="replace --out if it exists")
+  parser.add_argument("--paths", type=pathlib.Path, help="also write the files' repositories "
+                      "and paths here (JSON, in --out's order: train_torch.py --paths)")
+  parser.add_argument("--force", action="store_true", help="replace --out (and --paths) if it exists")
   args = parser.parse_args(argv)
-  if args.out.exists() and not args.force:
-    print(f"--out {args.out} exists: pass --force to replace it", file=sys.stderr)
-    return 2
+  for flag, path in (("--out", args.out), ("--paths", args.paths)):
+    if path is not None and path.exists() and not args.force:
+      print(f"{flag} {path} exists: pass --force to replace it", file=sys.stderr)
+      return 2
   try:
-    texts = [f.text.encode("utf-8") for f in flcc.read_files(args.root, only_split=args.split)]
+    files = list(flcc.read_files(args.root, only_split=args.split))
+    texts = [f.text.encode("utf-8") for f in files]
   except flcc.FlccError as e:
     print(f"--root {args.root}: {e}", file=sys.stderr)
     return 2
@@ -55,6 +62,7 @@ def main(argv=None):
         total += len(texts[i])
     keep.sort()
   tmp = args.out.with_name(f".{args.out.name}.tmp")
+  paths_tmp = (args.paths or args.out).with_name(f".{(args.paths or args.out).name}.paths.tmp")
   try:
     with errors.writing(f"the texts file {args.out}", args.out.parent, "give another --out"):
       try:
@@ -62,10 +70,14 @@ def main(argv=None):
           for i in keep:
             f.write(struct.pack("<I", len(texts[i])))
             f.write(texts[i])
+        if args.paths is not None:
+          paths_tmp.write_text(json.dumps([[files[i].repo, files[i].path] for i in keep]))
+          os.replace(paths_tmp, args.paths)
         os.replace(tmp, args.out)
       finally:
-        if tmp.exists():
-          tmp.unlink()
+        for path in (tmp, paths_tmp):
+          if path.exists():
+            path.unlink()
   except errors.UserError as e:
     print(e, file=sys.stderr)
     return 2

@@ -47,6 +47,8 @@ LEFT_CHARS = RIGHT_CHARS = 16 * 255  # preprocessors.cursor_lm: MAX_CHARS_PER_TO
 FIRST_TRY_CHARS = 1600  # most cursors have 255 pieces within this many characters
 WINDOW_BYTES = 4 * 510  # _BYTES_PER_TOKEN["subword"] x (inputs + targets lengths)
 PIECES = 255
+SIMILAR_PIECES = 192  # similar_code.MAX_PIECES
+GROUP_FILES = 64
 ROW = 512
 EOS = 1
 SPACE_SYMBOL = "\u2581"
@@ -106,8 +108,12 @@ class Encoder:
     return ids
 
 
-def example(text: str, cursor: int, encoder: Encoder):
-  """inputs (last 255 pieces before the cursor + EOS) + targets (first 255 after it + EOS)."""
+def example(text: str, cursor: int, encoder: Encoder, similar: str = ""):
+  """inputs (last 255 pieces before the cursor + EOS) + targets (first 255 after it + EOS).
+
+  With `similar` (similar_code.find's window for the cursor), its last SIMILAR_PIECES pieces come
+  first, as the engine puts them before the context (complete.Completer.context_ids), and the
+  targets are cut to what fits in one row."""
   start = max(0, cursor - FIRST_TRY_CHARS)
   left = encoder.encode(text[start:cursor])
   if len(left) < PIECES and start > 0:
@@ -115,19 +121,74 @@ def example(text: str, cursor: int, encoder: Encoder):
   right = encoder.encode(text[cursor:cursor + FIRST_TRY_CHARS])
   if len(right) < PIECES and cursor + FIRST_TRY_CHARS < len(text):
     right = encoder.encode(text[cursor:cursor + RIGHT_CHARS])
-  return left[-PIECES:] + [EOS] + right[:PIECES] + [EOS]
+  inputs = left[-PIECES:]
+  if similar:
+    inputs = encoder.encode(similar)[-SIMILAR_PIECES:] + inputs
+  return inputs + [EOS] + right[:min(PIECES, ROW - len(inputs) - 2)] + [EOS]
+
+
+def similar_code_module():
+  """code_t5.engine.similar_code, loaded without running the package's __init__ (which imports
+  TensorFlow, absent on the device machine): the engine's own RepoCoder look-up, not a copy."""
+  import importlib  # pylint: disable=g-import-not-at-top
+  import types  # pylint: disable=g-import-not-at-top
+  package = pathlib.Path(__file__).resolve().parent.parent / "code_t5"
+  for name, folder in (("code_t5", package), ("code_t5.engine", package / "engine")):
+    if name not in sys.modules:
+      module = types.ModuleType(name)
+      module.__path__ = [str(folder)]
+      sys.modules[name] = module
+  return importlib.import_module("code_t5.engine.similar_code")
+
+
+def similar_groups(paths, group_files=GROUP_FILES):
+  """Per record of `paths` ([repository, path] pairs), the records it may take similar code from:
+  its repository's files in fixed random groups of up to `group_files` (a look-up in a whole
+  large repository costs 30-50 ms, in a group ~1 ms; what the model learns is to use the window
+  it is given)."""
+  by_repo = {}
+  for i, (repo, _) in enumerate(paths):
+    by_repo.setdefault(repo, []).append(i)
+  group_of, groups = [0] * len(paths), []
+  rng = np.random.default_rng(0)  # the same groups in every worker
+  for repo in sorted(by_repo):
+    members = [by_repo[repo][i] for i in rng.permutation(len(by_repo[repo]))]
+    for start in range(0, len(members), group_files):
+      for i in members[start:start + group_files]:
+        group_of[i] = len(groups)
+      groups.append(members[start:start + group_files])
+  return group_of, groups
 
 
 class Examples:
   """Endless cursor_lm examples from `texts`, a file drawn in proportion to its cursors."""
 
-  def __init__(self, texts, encoder, line_start_rate=0.5, seed=0):
+  def __init__(self, texts, encoder, line_start_rate=0.5, seed=0, paths=None, similar_rate=0.0):
     self.texts = texts
     counts = np.array([(len(t) + WINDOW_BYTES - 1) // WINDOW_BYTES for t in texts], np.float64)
     self.cumulative = np.cumsum(counts)
     self.encoder = encoder
     self.line_start_rate = line_start_rate
     self.rng = np.random.default_rng(seed)
+    self.paths = paths
+    self.similar_rate = similar_rate if paths else 0.0
+    if self.similar_rate:
+      self.similar_code = similar_code_module()
+      self.group_of, self.groups = similar_groups(paths)
+      self.indexes = {}  # group -> its WindowIndex, built when first drawn
+
+  def similar(self, f: int, text: str, cursor: int) -> str:
+    """similar_code.find for the cursor: the file below its line and the other files of its
+    group."""
+    g = self.group_of[f]
+    if g not in self.indexes:
+      index = self.similar_code.WindowIndex()
+      for i in self.groups[g]:
+        index.add(self.paths[i][1], self.texts[i].decode("utf-8"))
+      self.indexes[g] = index
+    end = text.find("\n", cursor)
+    below = text[end + 1:] if end >= 0 else ""
+    return self.similar_code.find(text[:cursor], below, self.indexes[g], self.paths[f][1])
 
   def __iter__(self):
     while True:
@@ -141,7 +202,9 @@ class Examples:
         cursor = int(starts[self.rng.integers(len(starts))])
       else:
         cursor = int(allowed[self.rng.integers(len(allowed))]) if len(allowed) else 0
-      yield example(text, cursor, self.encoder)
+      similar = (self.similar(f, text, cursor)
+                 if self.similar_rate and self.rng.random() < self.similar_rate else "")
+      yield example(text, cursor, self.encoder, similar)
 
 
 def pack(examples, rows):
@@ -334,9 +397,10 @@ def heldout_loss(torch, net, held, device):
   return total / count
 
 
-def batches(args, texts, worker_seed):
+def batches(args, texts, worker_seed, paths=None):
   encoder = Encoder(args.vocab, args.alpha)
-  stream = iter(Examples(texts, encoder, seed=worker_seed))
+  stream = iter(Examples(texts, encoder, seed=worker_seed, paths=paths,
+                         similar_rate=args.similar_rate))
   while True:
     yield pack(stream, args.rows)
 
@@ -362,7 +426,14 @@ def main(argv=None):
                       "(export_texts.py --split validation): each network's loss on them before "
                       "and after training, in NAME.json (--minutes 0: only measure)")
   parser.add_argument("--heldout-rows", type=int, default=128)
+  parser.add_argument("--paths", type=pathlib.Path, help="export_texts.py --paths's file: the "
+                      "texts' repositories, for --similar-rate")
+  parser.add_argument("--similar-rate", type=float, default=0.0, help="share of the examples "
+                      "whose inputs begin with the code most like the cursor's from its "
+                      "repository (similar_code.find), as the engine reads it")
   args = parser.parse_args(argv)
+  if args.similar_rate and not args.paths:
+    parser.error("--similar-rate needs --paths (export_texts.py --paths)")
 
   import torch  # pylint: disable=g-import-not-at-top
   import torch.multiprocessing as mp  # pylint: disable=g-import-not-at-top
@@ -386,6 +457,9 @@ def main(argv=None):
     models.append({"name": name, "net": net, "opt": optimizer, "lr": float(lr), "log": []})
 
   texts = read_texts(args.texts)  # once, shared with the forked workers
+  paths = json.loads(args.paths.read_text()) if args.paths else None
+  if paths is not None and len(paths) != len(texts):
+    parser.error(f"--paths {args.paths} lists {len(paths):,} files, --texts holds {len(texts):,}")
   print(f"{len(texts):,} files, {sum(map(len, texts)) / 1e6:.0f} MB; device {device} "
         f"({torch.cuda.get_device_name() if device == 'cuda' else 'CPU'}), torch {torch.__version__}",
         flush=True)
@@ -393,7 +467,7 @@ def main(argv=None):
   queue = ctx.Queue(maxsize=4 * max(args.workers, 1))
 
   def produce(seed):
-    for tokens, segments in batches(args, texts, seed):
+    for tokens, segments in batches(args, texts, seed, paths):
       queue.put((tokens, segments))
 
   # Workers end with this process (daemon): none outlives a killed run.
@@ -401,7 +475,7 @@ def main(argv=None):
              for w in range(args.workers)]
   for w in workers:
     w.start()
-  own = None if workers else batches(args, texts, args.seed * 1000)
+  own = None if workers else batches(args, texts, args.seed * 1000, paths)
 
   def save(final=False):
     for m in models:

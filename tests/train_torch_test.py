@@ -248,3 +248,53 @@ def test_an_output_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_pat
       f"cannot write the model dir {model}: {os.strerror(errno.ENOTDIR)}: give another "
       "--model-dir")
   assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "m.npz"]
+
+
+def test_similar_code_comes_first_as_the_engine_reads_it(tmp_path):
+  """--similar-rate: the examples' inputs are the ids the engine reads with similar code
+  (complete.Completer.context_ids), found by the engine's own similar_code.find among the
+  files of the example's repository that export_texts --paths names."""
+  from code_t5.data import flcc  # pylint: disable=g-import-not-at-top
+  from code_t5.engine import complete  # pylint: disable=g-import-not-at-top
+  from code_t5.engine import similar_code  # pylint: disable=g-import-not-at-top
+  export_texts = _load_script("export_texts")
+  out, paths_file = tmp_path / "texts.xz", tmp_path / "paths.json"
+  assert export_texts.main(["--root", str(REPO / "dataset-dev"), "--split", "validation",
+                            "--out", str(out), "--paths", str(paths_file)]) == 0
+  files = list(flcc.read_files(REPO / "dataset-dev", only_split="validation"))
+  paths = json.loads(paths_file.read_text())
+  assert paths == [[f.repo, f.path] for f in files]
+  texts = train_torch.read_texts(out)
+  assert train_torch.similar_code_module() is similar_code  # the engine's, not a copy
+
+  examples = train_torch.Examples(texts, train_torch.Encoder(VOCAB, alpha=0.0), seed=3,
+                                  paths=paths, similar_rate=1.0)
+  completer = complete.Completer(test_utils.PRETRAINED)
+  found = 0
+  for _ in range(40):
+    f = int(examples.rng.integers(len(texts)))
+    text = texts[f].decode("utf-8")
+    cursor = text.find("\n", int(examples.rng.integers(len(text)))) + 1
+    similar = examples.similar(f, text, cursor)
+    group = [files[i] for i in examples.groups[examples.group_of[f]]]
+    assert all(g.repo == files[f].repo for g in group)
+    index = similar_code.WindowIndex()
+    for g in group:
+      index.add(g.path, g.text)
+    end = text.find("\n", cursor)
+    assert similar == similar_code.find(text[:cursor], text[end + 1:] if end >= 0 else "",
+                                        index, files[f].path)
+    if not similar:
+      continue
+    found += 1
+    ids = train_torch.example(text, cursor, examples.encoder, similar)
+    _, engine_ids = completer.context_ids(text[:cursor], similar=similar)
+    inputs = ids[:ids.index(1)]
+    assert len(ids) <= train_torch.ROW
+    similar_ids = examples.encoder.encode(similar)[-train_torch.SIMILAR_PIECES:]
+    assert len(inputs) == len(engine_ids) and inputs[:len(similar_ids)] == similar_ids
+    # The same but for the context's first piece: the task (and this trainer) keep the last 255
+    # pieces of a longer encoding, the engine encodes the text it cut (complete.left_truncate).
+    assert [i for i, (a, b) in enumerate(zip(inputs, engine_ids)) if a != b] in (
+        [], [len(similar_ids)])
+  assert found >= 10
