@@ -222,6 +222,28 @@ def remove_stale_temporaries(parent: pathlib.Path, echo=None) -> List[pathlib.Pa
   return removed
 
 
+@contextlib.contextmanager
+def folder_written_beside(final: pathlib.Path, what: str, elsewhere: str,
+                          echo=None) -> Iterator[pathlib.Path]:
+  """Yields an empty folder beside `final` (temporary_name) to write `final`'s content in; if the
+  block ends without an exception, that folder replaces `final` by a rename. A killed writer leaves
+  only its temporary, which the next writer into the same parent removes (echo says so); a failed
+  write is errors.writing's one line (`what`, `elsewhere`) and leaves nothing."""
+  with errors.writing(what, final.parent, elsewhere):
+    final.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(final.parent, echo)
+    tmp = final.parent / temporary_name(final.name)
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+      tmp.mkdir()
+      yield tmp
+      if final.exists():
+        shutil.rmtree(final)
+      tmp.rename(final)
+    finally:
+      shutil.rmtree(tmp, ignore_errors=True)
+
+
 def child_peak_rss_bytes() -> Optional[int]:
   """Peak resident memory of the largest child this process has waited for (Linux: KiB units)."""
   try:

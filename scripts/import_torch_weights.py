@@ -15,7 +15,6 @@ import argparse
 import os
 import pathlib
 import re
-import shutil
 import sys
 import warnings
 
@@ -60,24 +59,15 @@ def main(argv=None):
   try:
     # Written beside DIR under a temporary name and renamed, as `code-t5 pack` writes: a killed
     # run leaves no half-written model dir, and the next run removes what it left.
-    with errors.writing(f"the model dir {out}", out.parent, "give another --model-dir"):
-      out.parent.mkdir(parents=True, exist_ok=True)
-      processes.remove_stale_temporaries(out.parent)
-      tmp = out.parent / processes.temporary_name(out.name)
-      try:
-        tmp.mkdir()
-        prefix = f"model.ckpt-{args.step}"
-        tf.raw_ops.SaveV2(prefix=str(tmp / prefix), tensor_names=names + ["global_step"],
-                          shape_and_slices=[""] * (len(names) + 1),
-                          tensors=tensors + [tf.constant(args.step, tf.int64)])
-        (tmp / "checkpoint").write_text(f'model_checkpoint_path: "{prefix}"\n'
-                                        f'all_model_checkpoint_paths: "{prefix}"\n')
-        (tmp / "operative_config.gin").write_text(config, encoding="utf-8")
-        if out.exists():
-          shutil.rmtree(out)
-        tmp.rename(out)
-      finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    with processes.folder_written_beside(out, f"the model dir {out}",
+                                         "give another --model-dir") as tmp:
+      prefix = f"model.ckpt-{args.step}"
+      tf.raw_ops.SaveV2(prefix=str(tmp / prefix), tensor_names=names + ["global_step"],
+                        shape_and_slices=[""] * (len(names) + 1),
+                        tensors=tensors + [tf.constant(args.step, tf.int64)])
+      (tmp / "checkpoint").write_text(f'model_checkpoint_path: "{prefix}"\n'
+                                      f'all_model_checkpoint_paths: "{prefix}"\n')
+      (tmp / "operative_config.gin").write_text(config, encoding="utf-8")
   except errors.UserError as e:
     print(e, file=sys.stderr)
     return 2

@@ -15,7 +15,6 @@ import json
 import os
 import pathlib
 import re
-import shutil
 from typing import Optional
 
 from code_t5 import errors
@@ -94,36 +93,26 @@ def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
   # Read before writing: a failure below is one of the pack's writes.
   config_text = _INIT_CHECKPOINT.sub("run.init_checkpoint = None",
                                      config.read_text(encoding="utf-8"))
-  with errors.writing(f"the pack {out}", out.parent, "give another --out"):
-    out.parent.mkdir(parents=True, exist_ok=True)
-    processes.remove_stale_temporaries(out.parent)
-    tmp = out.parent / processes.temporary_name(out.name)
-    try:
-      tmp.mkdir()
-      tf.raw_ops.SaveV2(prefix=str(tmp / prefix.name), tensor_names=names,
-                        shape_and_slices=[""] * len(names), tensors=tensors)
-      (tmp / "checkpoint").write_text(f'model_checkpoint_path: "{prefix.name}"\n'
-                                      f'all_model_checkpoint_paths: "{prefix.name}"\n')
-      (tmp / operative_config.FILE_NAME).write_text(config_text, encoding="utf-8")
-      # The NumPy runtime `complete`/`serve`/`lsp` load (code_t5/runtime.py): shipped with the
-      # weights, so that completing needs no TensorFlow at all.
-      # (No import cycle: complete does not import pack.)
-      from code_t5.engine import complete  # pylint: disable=g-import-not-at-top
-      complete.load_network(complete.model_info(tmp))
-      summary = {
-          "source": str(model_dir.resolve()), "step": step, "variables": len(names),
-          "parameters": int(sum(t.size for t in tensors if t.ndim)),
-          "bytes": sum(p.stat().st_size for p in tmp.iterdir()
-                       if p.name.startswith("model.ckpt")),
-          "runtime_bytes": sum(p.stat().st_size for p in (tmp / runtime.RUNTIME_DIR).rglob("*")
-                               if p.is_file()),
-      }
-      (tmp / PACK_FILE).write_text(json.dumps(summary, indent=1) + "\n")
-      if out.exists():
-        shutil.rmtree(out)
-      tmp.rename(out)
-    finally:
-      shutil.rmtree(tmp, ignore_errors=True)
+  with processes.folder_written_beside(out, f"the pack {out}", "give another --out") as tmp:
+    tf.raw_ops.SaveV2(prefix=str(tmp / prefix.name), tensor_names=names,
+                      shape_and_slices=[""] * len(names), tensors=tensors)
+    (tmp / "checkpoint").write_text(f'model_checkpoint_path: "{prefix.name}"\n'
+                                    f'all_model_checkpoint_paths: "{prefix.name}"\n')
+    (tmp / operative_config.FILE_NAME).write_text(config_text, encoding="utf-8")
+    # The NumPy runtime `complete`/`serve`/`lsp` load (code_t5/runtime.py): shipped with the
+    # weights, so that completing needs no TensorFlow at all.
+    # (No import cycle: complete does not import pack.)
+    from code_t5.engine import complete  # pylint: disable=g-import-not-at-top
+    complete.load_network(complete.model_info(tmp))
+    summary = {
+        "source": str(model_dir.resolve()), "step": step, "variables": len(names),
+        "parameters": int(sum(t.size for t in tensors if t.ndim)),
+        "bytes": sum(p.stat().st_size for p in tmp.iterdir()
+                     if p.name.startswith("model.ckpt")),
+        "runtime_bytes": sum(p.stat().st_size for p in (tmp / runtime.RUNTIME_DIR).rglob("*")
+                             if p.is_file()),
+    }
+    (tmp / PACK_FILE).write_text(json.dumps(summary, indent=1) + "\n")
   return summary
 
 

@@ -29,7 +29,6 @@ import json
 import math
 import pathlib
 import reprlib
-import shutil
 import zipfile
 import zlib
 from typing import Dict, List, Optional, Tuple
@@ -109,29 +108,19 @@ def write(model_dir: pathlib.Path, step: int, info: dict, vocabulary, echo=None)
     tensors[f"t{i}"] = {"name": tensor.name, "dtype": dtype,
                         "paths": ["/".join(p) for p in tensor.paths]}
   final = runtime_dir(model_dir, step)
-  with errors.writing(f"the NumPy runtime {final}", final.parent,
-                      f"copy {model_dir} to a folder you can write and use the copy"):
-    final.parent.mkdir(parents=True, exist_ok=True)
-    processes.remove_stale_temporaries(final.parent, echo or (lambda _: None))
-    tmp = final.parent / processes.temporary_name(final.name)
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    try:
-      _save_arrays(tmp / PARAMS_FILE, arrays)
-      meta = {
-          "format": FORMAT, "source": str(model_dir.resolve()), "step": step,
-          "task": info["task"], "model_type": info["model_type"],
-          "sequence_length": info["sequence_length"],
-          "architecture": dataclasses.asdict(plan.model),
-          "vocabulary": _vocabulary_spec(vocabulary, tmp),
-          "tensors": tensors,
-      }
-      (tmp / MODEL_FILE).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-      if final.exists():
-        shutil.rmtree(final)
-      tmp.rename(final)
-    finally:
-      shutil.rmtree(tmp, ignore_errors=True)
+  with processes.folder_written_beside(
+      final, f"the NumPy runtime {final}",
+      f"copy {model_dir} to a folder you can write and use the copy", echo) as tmp:
+    _save_arrays(tmp / PARAMS_FILE, arrays)
+    meta = {
+        "format": FORMAT, "source": str(model_dir.resolve()), "step": step,
+        "task": info["task"], "model_type": info["model_type"],
+        "sequence_length": info["sequence_length"],
+        "architecture": dataclasses.asdict(plan.model),
+        "vocabulary": _vocabulary_spec(vocabulary, tmp),
+        "tensors": tensors,
+    }
+    (tmp / MODEL_FILE).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
   return final
 
 
