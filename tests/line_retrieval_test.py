@@ -1,5 +1,8 @@
 """Whole lines from the file and its repository as candidates (code_t5/engine/line_retrieval.py)."""
 
+import pathlib
+import random
+
 from code_t5.engine import line_retrieval
 
 OTHER = ("import os\n\ndef load(path):\n    config = read_config(path, strict=True)\n"
@@ -43,3 +46,32 @@ def test_nothing_to_propose_gives_nothing():
   assert line_retrieval.candidates("") == []
   assert line_retrieval.candidates("    ") == []
   assert line_retrieval.candidates("x = 1\ny", _index()) == []
+
+
+def test_an_index_kept_up_to_date_answers_as_one_built_afresh():
+  """Files added, saved again with other text and removed, in an order that sorts the lines
+  anew several times: every look-up equals that of an index built from the final files."""
+  from code_t5.data import flcc  # pylint: disable=g-import-not-at-top
+  dataset_dev = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev"
+  files = list(flcc.read_files(dataset_dev, only_split="train"))[:60]
+  rng = random.Random(0)
+  kept = line_retrieval.LineIndex()
+  final = {}
+  for step in range(150):
+    f = rng.choice(files)
+    if f.path in final and rng.random() < 0.3:
+      kept.remove(f.path)
+      del final[f.path]
+    else:  # a new file, or a save of one: another file's text under its path
+      text = rng.choice(files).text if f.path in final else f.text
+      kept.add(f.path, text)
+      final[f.path] = text
+    if step % 25 == 24:
+      fresh = _index(**final)
+      for g in rng.sample(files, 5):
+        lines = [l.strip() for l in g.text.split("\n") if l.strip()]
+        for line in rng.sample(lines, min(5, len(lines))):
+          head = line[:rng.randint(1, max(1, len(line) - 1))]
+          assert sorted(kept.starting_with(head, g.path)) == sorted(fresh.starting_with(head, g.path))
+          assert sorted(kept.followers(line, g.path)) == sorted(fresh.followers(line, g.path))
+  assert len(kept) == len(final)

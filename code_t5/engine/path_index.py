@@ -3,7 +3,8 @@
 The engine's repository indexes (line_retrieval.LineIndex, similar_code.WindowIndex) keep what
 they read of each file by path, so that a file can be left out (the cursor's own, whose editor
 text is read instead) and updated as the editor saves it (`add`, `remove`); what a look-up reads
-is merged from all files on the first look-up after a change. Thread-safe.
+is merged from all files on the first look-up after a change (LineIndex instead keeps its merged
+counts up to date on each change). Thread-safe.
 """
 
 import threading
