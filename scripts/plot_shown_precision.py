@@ -8,18 +8,27 @@ two rungs (the engine without the repository, the engine's default), it sorts th
 best line's score and plots, for every threshold (--min-score), the share of points where a line
 is shown against the share of shown lines that are exactly right. A dot marks --min-score GATE.
 --earlier gives, per results file, the same points scored with an earlier model, drawn dashed
-under --earlier-label (e.g. the model before more training).
+under --earlier-label (e.g. the model before more training). --confidence ABOUT_JSON also sorts the
+default rung's points by that model's confidence (code_t5.engine.confidence, from the records'
+confidence features) and marks its gate: the gate `complete`, `serve` and `lsp` use by default.
 """
 
 import argparse
 import json
+import os
 import pathlib
 import sys
+import warnings
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+# `import code_t5` imports TensorFlow; its start-up messages say nothing about this script.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+from code_t5.engine import confidence  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 WITHOUT_REPOSITORY = "engine:beam+heal+filters+names"
 # The engine's default rung, newest first: results written before a rung was added lack it.
@@ -45,6 +54,22 @@ def curve(records, rung):
   return xs, ys, scored
 
 
+def by_confidence(records, rung, model):
+  """(shown %, precision %) at every confidence gate, and (shown %, precision %) at the model's."""
+  sure = sorted(((confidence.probability(r["confidence_features"][rung], model),
+                  r["predictions"][rung] == r["target"]) for r in records
+                 if (r.get("confidence_features") or {}).get(rung) is not None), reverse=True)
+  shown, right, xs, ys, gate = 0, 0, [], [], None
+  for probability, correct in sure:
+    shown += 1
+    right += correct
+    xs.append(100 * shown / len(records))
+    ys.append(100 * right / shown)
+    if probability >= model["min"]:
+      gate = (xs[-1], ys[-1])
+  return xs, ys, gate
+
+
 def at_gate(records, rung, gate):
   scored = [(r["scores"][rung], r["predictions"][rung] == r["target"]) for r in records
             if r["scores"].get(rung) is not None and r["scores"][rung] >= gate]
@@ -60,6 +85,8 @@ def main(argv=None) -> int:
                       help="per results file, one of an earlier model at the same points")
   parser.add_argument("--earlier-label", default="earlier model")
   parser.add_argument("--label", default="", help="the results' model, in the legend")
+  parser.add_argument("--confidence", type=pathlib.Path, default=None, metavar="ABOUT_JSON",
+                      help="also the default rung by this model's confidence, its gate marked")
   args = parser.parse_args(argv)
   if args.earlier and len(args.earlier) != len(args.results):
     parser.error(f"--earlier: {len(args.earlier)} files for {len(args.results)} results files")
@@ -83,7 +110,16 @@ def main(argv=None) -> int:
         x, y = at_gate(records, rung, args.gate)
         ax.plot([x], [y], "o", color=color)
         ax.annotate(f"--min-score {args.gate:g}: {x:.0f} % shown, {y:.0f} % right", (x, y),
-                    textcoords="offset points", xytext=(6, 8))
+                    textcoords="offset points", xytext=(6, -14))
+    if args.confidence is not None:
+      model = json.loads(args.confidence.read_text(encoding="utf-8"))["confidence"]
+      rung = rungs_of(records)[1][0]
+      xs, ys, gate = by_confidence(records, rung, model)
+      ax.plot(xs, ys, color="tab:green", label="the engine's default, by its confidence")
+      if gate is not None:
+        ax.plot([gate[0]], [gate[1]], "o", color="tab:green")
+        ax.annotate(f"confidence {model['min']:g}: {gate[0]:.0f} % shown, {gate[1]:.0f} % right",
+                    gate, textcoords="offset points", xytext=(-8, 8), ha="right")
     ax.set_title(f"{pathlib.Path(results['root']).name} {results['split']} ({len(records)} points)")
     ax.set_xlabel("points where a line is shown (%)")
     ax.set_ylabel("shown lines exactly right (%)")

@@ -24,8 +24,15 @@ def test_the_gate_shows_nothing_below_it_and_every_line_can_be_asked_for():
       top=5, min_score=complete.DEFAULT_MIN_SCORE)).complete(prefix).candidates
   gated = complete.Completer(complete.SHIPPED_MODEL,
                              complete.EngineOptions(top=5)).complete(prefix).candidates
-  assert [c for c in every if c.score >= -1.9] == list(gated)
+  # The model's gate is its confidence: here sure enough to show the best line, and beside it
+  # the alternatives that pass its score gate (-1.9) too.
+  engine = complete.Completer(complete.SHIPPED_MODEL, complete.EngineOptions(top=5))
+  assert engine.complete(prefix).confidence >= engine.min_confidence
+  assert [every[0]] + [c for c in every[1:] if c.score >= -1.9] == list(gated)
   assert len(every) > len(gated)  # the gate left lines out here
+  scored = complete.Completer(complete.SHIPPED_MODEL, complete.EngineOptions(
+      top=5, min_score=-1.9)).complete(prefix).candidates  # the score gate, asked for
+  assert [c for c in every if c.score >= -1.9] == list(scored)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from code_t5.data import flcc
 from code_t5.data import line_completion
 from code_t5.data import sources
 from code_t5.engine import complete
+from code_t5.engine import confidence
 from code_t5.evaluation import baseline
 from code_t5.evaluation import engine_eval
 
@@ -60,6 +61,14 @@ def test_confidence_thresholds_count_what_they_show(results):
   for row in rows:
     assert row["correct"] + row["wrong"] == row["shown"]
   assert engine["filters"]["candidates"] >= shown[0]
-  # The shipped model's own gate is among the rows, marked.
-  [gate] = [row for row in rows if row["model_gate"]]
-  assert gate["min_score"] == complete.Completer(test_utils.PRETRAINED).min_score
+  # The shipped model's own gate is its confidence: among the confidence rows, marked.
+  assert not any(row["model_gate"] for row in rows)
+  sure = engine["threshold"]["confidence_rows"]
+  assert [row["shown"] for row in sure] == sorted((row["shown"] for row in sure), reverse=True)
+  [gate] = [row for row in sure if row["model_gate"]]
+  assert gate["min_confidence"] == complete.Completer(test_utils.PRETRAINED).min_confidence
+  assert sure[0]["min_confidence"] == 0 and sure[0]["shown"] == shown[0]
+  # Every point's confidence features, where a line was kept, for scripts/fit_confidence.py.
+  features = [p["confidence_features"]["engine:+similar"] for p in results["per_point"]]
+  assert sum(f is not None for f in features) == shown[0]
+  assert all(len(f) == len(confidence.FEATURES) for f in features if f is not None)

@@ -102,12 +102,17 @@ def test_after_a_dot_the_shipped_model_shows_no_wrong_attribute():
   # unittest/runner.py:58, `self.stream.f|` (the target is `flush()`): the names bonus used to
   # promote the builtin `format(test)` over the model's own `flush()` (the rule is
   # test_after_a_dot_only_names_used_as_attributes_count's). The model trained longer ranks
-  # `format(self.getDescription(test))` first by itself, below the gate: nothing is shown.
+  # `format(self.getDescription(test))` first by itself (its score -2.29 was below the score
+  # gate, -1.9; the confidence gate gives it 12 % and shows it): never the promoted builtin.
   prefix = _at("unittest/runner.py", 58, "self.stream.f")
   every = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(
       top=3, min_score=complete.DEFAULT_MIN_SCORE)).complete(prefix)
   assert "lush()" in [c.text for c in every.candidates]
-  assert complete.Completer(test_utils.PRETRAINED).complete(prefix).completion in ("", "lush()")
+  assert "ormat(test)" not in [c.text for c in every.candidates[:1]]
+  shown = complete.Completer(test_utils.PRETRAINED).complete(prefix).completion
+  assert shown in ("", "lush()", every.candidates[0].text)
+  assert complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(
+      min_score=-1.9)).complete(prefix).completion in ("", "lush()")
 
 
 def test_an_empty_line_is_never_shown_while_a_line_is():

@@ -42,6 +42,7 @@ from code_t5 import errors
 from code_t5 import processes
 from code_t5.data import line_completion
 from code_t5.data import task_names
+from code_t5.engine import confidence
 from code_t5.engine import copy_cache
 from code_t5.engine import decoding
 from code_t5.engine import imports
@@ -66,8 +67,11 @@ DEFAULT_MIN_SCORE = float("-inf")
 # on the site-packages corpus's 1,012 validation points: 0.5, 1 and 2 gave EM 22.7, 23.1, 23.0.
 RETRIEVAL_BONUS = 1.0
 # What a model dir says of itself beyond its checkpoint: {"name", "trained_on", "total_steps",
-# "date", "min_score", "min_score_chosen_on"}, all optional. "min_score" is the model's own
-# confidence gate: the --min-score its completions use unless one is given.
+# "date", "min_score", "min_score_chosen_on", "confidence"}, all optional. "confidence" (weights,
+# bias and "min": code_t5.engine.confidence) is the model's own gate: its completions show lines
+# only where the probability that the best is exact reaches "min", unless --min-confidence or
+# --min-score is given; without it, "min_score" is the gate (the --min-score used unless one is
+# given).
 ABOUT_FILE = "about.json"
 # The model that ships with the package: the default of complete, serve, lsp and baseline.
 SHIPPED_MODEL = (pathlib.Path(__file__).resolve().parent.parent / "pretrained"
@@ -520,6 +524,10 @@ class Completion:
   truncated: bool  # whether the context was cut on the left
   ms: float
 
+  # The probability that the best kept line is exact (code_t5.engine.confidence), whether or not
+  # it is shown; None when the model has no confidence model or no line was kept.
+  confidence: Optional[float] = None
+
   @property
   def completion(self) -> str:
     """The best candidate's text ("" when there is none)."""
@@ -529,6 +537,7 @@ class Completion:
     """The JSON object `complete --json` prints and `serve` answers."""
     return {"completion": self.completion,
             "completions": [{"text": c.text, "score": round(c.score, 4)} for c in self.candidates],
+            "confidence": None if self.confidence is None else round(self.confidence, 4),
             "context_chars": self.context_chars, "truncated": self.truncated,
             "ms": round(self.ms, 1)}
 
@@ -546,6 +555,9 @@ class EngineOptions:
   # (code_t5.names)
   min_score: Optional[float] = None  # show nothing scoring below this (decoding.Line.score);
   # None: the model's own gate (ABOUT_FILE in its dir), else DEFAULT_MIN_SCORE
+  min_confidence: Optional[float] = None  # show nothing where the probability that the best
+  # line is exact is below this (code_t5.engine.confidence; the model must have one); None: the
+  # model's own gate
   retrieval: bool = True  # also score whole lines the file and repository hold that fit the
   # cursor (code_t5.engine.line_retrieval), ranked with a bonus
   below: bool = True  # the file's lines below the cursor's line count as the file's, for the
@@ -564,6 +576,9 @@ def check_options(options: EngineOptions) -> None:
                           f"{options.top} (the beam holds the candidates)")
   if options.max_tokens is not None and options.max_tokens < 1:
     raise CompletionError(f"--max-tokens {options.max_tokens} must be 1 or more")
+  if options.min_confidence is not None and not 0 <= options.min_confidence <= 1:
+    raise CompletionError(f"--min-confidence {options.min_confidence:g} must be a probability "
+                          "(0 to 1)")
   if options.min_score is not None and options.min_score > RETRIEVAL_BONUS:
     raise CompletionError(f"--min-score {options.min_score:g} must be {RETRIEVAL_BONUS:g} or less "
                           "(scores are log-probabilities / sqrt(pieces), + "
@@ -654,6 +669,9 @@ def model_about(model_dir: pathlib.Path) -> dict:
       isinstance(gate, bool) or not isinstance(gate, (int, float)) or gate > RETRIEVAL_BONUS)):
     raise CompletionError(f"{path}: not an object with a \"min_score\" of at most "
                           f"{RETRIEVAL_BONUS:g}: mend or remove it")
+  problem = confidence.check(about["confidence"]) if "confidence" in about else None
+  if problem:
+    raise CompletionError(f"{path}: its \"confidence\" is {problem}: mend or remove it")
   return about
 
 
@@ -701,6 +719,14 @@ class Completer:
     gate = self.about.get("min_score")
     self.min_score = (options.min_score if options.min_score is not None
                       else DEFAULT_MIN_SCORE if gate is None else float(gate))
+    # The confidence gate: the model's unless --min-score chose the score gate.
+    self.confidence_model = self.about.get("confidence")
+    if options.min_confidence is not None and self.confidence_model is None:
+      raise CompletionError(f"--min-confidence: {self.info.model_dir} has no confidence model "
+                            f"(\"confidence\" in its {ABOUT_FILE}): use --min-score")
+    self.min_confidence = (None if options.min_score is not None or self.confidence_model is None
+                           else options.min_confidence if options.min_confidence is not None
+                           else float(self.confidence_model["min"]))
 
   def path_in_repo(self, path) -> str:
     """`path` (a file's path, absolute or relative to the working directory) as the repository
@@ -817,12 +843,26 @@ class Completer:
     top = self.options.top if top is None else top
     repository = self.repository if repository is None else repository
     context, ranked = self.ranked(prefix, suffix, top, repository, path, below)
-    candidates = tuple(Candidate(line.text, line.score) for line, reason in ranked
-                       if reason is None and line.score >= self.min_score
-                       and line.text.strip())[:top]
-    return Completion(candidates=candidates, context_chars=len(context),
-                      truncated=len(context) < len(prefix),
-                      ms=(time.perf_counter() - start) * 1000)
+    kept = [line for line, reason in ranked if reason is None and line.text.strip()]
+    sure = self.confidence_of(kept, prefix)
+    if self.min_confidence is not None:
+      # Whether to show anything is the confidence's call; beside the best line, only the
+      # alternatives that pass the score gate too (an editor's list is no place for guesses).
+      shown = ([kept[0]] + [line for line in kept[1:] if line.score >= self.min_score]
+               if sure is not None and sure >= self.min_confidence else [])
+    else:
+      shown = [line for line in kept if line.score >= self.min_score]
+    return Completion(candidates=tuple(Candidate(line.text, line.score) for line in shown[:top]),
+                      context_chars=len(context), truncated=len(context) < len(prefix),
+                      ms=(time.perf_counter() - start) * 1000, confidence=sure)
+
+  def confidence_of(self, kept: Sequence[decoding.Line], prefix: str) -> Optional[float]:
+    """The probability that the first of `kept` (the lines that passed the filters, best first)
+    is exact, by the model's confidence model (None without one, or without lines)."""
+    values = confidence.features(kept, confidence.at_line_start(prefix))
+    if self.confidence_model is None or values is None:
+      return None
+    return confidence.probability(values, self.confidence_model)
 
   def complete_at(self, text: str, cursor: int, top: Optional[int] = None, repository=None,
                   path: str = "") -> Completion:
@@ -870,9 +910,12 @@ def add_engine_flags(parser, top: int = EngineOptions.top) -> None:
                       "--repo most like the lines above the cursor")
   parser.add_argument("--min-score", type=float, default=None,
                       help="show nothing scoring below this (log-probability / sqrt(pieces), + "
-                      f"{RETRIEVAL_BONUS:g} for a line the file or repository holds; default: "
-                      f"the model's own gate, in its {ABOUT_FILE}, else -inf: every line); -inf "
-                      "shows every line")
+                      f"{RETRIEVAL_BONUS:g} for a line the file or repository holds; given, it "
+                      "replaces the model's own gate); -inf shows every line")
+  parser.add_argument("--min-confidence", type=float, default=None,
+                      help="show nothing where the probability that the best line is exact is "
+                      f"below this (0-1; default: the model's own gate, in its {ABOUT_FILE}; "
+                      "lower shows more lines, less often right)")
 
 
 def options_from(args) -> EngineOptions:
@@ -881,7 +924,8 @@ def options_from(args) -> EngineOptions:
                        if args.beam_size is None else args.beam_size,
                        max_tokens=args.max_tokens, heal=not args.no_healing,
                        filters=not args.no_filters, names=not args.no_names,
-                       min_score=args.min_score, cache=not args.no_cache,
+                       min_score=args.min_score, min_confidence=args.min_confidence,
+                       cache=not args.no_cache,
                        retrieval=not args.no_retrieval, similar=not args.no_similar)
 
 

@@ -453,6 +453,8 @@ def _handler(completer):
                               # -inf (show every line) is not JSON: null
                               "min_score": (completer.min_score
                                             if math.isfinite(completer.min_score) else None),
+                              # the gate in use when set (else min_score's)
+                              "min_confidence": completer.min_confidence,
                               "repo": str(completer.repo) if completer.repo else None,
                               "repo_files": repository.files if repository else 0,
                               "workers": self.server.pool.workers})

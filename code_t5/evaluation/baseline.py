@@ -317,6 +317,7 @@ def _evaluate_split(root, split, train_root, model, models, model_dirs, split_fi
     system_predictions[key] = predictions
   engine = {}
   engine_scores: Dict[str, List[Optional[float]]] = {}
+  engine_features: Dict[str, List[Optional[List[float]]]] = {}
   files = [(p.repo, p.path) for _, p in points]
   repositories: Dict[str, List[Tuple[str, str]]] = collections.defaultdict(list)
   for source_file in split_files:
@@ -331,6 +332,7 @@ def _evaluate_split(root, split, train_root, model, models, model_dirs, split_fi
       systems[key + suffix] = system
       system_predictions[key + suffix] = found["predictions"][key]
       engine_scores[key + suffix] = found["scores"][key]
+    engine_features[f"engine:{found['threshold']['rung']}{suffix}"] = found["features"]
     # Each rung against the engine without the repository (the engine before it read one).
     reference = "engine:" + engine_eval.WITHOUT_REPOSITORY
     if reference in found["predictions"]:
@@ -359,7 +361,7 @@ def _evaluate_split(root, split, train_root, model, models, model_dirs, split_fi
                  "by_kind": dict(collections.Counter(kinds))},
       "systems": systems,
       "examples": _examples(points, system_predictions, examples),
-      "per_point": _per_point(points, system_predictions, engine_scores),
+      "per_point": _per_point(points, system_predictions, engine_scores, engine_features),
       **({"engine": engine} if engine else {}),
   }
 
@@ -378,13 +380,17 @@ def _examples(points, system_predictions: Dict[str, List[str]], count: int) -> L
 
 
 def _per_point(points, system_predictions: Dict[str, List[str]],
-               scores: Dict[str, List[Optional[float]]]) -> List[dict]:
-  """Every point with its target and each system's line (and the engine's score of it)."""
+               scores: Dict[str, List[Optional[float]]],
+               features: Dict[str, List[Optional[List[float]]]]) -> List[dict]:
+  """Every point with its target and each system's line (and the engine's score of it, and for
+  the engine's last rung the confidence features of its lines: code_t5.engine.confidence)."""
   return [{"repo": point.repo, "path": point.path, "line": point.line, "kind": point.kind,
            "target": point.target(text),
            "predictions": {name: predictions[i] for name, predictions in
                            system_predictions.items() if i < len(predictions)},
-           "scores": {name: values[i] for name, values in scores.items()}}
+           "scores": {name: values[i] for name, values in scores.items()},
+           **({"confidence_features": {name: values[i] for name, values in features.items()}}
+              if features else {})}
           for i, (text, point) in enumerate(points)]
 
 
@@ -472,6 +478,13 @@ def _print_split(split: str, results: dict) -> None:
       threshold = "none" if row["min_score"] is None else f"{row['min_score']:g}"
       print(f"{threshold:>12} {row['shown_percent']:>6.1f}% {row['correct']:>8} "
             f"{row['wrong']:>7} {precision:>10}")
+    if found["threshold"].get("confidence_rows"):
+      print(f"{'--min-confidence':>16} {'shown':>7} {'correct':>8} {'wrong':>7} {'precision':>10}")
+      for row in found["threshold"]["confidence_rows"]:
+        precision = "-" if row["precision"] is None else f"{row['precision']:.1f}"
+        mark = "  (the model's gate)" if row["model_gate"] else ""
+        print(f"{row['min_confidence']:>16g} {row['shown_percent']:>6.1f}% {row['correct']:>8} "
+              f"{row['wrong']:>7} {precision:>10}{mark}")
 
 
 def register_cli(subparsers) -> None:

@@ -34,6 +34,7 @@ import time
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from code_t5.engine import complete
+from code_t5.engine import confidence
 from code_t5.engine import repository as repository_lib
 
 
@@ -74,11 +75,17 @@ WITHOUT_REPOSITORY = "beam+heal+filters+names"  # the engine as it was before it
 THRESHOLDS = (-math.inf, -4.0, -3.0, -2.5, -2.25, -2.1, -2.0, -1.75, -1.5, -1.0, -0.5, 0.0)
 
 
+# Confidence gates reported for the last rung when the model has a confidence model (the
+# probability that the best line is exact: code_t5.engine.confidence), and the model's own.
+CONFIDENCE_THRESHOLDS = (0.0, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7)
+
+
 @dataclasses.dataclass
 class _Shown:
   score: float
   correct: bool
   chars: int  # the target's characters
+  confidence: Optional[float]  # None without a confidence model
 
 
 def check_rungs(names: Sequence[str]) -> List[str]:
@@ -92,9 +99,11 @@ def check_rungs(names: Sequence[str]) -> List[str]:
 def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=print,
         repository_files: Optional[Mapping[str, Sequence[Tuple[str, str]]]] = None,
         rungs: Optional[Sequence[str]] = None) -> dict:
-  """{"systems": {"engine:<rung>": ...}, "predictions": {...}, "scores": {...}, "filters": ...,
-  "threshold": ...}: per rung its metrics, and per point its best line and that line's score
-  (None where it shows nothing).
+  """{"systems": {"engine:<rung>": ...}, "predictions": {...}, "scores": {...}, "features": [...],
+  "filters": ..., "threshold": ...}: per rung its metrics, and per point its best line and that
+  line's score (None where it shows nothing); per point the last rung's confidence features
+  (code_t5.engine.confidence.FEATURES, None where no line was kept), which
+  scripts/fit_confidence.py fits a model's confidence gate from.
 
   points: (file text, line_completion.Point); score(predictions) -> the baseline's metrics;
   repository_files: repo id -> its (path, text) files in the root, for the rungs that read the
@@ -107,6 +116,7 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
   filtered = collections.Counter()
   candidates_seen = 0
   shown: List[_Shown] = []
+  point_features: List[Optional[List[float]]] = []
   completer = None
   for rung_name in chosen:
     rung = RUNGS[rung_name]
@@ -131,9 +141,12 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
       if rung_name == chosen[-1]:
         candidates_seen += len(ranked)
         filtered.update(reason for _, reason in ranked if reason)
+        values = confidence.features(kept, confidence.at_line_start(text[:point.cursor]))
+        point_features.append(None if values is None else [round(v, 4) for v in values])
         if kept:
           target = point.target(text)
-          shown.append(_Shown(kept[0].score, kept[0].text == target, len(target)))
+          shown.append(_Shown(kept[0].score, kept[0].text == target, len(target),
+                              completer.confidence_of(kept, text[:point.cursor])))
       best.append(kept[0].text if kept else "")
       best_scores.append(round(kept[0].score, 4) if kept else None)
       if time.time() - last >= 10:
@@ -152,22 +165,30 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
     scores[key] = best_scores
   count = len(points)
   all_chars = sum(len(point.target(text)) for text, point in points)
-  thresholds = []
-  gate = completer.about.get("min_score") if completer else None
-  for threshold in sorted(set(THRESHOLDS) | ({float(gate)} if gate is not None else set())):
-    above = [s for s in shown if s.score >= threshold]
+  def row(above):
     right = sum(s.correct for s in above)
-    thresholds.append({"min_score": threshold if math.isfinite(threshold) else None,
-                       "model_gate": threshold == gate,
-                       "shown": len(above), "correct": right,
-                       "wrong": len(above) - right,
-                       "shown_percent": round(100 * len(above) / count, 1),
-                       "precision": round(100 * right / len(above), 1) if above else None,
-                       "chars_saved_percent": round(100 * sum(s.chars for s in above
-                                                              if s.correct) / all_chars, 1)})
+    return {"shown": len(above), "correct": right, "wrong": len(above) - right,
+            "shown_percent": round(100 * len(above) / count, 1),
+            "precision": round(100 * right / len(above), 1) if above else None,
+            "chars_saved_percent": round(100 * sum(s.chars for s in above if s.correct)
+                                         / all_chars, 1)}
+
+  model = completer.confidence_model if completer else None
+  sure_gate = float(model["min"]) if model else None
+  gate = None if model or not completer else completer.about.get("min_score")
+  thresholds = [
+      {"min_score": threshold if math.isfinite(threshold) else None,
+       "model_gate": threshold == gate, **row([s for s in shown if s.score >= threshold])}
+      for threshold in sorted(set(THRESHOLDS) | ({float(gate)} if gate is not None else set()))]
+  sure_rows = [
+      {"min_confidence": threshold, "model_gate": threshold == sure_gate,
+       **row([s for s in shown if s.confidence >= threshold])}
+      for threshold in sorted(set(CONFIDENCE_THRESHOLDS) | {sure_gate})] if model else []
   return {"systems": systems, "predictions": predictions, "scores": scores,
+          "features": point_features,
           "filters": {"candidates": candidates_seen, "removed": dict(filtered)},
-          "threshold": {"rung": chosen[-1], "points": count, "rows": thresholds}}
+          "threshold": {"rung": chosen[-1], "points": count, "rows": thresholds,
+                        **({"confidence_rows": sure_rows} if model else {})}}
 
 
 def _describe(rung: Rung) -> str:

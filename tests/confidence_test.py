@@ -1,0 +1,144 @@
+"""The confidence gate: code_t5/engine/confidence.py, the Completer's use of it, scripts/fit_confidence.py."""
+
+import dataclasses
+import importlib.util
+import json
+import math
+import pathlib
+import random
+import shutil
+
+import pytest
+
+from code_t5 import test_utils
+from code_t5.engine import complete
+from code_t5.engine import confidence
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+
+@dataclasses.dataclass
+class Line:
+  text: str
+  score: float
+  tokens: int
+
+
+def _load_script(name):
+  spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
+
+
+def test_features_are_the_best_lines_score_margin_length_and_the_line_start():
+  lines = [Line("return x", -0.5, 3), Line("return y", -2.0, 3)]
+  assert confidence.features(lines, True) == [-0.5, 1.5, math.log1p(3), 1.0]
+  assert confidence.features(lines[:1], False) == [-0.5, confidence.NO_SECOND_MARGIN,
+                                                   math.log1p(3), 0.0]
+  assert confidence.features([], False) is None
+  assert confidence.at_line_start("def f():\n    ") and not confidence.at_line_start("x = f(")
+
+
+def test_fit_learns_which_points_are_right_and_the_gate_shows_the_share_asked():
+  """Points whose best line is exact mostly where the margin is large: the fitted model ranks
+  them first, and its gate for 40 % of the points shows 40 % of them."""
+  rng = random.Random(0)
+  rows, exact = [], []
+  for _ in range(600):
+    margin = rng.uniform(0, 4)
+    rows.append([rng.uniform(-4, 0), margin, math.log1p(rng.randint(1, 20)), rng.random() < 0.5])
+    exact.append(margin + rng.gauss(0, 0.7) > 2.5)
+  model = confidence.fit(rows, exact)
+  assert model["weights"]["margin"] > 1 > abs(model["weights"]["score"])
+  probabilities = [confidence.probability(r, model) for r in rows]
+  ranked = [e for _, e in sorted(zip(probabilities, exact), reverse=True)]
+  assert sum(ranked[:150]) > 0.9 * 150 and sum(ranked[-150:]) < 0.1 * 150
+  gate = confidence.threshold_for_share(probabilities, len(rows), 0.4)
+  # At least the share asked; a few more where the gate, rounded down to 3 decimals, admits them.
+  assert 240 <= sum(p >= gate for p in probabilities) <= 246
+  with pytest.raises(ValueError):
+    confidence.fit([], [])
+
+
+def test_a_bad_confidence_in_about_json_is_one_line(tmp_path):
+  for bad, said in (({"weights": {}, "bias": 0, "min": 0.1}, "must give a number for each"),
+                    ({"weights": dict.fromkeys(confidence.FEATURES, 1.0), "bias": 0, "min": 2},
+                     "\"min\" a probability"),
+                    ([], "not an object")):
+    (tmp_path / complete.ABOUT_FILE).write_text(json.dumps({"confidence": bad}))
+    with pytest.raises(complete.CompletionError, match=said) as raised:
+      complete.model_about(tmp_path)
+    assert "\n" not in str(raised.value) and "mend or remove it" in str(raised.value)
+
+
+@pytest.fixture(scope="module")
+def shipped():
+  return complete.Completer(test_utils.PRETRAINED)
+
+
+def test_the_shipped_model_gates_on_its_confidence_and_reports_it(shipped):
+  about = shipped.about
+  assert confidence.check(about["confidence"]) is None
+  assert shipped.min_confidence == about["confidence"]["min"]
+  # A line the file settles (the loop's `return` two lines up) and a guess at a new block.
+  sure = shipped.complete("def f(items):\n    for x in items:\n        if x:\n            return x\n"
+                          "    return None\n\n\ndef g(items):\n    for x in items:\n        if x:\n"
+                          "            ret")
+  assert sure.completion == "urn x" and sure.confidence >= shipped.min_confidence
+  assert sure.reply()["confidence"] == round(sure.confidence, 4)
+  unsure = shipped.complete("import os\n\n\n")
+  assert unsure.confidence < shipped.min_confidence and unsure.candidates == ()
+  # --min-score given: the score gate instead (here: every line); the confidence still reported.
+  every = complete.Completer(test_utils.PRETRAINED,
+                             complete.EngineOptions(min_score=complete.DEFAULT_MIN_SCORE))
+  shown = every.complete("import os\n\n\n")
+  assert shown.candidates and shown.confidence == pytest.approx(unsure.confidence)
+  strict = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_confidence=1.0))
+  assert strict.complete(sure_prefix := "x = 1\ny = x\nz = y\nw = ").candidates == ()
+  assert strict.complete(sure_prefix).confidence is not None
+
+
+def test_min_confidence_needs_a_model_that_has_one(tmp_path):
+  model = tmp_path / "model"
+  shutil.copytree(test_utils.PRETRAINED, model)
+  about = json.loads((model / complete.ABOUT_FILE).read_text())
+  del about["confidence"]
+  (model / complete.ABOUT_FILE).write_text(json.dumps(about))
+  with pytest.raises(complete.CompletionError, match="has no confidence model"):
+    complete.Completer(model, complete.EngineOptions(min_confidence=0.2))
+  with pytest.raises(complete.CompletionError, match="must be a probability"):
+    complete.check_options(complete.EngineOptions(min_confidence=1.5))
+  # Without one, the score gate of its about.json, as before.
+  plain = complete.Completer(model)
+  assert plain.min_confidence is None and plain.min_score == about["min_score"]
+  assert plain.complete("import os\n\n\n").confidence is None
+
+
+def test_fit_confidence_writes_the_gate_into_about_json(tmp_path, capsys):
+  fit_confidence = _load_script("fit_confidence")
+  rng = random.Random(1)
+  per_point = []
+  for i in range(300):
+    margin = rng.uniform(0, 4)
+    right = margin + rng.gauss(0, 0.5) > 2
+    per_point.append({"target": "x", "predictions": {"engine:+similar": "x" if right else "y"},
+                      "confidence_features": {"engine:+similar": None if i % 50 == 0 else
+                                              [-1.0, margin, 1.5, 0.0]}})
+  results = tmp_path / "results.json"
+  results.write_text(json.dumps({"root": "r", "split": "validation", "points": {"count": 300},
+                                 "per_point": per_point}))
+  about = tmp_path / "about.json"
+  about.write_text(json.dumps({"name": "m", "min_score": -2.0}))
+  assert fit_confidence.main([str(results), "--about", str(about), "--share", "0.5"]) == 0
+  written = json.loads(about.read_text())
+  assert written["name"] == "m" and confidence.check(written["confidence"]) is None
+  assert written["confidence"]["weights"]["margin"] > 0
+  assert "a line at 50.0 % of 300 points" in capsys.readouterr().out
+  assert fit_confidence.main([str(results), "--about", str(about)]) == 2  # no --force
+  assert "pass --force" in capsys.readouterr().err
+  results.write_text(json.dumps({"root": "r", "split": "validation", "points": {"count": 1},
+                                 "per_point": [{"target": "x", "predictions": {}}]}))
+  assert fit_confidence.main([str(results), "--about", str(about), "--force"]) == 2
+  assert "no confidence features" in capsys.readouterr().err
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["about.json", "results.json"]
