@@ -109,6 +109,8 @@ def test_min_confidence_needs_a_model_that_has_one(tmp_path):
     complete.Completer(model, complete.EngineOptions(min_confidence=0.2))
   with pytest.raises(complete.CompletionError, match="must be a probability"):
     complete.check_options(complete.EngineOptions(min_confidence=1.5))
+  with pytest.raises(complete.CompletionError, match="give one of them"):
+    complete.check_options(complete.EngineOptions(min_confidence=0.2, min_score=-2.0))
   # Without one, the score gate of its about.json, as before.
   plain = complete.Completer(model)
   assert plain.min_confidence is None and plain.min_score == about["min_score"]

@@ -576,6 +576,8 @@ def check_options(options: EngineOptions) -> None:
                           f"{options.top} (the beam holds the candidates)")
   if options.max_tokens is not None and options.max_tokens < 1:
     raise CompletionError(f"--max-tokens {options.max_tokens} must be 1 or more")
+  if options.min_confidence is not None and options.min_score is not None:
+    raise CompletionError("--min-confidence and --min-score are two gates: give one of them")
   if options.min_confidence is not None and not 0 <= options.min_confidence <= 1:
     raise CompletionError(f"--min-confidence {options.min_confidence:g} must be a probability "
                           "(0 to 1)")
