@@ -41,17 +41,23 @@ def rungs_of(records):
   return [(WITHOUT_REPOSITORY, "without the repository"), (default, "the engine's default")]
 
 
-def curve(records, rung):
-  """(shown %, precision %) at every threshold, and the point at `gate`."""
-  scored = sorted(((r["scores"][rung], r["predictions"][rung] == r["target"])
-                   for r in records if r["scores"].get(rung) is not None), reverse=True)
+def _cumulative(ranked, points):
+  """(shown %, precision %) of `points` when the first 1, 2, ... of `ranked` ((key, correct) pairs,
+  best first) are shown."""
   shown, right, xs, ys = 0, 0, [], []
-  for _, correct in scored:
+  for _, correct in ranked:
     shown += 1
     right += correct
-    xs.append(100 * shown / len(records))
+    xs.append(100 * shown / points)
     ys.append(100 * right / shown)
-  return xs, ys, scored
+  return xs, ys
+
+
+def curve(records, rung):
+  """(shown %, precision %) at every threshold, and the points sorted by score."""
+  scored = sorted(((r["scores"][rung], r["predictions"][rung] == r["target"])
+                   for r in records if r["scores"].get(rung) is not None), reverse=True)
+  return (*_cumulative(scored, len(records)), scored)
 
 
 def by_confidence(records, rung, model):
@@ -59,15 +65,9 @@ def by_confidence(records, rung, model):
   sure = sorted(((confidence.probability(r["confidence_features"][rung], model),
                   r["predictions"][rung] == r["target"]) for r in records
                  if (r.get("confidence_features") or {}).get(rung) is not None), reverse=True)
-  shown, right, xs, ys, gate = 0, 0, [], [], None
-  for probability, correct in sure:
-    shown += 1
-    right += correct
-    xs.append(100 * shown / len(records))
-    ys.append(100 * right / shown)
-    if probability >= model["min"]:
-      gate = (xs[-1], ys[-1])
-  return xs, ys, gate
+  xs, ys = _cumulative(sure, len(records))
+  above = sum(probability >= model["min"] for probability, _ in sure)
+  return xs, ys, (xs[above - 1], ys[above - 1]) if above else None
 
 
 def at_gate(records, rung, gate):

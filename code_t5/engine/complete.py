@@ -634,6 +634,12 @@ def hopeless(text: str) -> bool:
   return not text.strip() or loops_to_its_end(text)
 
 
+def kept_lines(ranked) -> List[decoding.Line]:
+  """Of `Completer.ranked`'s (line, reason) pairs, the lines the filters kept that show some
+  text, best first: what a gate chooses from."""
+  return [line for line, reason in ranked if reason is None and line.text.strip()]
+
+
 def _last_if(lines: Sequence[decoding.Line], moved: Sequence[bool]) -> List[decoding.Line]:
   """`lines` with those whose `moved` is true after the others (each group in its order)."""
   return ([line for line, last in zip(lines, moved) if not last]
@@ -845,8 +851,8 @@ class Completer:
     top = self.options.top if top is None else top
     repository = self.repository if repository is None else repository
     context, ranked = self.ranked(prefix, suffix, top, repository, path, below)
-    kept = [line for line, reason in ranked if reason is None and line.text.strip()]
-    sure = self.confidence_of(kept, prefix)
+    kept = kept_lines(ranked)
+    sure = self.confidence_of(confidence.features(kept, confidence.at_line_start(prefix)))
     if self.min_confidence is not None:
       # Whether to show anything is the confidence's call; beside the best line, only the
       # alternatives that pass the score gate too (an editor's list is no place for guesses).
@@ -858,10 +864,9 @@ class Completer:
                       context_chars=len(context), truncated=len(context) < len(prefix),
                       ms=(time.perf_counter() - start) * 1000, confidence=sure)
 
-  def confidence_of(self, kept: Sequence[decoding.Line], prefix: str) -> Optional[float]:
-    """The probability that the first of `kept` (the lines that passed the filters, best first)
-    is exact, by the model's confidence model (None without one, or without lines)."""
-    values = confidence.features(kept, confidence.at_line_start(prefix))
+  def confidence_of(self, values: Optional[Sequence[float]]) -> Optional[float]:
+    """The probability that the best kept line is exact, from its confidence.features, by the
+    model's confidence model (None without one, or without lines: `values` None)."""
     if self.confidence_model is None or values is None:
       return None
     return confidence.probability(values, self.confidence_model)

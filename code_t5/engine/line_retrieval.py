@@ -82,9 +82,6 @@ class LineIndex(path_index.PathIndex):
     self._recent_sorted = True
     self._listed: set = set()
 
-  def _entry(self, text: str) -> _FileLines:
-    return _file_lines(text)
-
   def add(self, path: str, text: str) -> None:
     entry = _file_lines(text)
     with self._lock:

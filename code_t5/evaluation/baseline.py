@@ -472,19 +472,22 @@ def _print_split(split: str, results: dict) -> None:
     removed = ", ".join(f"{reason} {count}" for reason, count in filters["removed"].items())
     print(f"engine filters on {checkpoint}: of {filters['candidates']} candidate lines removed "
           f"{removed or 'none'}")
-    print(f"{'--min-score':>12} {'shown':>7} {'correct':>8} {'wrong':>7} {'precision':>10}")
-    for row in found["threshold"]["rows"]:
-      precision = "-" if row["precision"] is None else f"{row['precision']:.1f}"
-      threshold = "none" if row["min_score"] is None else f"{row['min_score']:g}"
-      print(f"{threshold:>12} {row['shown_percent']:>6.1f}% {row['correct']:>8} "
-            f"{row['wrong']:>7} {precision:>10}")
+    _print_thresholds("--min-score", "min_score", found["threshold"]["rows"])
     if found["threshold"].get("confidence_rows"):
-      print(f"{'--min-confidence':>16} {'shown':>7} {'correct':>8} {'wrong':>7} {'precision':>10}")
-      for row in found["threshold"]["confidence_rows"]:
-        precision = "-" if row["precision"] is None else f"{row['precision']:.1f}"
-        mark = "  (the model's gate)" if row["model_gate"] else ""
-        print(f"{row['min_confidence']:>16g} {row['shown_percent']:>6.1f}% {row['correct']:>8} "
-              f"{row['wrong']:>7} {precision:>10}{mark}")
+      _print_thresholds("--min-confidence", "min_confidence", found["threshold"]["confidence_rows"])
+
+
+def _print_thresholds(flag: str, key: str, rows) -> None:
+  """One gate's table: per threshold (row[key], None for none) what it shows, the model's own
+  gate marked."""
+  width = max(12, len(flag))
+  print(f"{flag:>{width}} {'shown':>7} {'correct':>8} {'wrong':>7} {'precision':>10}")
+  for row in rows:
+    precision = "-" if row["precision"] is None else f"{row['precision']:.1f}"
+    threshold = "none" if row[key] is None else f"{row[key]:g}"
+    mark = "  (the model's gate)" if row.get("model_gate") else ""
+    print(f"{threshold:>{width}} {row['shown_percent']:>6.1f}% {row['correct']:>8} "
+          f"{row['wrong']:>7} {precision:>10}{mark}")
 
 
 def register_cli(subparsers) -> None:

@@ -137,7 +137,7 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
       below = text[line_end + 1:] if rung.below and line_end >= 0 else ""
       _, ranked = completer.ranked(text[:point.cursor], repository=repository, path=point.path,
                                    below=below)
-      kept = [line for line, reason in ranked if reason is None and line.text.strip()]
+      kept = complete.kept_lines(ranked)
       if rung_name == chosen[-1]:
         candidates_seen += len(ranked)
         filtered.update(reason for _, reason in ranked if reason)
@@ -146,7 +146,7 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
         if kept:
           target = point.target(text)
           shown.append(_Shown(kept[0].score, kept[0].text == target, len(target),
-                              completer.confidence_of(kept, text[:point.cursor])))
+                              completer.confidence_of(values)))
       best.append(kept[0].text if kept else "")
       best_scores.append(round(kept[0].score, 4) if kept else None)
       if time.time() - last >= 10:
