@@ -2,7 +2,7 @@
 what it replaced.
 
     python benchmarks/latency_benchmark.py [--requests 60] [--no-shipped] [--no-small]
-                                           [--no-savedmodel] [--clients 8]
+                                           [--no-savedmodel] [--clients 8] [--keystrokes 300]
     python benchmarks/latency_benchmark.py --concurrency-only [--clients 8] [--workers N]
                                            [--serve-from CHECKOUT]
 
@@ -17,6 +17,10 @@ Per model it prints:
 - in process (what `serve` pays per request once loaded), p50/p95 over the points: greedy best
   line (beam 1, no healing, no filters), the engine's default best line (beam 5, healing,
   filters, --top 1) and its top 5 (--top 5);
+- typing (--keystrokes): the default with the repository at every keystroke of the points'
+  lines, as an editor asks while the user types, through one Completer: as it runs (each
+  request reusing the one before's reading of the context and the file's pieces) and again with
+  nothing kept, p50/p95 and their ratio;
 - where the default's time goes: encoding the context (SentencePiece + left truncation),
   reading it (`Network.start`: one pass over ~255 tokens), the decode steps (per step, and how
   many), and the Python around them (search bookkeeping, filters);
@@ -131,6 +135,37 @@ def _in_process(model_dir, options, points, with_repository=False):
   return times, lengths
 
 
+def _keystrokes(text: str, cursor: int):
+  """The cursors of a user typing the line `cursor` is on, from its first non-blank character to
+  its end: where an editor asks for a completion."""
+  start = text.rfind("\n", 0, cursor) + 1
+  end = text.find("\n", cursor)
+  end = len(text) if end < 0 else end
+  return range(start + len(text[start:end]) - len(text[start:end].lstrip()), end + 1)
+
+
+def _typing(model_dir, points, keystrokes: int) -> dict:
+  """The default engine with the point's repository at every keystroke of the points' lines
+  (the first `keystrokes`, in order, one Completer as in an editor's LSP or serve): ms per
+  request as it runs (each request reusing what the one before computed: its reading of the
+  context and the file's pieces), and the same requests with nothing kept between them."""
+  completer = complete.Completer(model_dir, DEFAULT, echo=lambda line: None)
+  repositories = _repositories(completer)
+  requests = [(text, k, repo, path) for text, cursor, repo, path in points
+              for k in _keystrokes(text, cursor)][:keystrokes]
+  for text, cursor, *_ in requests[:2]:  # warm-up
+    completer.complete_at(text, cursor)
+  times = {"kept": [], "afresh": []}
+  for kept in (True, False):
+    for text, cursor, repo, path in requests:
+      if not kept:
+        completer._reading, completer._encodings = None, {}  # pylint: disable=protected-access
+      result = completer.complete_at(text, cursor, repository=repositories.get(repo), path=path)
+      times["kept" if kept else "afresh"].append(result.ms)
+  return {"requests": len(requests), "kept": _percentiles(times["kept"]),
+          "afresh": _percentiles(times["afresh"])}
+
+
 class _CountingNetwork:
   """Wraps a Network to time `start` and `step` separately and count the steps."""
 
@@ -142,9 +177,9 @@ class _CountingNetwork:
   def __getattr__(self, name):
     return getattr(self._network, name)
 
-  def start(self, ids):
+  def start(self, ids, reuse=None):
     t = time.perf_counter()
-    result = self._network.start(ids)
+    result = self._network.start(ids, reuse)
     self.start_s += time.perf_counter() - t
     return result
 
@@ -366,7 +401,7 @@ def measure(name, model_dir, points, args) -> dict:
       print(f"  serve of {checkout or 'this checkout'}, 1 then {args.clients} clients: "
             f"{time.perf_counter() - start:.1f} s", flush=True)
     return figures
-  stages = 11 + args.savedmodel
+  stages = 12 + args.savedmodel
   seconds = {}
 
   def timed(label, function, *arguments):
@@ -386,6 +421,8 @@ def measure(name, model_dir, points, args) -> dict:
                            points, with_repository)
     figures[label] = _percentiles(times)
     figures[f"{label}_chars"] = statistics.mean(lengths)
+  figures["typing"] = timed(f"typing, {args.keystrokes} keystrokes x 2", _typing, model_dir,
+                            points, args.keystrokes)
   figures["breakdown"] = timed("breakdown", _breakdown, model_dir, points)
   figures["uncached"] = _percentiles(timed("no cache", _uncached_greedy, model_dir, points))
   figures["serve"] = timed("serve", _serve, model_dir, points)
@@ -417,6 +454,15 @@ def _report(rows):
           f"{r['no_similar'][0]:.0f} / {r['no_similar'][1]:.0f} ms; best / that: "
           f"{r['best'][0] / r['no_similar'][0]:.2f}x at p50, "
           f"{r['best'][1] / r['no_similar'][1]:.2f}x at p95")
+  print("\ntyping: the default best line at every keystroke of the points' lines, one Completer, "
+        "ms (p50 / p95):")
+  print(f"{'model':<10}{'keystrokes':>11}{'as it runs':>14}{'nothing kept':>14}{'ratio p50':>11}"
+        f"{'ratio p95':>11}")
+  for r in rows:
+    t = r["typing"]
+    print(f"{r['name']:<10}{t['requests']:>11}{t['kept'][0]:>8.0f} / {t['kept'][1]:<4.0f}"
+          f"{t['afresh'][0]:>8.0f} / {t['afresh'][1]:<4.0f}{t['kept'][0] / t['afresh'][0]:>10.2f}x"
+          f"{t['kept'][1] / t['afresh'][1]:>10.2f}x")
   print("\nwhere the default best line's time goes, ms per request (means):")
   print(f"{'model':<10}{'context':>9}{'start':>9}{'steps':>8}{'ms/step':>9}{'decode':>9}"
         f"{'other':>9}{'total':>9}")
@@ -442,6 +488,8 @@ def main(argv=None):
   parser.add_argument("--work", type=pathlib.Path,
                       default=pathlib.Path(tempfile.gettempdir()) / "code_t5_latency")
   parser.add_argument("--requests", type=int, default=60)
+  parser.add_argument("--keystrokes", type=int, default=300,
+                      help="requests of the typing figure (default 300)")
   parser.add_argument("--no-shipped", dest="shipped", action="store_false")
   parser.add_argument("--no-small", dest="small", action="store_false")
   parser.add_argument("--no-savedmodel", dest="savedmodel", action="store_false")

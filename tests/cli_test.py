@@ -217,6 +217,32 @@ def test_the_installed_command_answers_help_without_tensorflow(command, cli_modu
   assert cli_module in imported and not imported & set(HEAVY)
 
 
+def test_a_command_imports_only_its_own_module(tmp_path):
+  # The full parser has every command, and each command's own parser has it with the same flags.
+  def commands(parser):
+    return parser._subparsers._group_actions[0].choices  # pylint: disable=protected-access
+
+  every = commands(cli.build_parser())
+  assert set(cli.SUBCOMMANDS) | {"train", "eval", "prepare", "plot"} == set(every)
+  for command in every:
+    own = commands(cli.build_parser(command))
+    assert own[command].format_help() == every[command].format_help(), command
+  # A cold `code-t5 complete` imports neither the server's, the LSP's nor the converters' modules
+  # (-X importtime does not see importlib.import_module: the driver lists sys.modules).
+  source = tmp_path / "m.py"
+  source.write_text("import os\n")
+  driver = ("import json, sys; sys.argv = ['code-t5'] + sys.argv[1:]; from code_t5.cli import main;"
+            " status = main(); print(json.dumps(sorted(sys.modules))); sys.exit(status)")
+  result = subprocess.run([sys.executable, "-c", driver, "complete", "--checkpoint",
+                           str(tmp_path / "missing"), str(source)],
+                          capture_output=True, text=True, env=_env())
+  assert result.returncode == 2 and "--checkpoint" in result.stderr, result.stderr[-2000:]
+  imported = set(json.loads(result.stdout))
+  assert "code_t5.engine.complete" in imported
+  assert not imported & {"code_t5.engine.serve", "code_t5.engine.lsp", "code_t5.convert.t5x",
+                         "code_t5.data.corpus", "code_t5.evaluation.baseline"}
+
+
 def test_import_code_t5_registers_every_task_mixture_and_the_gin_path():
   # As `python -m t5.models.mesh_transformer_main --module_import=code_t5` does it.
   code = ("import sys; sys.argv[0] = '/venv/t5/models/mesh_transformer_main.py'\n"

@@ -200,3 +200,71 @@ def test_a_looping_beam_does_not_hold_the_search_open():
   assert lines[0].text == "c"
   assert "ab" in [line.text for line in lines]
   assert len(steps) < 10
+
+
+def test_heal_masks_allow_exactly_the_pieces_that_agree_with_the_heal_text(completer):
+  search = decoding.LineSearch(completer.network)
+  pieces = search._pieces  # pylint: disable=protected-access
+  rng = np.random.default_rng(0)
+  words = [p for p in pieces if p]
+  drawn = rng.integers(len(words), size=decoding.HEAL_MASKS_KEPT + 50)
+  texts = [b" ", b"s", b"self.", b"    ", b"\t", b"\xc3", b"xyzzy", b"()"] + [
+      words[i][:1 + rng.integers(4)] for i in drawn]
+  for text in texts + texts[:8]:  # past HEAL_MASKS_KEPT, then again: kept masks stay right
+    want = [p is not None and (p.startswith(text) or text.startswith(p)) for p in pieces]
+    assert search._heal_mask(text).tolist() == want, text  # pylint: disable=protected-access
+
+
+def _keystrokes(text: str, cursor: int):
+  """The cursors an editor asks at while the user types the line `cursor` is on, from its start."""
+  start = text.rfind("\n", 0, cursor) + 1
+  end = text.find("\n", cursor)
+  return range(start + len(text[start:end]) - len(text[start:end].lstrip()), end + 1)
+
+
+def test_a_context_read_as_the_user_types_is_read_once_and_bit_identical():
+  # The default engine: the similar code comes first; the context starts at a line.
+  completer = complete.Completer(test_utils.PRETRAINED)
+  network = completer.network
+  previous, read, positions, reused, keystrokes = None, 0, 0, 0, 0
+  for text, cursor in _points(4):
+    for keystroke in _keystrokes(text, cursor):
+      _, ids = completer.context_ids(text[:keystroke])
+      ids, _ = decoding.split_heal(ids, completer.tokenizer)
+      afresh, again = network.start(ids), network.start(ids, reuse=previous)
+      for got, want in zip([again.logits, *again.keys, *again.values],
+                           [afresh.logits, *afresh.keys, *afresh.values]):
+        assert np.array_equal(got, want)  # equal bits, not nearly equal floats
+      read, positions = read + again.read, positions + again.length
+      reused += again.read < again.length
+      keystrokes += 1
+      previous = again
+  # Most keystrokes reuse the reading before them; fewer than half the positions are read.
+  assert reused >= 0.8 * keystrokes and read < 0.5 * positions, (reused, keystrokes, read)
+
+
+def test_a_reply_does_not_depend_on_the_requests_before_it():
+  # The Completer keeps its last reading and the file's pieces; a reply is the same bits as a
+  # fresh Completer's (serve's workers and the LSP answer with one Completer per process).
+  typing = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_score=-1e9))
+  for text, cursor in _points(3):
+    for keystroke in list(_keystrokes(text, cursor))[::3]:
+      fresh = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_score=-1e9))
+      got, want = typing.complete_at(text, keystroke), fresh.complete_at(text, keystroke)
+      assert [(c.text, c.score) for c in got.candidates] == [
+          (c.text, c.score) for c in want.candidates]
+
+
+def test_the_context_starts_at_a_line_unless_that_drops_much_of_it(completer):
+  text, cursor = _points(1)[0]
+  prefix = text[:cursor] * 3  # long enough to be cut
+  context = completer.context(prefix)
+  assert prefix.endswith(context) and len(context) < len(prefix)
+  assert prefix[len(prefix) - len(context) - 1] == "\n"
+  cut = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(whole_lines=False))
+  assert cut.context(prefix) == complete.left_truncate(prefix, completer.tokenizer, 255)
+  assert len(cut.context(prefix)) > len(context)
+  # A line longer than the room is cut, not dropped.
+  long_line = "x = [" + ", ".join(str(i) for i in range(2000)) + "]\ny = "
+  assert completer.context(long_line) == complete.left_truncate(long_line, completer.tokenizer,
+                                                                255)

@@ -2,7 +2,7 @@
 
 Every `import code_t5...` and `from code_t5... import ...` of every module under code_t5/ counts,
 at module level and inside functions (those run later, but a circle through them is a circle all
-the same), and so do the subcommand modules code_t5/cli.py imports by name (SUBCOMMAND_MODULES).
+the same), and so do the subcommand modules code_t5/cli.py imports by name (SUBCOMMANDS).
 
 The floors, bottom first; a module imports its own sub-package and the floors below it:
 
@@ -72,10 +72,10 @@ def _imported(module: str, node: ast.AST) -> Set[str]:
 
 def _subcommand_modules(tree: ast.Module) -> Set[str]:
   for node in tree.body:
-    if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple) and
-        [getattr(t, "id", None) for t in node.targets] == ["SUBCOMMAND_MODULES"]):
-      return {element.value for element in node.value.elts}
-  raise AssertionError("code_t5/cli.py has no SUBCOMMAND_MODULES tuple")
+    if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and
+        [getattr(t, "id", None) for t in node.targets] == ["SUBCOMMANDS"]):
+      return {element.value for element in node.value.values}
+  raise AssertionError("code_t5/cli.py has no SUBCOMMANDS dict")
 
 
 def _imports() -> Dict[str, Set[str]]:

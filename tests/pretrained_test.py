@@ -26,8 +26,9 @@ RESULTS = sources.REPO_ROOT / "results" / "line_completion_dev_sitepackages-1247
 
 @pytest.fixture(scope="module")
 def completer():
+  # The context cut as the eval's task cut it (its last pieces that fit), not at a line's start.
   greedy = complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False, cache=False,
-                                  retrieval=False, similar=False,
+                                  retrieval=False, similar=False, whole_lines=False,
                                   min_score=complete.DEFAULT_MIN_SCORE)
   return complete.Completer(test_utils.PRETRAINED, greedy)
 

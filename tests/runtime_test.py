@@ -64,6 +64,19 @@ def test_cached_steps_give_mesh_tf_logits(model, network, mesh_tf_logits, logits
   assert np.abs(np.stack(got) - expected).max() < TOLERANCE
 
 
+@pytest.mark.parametrize("model", LOGITS_MODELS)
+def test_only_a_causal_decoder_reuses_an_earlier_reading(model, network, logits_batch):
+  # A prefix LM's positions see the ones after them and an encoder reads the whole context: an
+  # earlier reading of the same ids is read again (the causal LM's reuse: decoding_test).
+  net = network(model)
+  inputs = logits_batch["inputs"][0]
+  context = [int(t) for t in inputs[:int((inputs > 0).sum()) - 1]]
+  first = net.start(context)
+  again = net.start(context, reuse=first)
+  assert first.inputs is None and again.read == again.length
+  assert np.array_equal(again.logits, first.logits)
+
+
 def test_runtime_is_written_once_and_reused(tiny_run, network):
   _, model_dir = tiny_run("prefix_lm")
   network("prefix_lm")

@@ -34,8 +34,10 @@ the loaded Completer (the weights are shared copy-on-write; nothing is loaded ag
 HTTP thread hands its request's bytes to an idle worker over a pipe and waits for its reply. A
 worker runs exactly the code the one-client server runs, one request at a time, so every reply
 is what one client gets (tests/serve_test.py checks it under 8 concurrent clients): a search's
-state lives in its call, and what a worker keeps between requests depends on the model and the
---repo index alone (read-only while serving), never on an earlier request's text. Measured with benchmarks/latency_benchmark.py --clients 8 and
+state lives in its call, and what a worker keeps between requests (the model, the --repo index,
+read-only while serving, and the last request's reading of its context and its file's pieces,
+used only where they are bit for bit what would be computed afresh: tests/decoding_test.py)
+never changes a reply. Measured with benchmarks/latency_benchmark.py --clients 8 and
 what was tried and not kept (threads without the lock, batching requests' decode steps): see
 docs/speed.md. stdin/stdout serves one client, in order, in the process itself.
 """
