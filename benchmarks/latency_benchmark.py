@@ -135,15 +135,6 @@ def _in_process(model_dir, options, points, with_repository=False):
   return times, lengths
 
 
-def _keystrokes(text: str, cursor: int):
-  """The cursors of a user typing the line `cursor` is on, from its first non-blank character to
-  its end: where an editor asks for a completion."""
-  start = text.rfind("\n", 0, cursor) + 1
-  end = text.find("\n", cursor)
-  end = len(text) if end < 0 else end
-  return range(start + len(text[start:end]) - len(text[start:end].lstrip()), end + 1)
-
-
 def _typing(model_dir, points, keystrokes: int) -> dict:
   """The default engine with the point's repository at every keystroke of the points' lines
   (the first `keystrokes`, in order, one Completer as in an editor's LSP or serve): ms per
@@ -152,7 +143,7 @@ def _typing(model_dir, points, keystrokes: int) -> dict:
   completer = complete.Completer(model_dir, DEFAULT, echo=lambda line: None)
   repositories = _repositories(completer)
   requests = [(text, k, repo, path) for text, cursor, repo, path in points
-              for k in _keystrokes(text, cursor)][:keystrokes]
+              for k in test_utils.keystrokes(text, cursor)][:keystrokes]
   for text, cursor, *_ in requests[:2]:  # warm-up
     completer.complete_at(text, cursor)
   times = {"kept": [], "afresh": []}

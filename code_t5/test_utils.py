@@ -82,6 +82,15 @@ def tree_listing(root) -> dict:
           for p in sorted(root.rglob("*")) if p.is_file() and not p.is_symlink()}
 
 
+def keystrokes(text: str, cursor: int) -> range:
+  """The cursors of a user typing the line `cursor` is on, from its first non-blank character to
+  its end: where an editor asks for a completion."""
+  start = text.rfind("\n", 0, cursor) + 1
+  end = text.find("\n", cursor)
+  end = len(text) if end < 0 else end
+  return range(start + len(text[start:end]) - len(text[start:end].lstrip()), end + 1)
+
+
 def wait_for(predicate, what: str, seconds: float = 900) -> None:
   """Polls until predicate() is true; fails naming `what` after `seconds` (a hang, not a timing)."""
   import time  # pylint: disable=g-import-not-at-top

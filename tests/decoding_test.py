@@ -215,20 +215,13 @@ def test_heal_masks_allow_exactly_the_pieces_that_agree_with_the_heal_text(compl
     assert search._heal_mask(text).tolist() == want, text  # pylint: disable=protected-access
 
 
-def _keystrokes(text: str, cursor: int):
-  """The cursors an editor asks at while the user types the line `cursor` is on, from its start."""
-  start = text.rfind("\n", 0, cursor) + 1
-  end = text.find("\n", cursor)
-  return range(start + len(text[start:end]) - len(text[start:end].lstrip()), end + 1)
-
-
 def test_a_context_read_as_the_user_types_is_read_once_and_bit_identical():
   # The default engine: the similar code comes first; the context starts at a line.
   completer = complete.Completer(test_utils.PRETRAINED)
   network = completer.network
   previous, read, positions, reused, keystrokes = None, 0, 0, 0, 0
   for text, cursor in _points(4):
-    for keystroke in _keystrokes(text, cursor):
+    for keystroke in test_utils.keystrokes(text, cursor):
       _, ids = completer.context_ids(text[:keystroke])
       ids, _ = decoding.split_heal(ids, completer.tokenizer)
       afresh, again = network.start(ids), network.start(ids, reuse=previous)
@@ -248,7 +241,7 @@ def test_a_reply_does_not_depend_on_the_requests_before_it():
   # fresh Completer's (serve's workers and the LSP answer with one Completer per process).
   typing = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_score=-1e9))
   for text, cursor in _points(3):
-    for keystroke in list(_keystrokes(text, cursor))[::3]:
+    for keystroke in list(test_utils.keystrokes(text, cursor))[::3]:
       fresh = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_score=-1e9))
       got, want = typing.complete_at(text, keystroke), fresh.complete_at(text, keystroke)
       assert [(c.text, c.score) for c in got.candidates] == [
