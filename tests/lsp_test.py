@@ -891,10 +891,15 @@ def test_the_workspace_folder_gives_completions_only_another_file_knows(complete
   assert client.server.engine.path_of(uri) == "pkg/main.py"
   labels = _labels(client.complete(4, len("    table = utils.frob"), uri=uri))
   assert labels[0] == "frobnicate_widget_registry(config, strict=True)"
-  # A file saved meanwhile is read as saved.
+  # A file saved meanwhile is read as saved; the server prepares the index for main.py, where the
+  # user completes, before the next request (which then builds nothing).
+  pieces = client.server.engine.repository.pieces
+  built = pieces.builds
   client.notify("textDocument/didSave", {"textDocument": {"uri": (tmp_path / "pkg" / "new.py")
                                                           .as_uri()},
                                          "text": "value = compute_the_answer(42)\n"})
+  test_utils.wait_for(lambda: pieces.builds == built + 1, "the index prepared after the save", 30)
   client.change([{"text": main[:-len("table = utils.frob")] + "value = compute_"}], uri=uri)
   labels = _labels(client.complete(4, len("    value = compute_"), uri=uri))
   assert labels[0] == "compute_the_answer(42)"
+  assert pieces.builds == built + 1

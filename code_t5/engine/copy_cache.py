@@ -193,6 +193,7 @@ class RepositoryIndex:
     self._lock = threading.Lock()
     self._version = 0
     self._memo: Dict[Tuple[int, str], RepositoryPieces] = {}
+    self.builds = 0  # how many times `pieces_for` indexed the pieces (tests read it)
 
   def add(self, path: str, text: str) -> None:
     ids = np.asarray(self.tokenizer.encode(text), dtype=np.int64)
@@ -227,6 +228,7 @@ class RepositoryIndex:
         chosen.append(ids)
         total += len(ids)
       # Nearest last: when a context occurs too often, lookups keep the last places.
+      self.builds += 1
       result = RepositoryPieces(cache=PieceCache(list(reversed(chosen))), files=len(chosen),
                                 pieces=total, truncated=len(chosen) < len(others))
       self._memo = {key: result}

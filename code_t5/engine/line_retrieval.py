@@ -128,6 +128,11 @@ class LineIndex(path_index.PathIndex):
       self._recent.sort()
     self._recent_sorted = True
 
+  def prepare(self) -> None:
+    """Sorts the lines seen since the last look-up now (else the next look-up does)."""
+    with self._lock:
+      self._sort()
+
   def starting_with(self, head: str, path: str = "") -> List[Tuple[str, int]]:
     """(line, count) of the lines longer than `head` that start with it, in every file but
     `path`; at most MAX_MATCHES lines are looked at per sorted list."""

@@ -219,6 +219,8 @@ class Engine:
     # (text, cursor, lines) of the last model call: a completion and an inline completion at one
     # point (clients may ask both) run the model once.
     self._last: Optional[Tuple[str, int, List[str]]] = None
+    # The workspace path of the document last opened or completed in: where the user types next.
+    self._active_path = ""
 
   def close(self) -> None:
     self._executor.shutdown(wait=False, cancel_futures=True)
@@ -231,16 +233,31 @@ class Engine:
   def open(self, uri: str, text: str, version: Optional[int] = None) -> None:
     self.documents[uri] = Document(text, version)
     self._edited(uri)
+    self._active_path = self.path_of(uri) or self._active_path
     self.saved(uri, text)
 
   def saved(self, uri: str, text: Optional[str] = None) -> None:
     """A document opened or saved: its text becomes the repository's copy of it (what the other
-    files' completions read)."""
+    files' completions read), and the model thread prepares the repository's indexes for the
+    active document (Repository.prepare) while the user has not asked yet: after a save the next
+    completion would otherwise build them first."""
     path = self.path_of(uri)
     if text is None and uri in self.documents:
       text = self.documents[uri].text
-    if self.repository is not None and path and text is not None:
-      self.repository.add(path, text)
+    repository = self.repository
+    if repository is not None and path and text is not None:
+      repository.add(path, text)
+      try:
+        self._executor.submit(self._prepare, repository, self._active_path or path)
+      except RuntimeError:  # the server is closing: nothing to prepare for
+        pass
+
+  def _prepare(self, repository, path: str) -> None:
+    """On the model thread: Repository.prepare, an error logged (completion builds it then)."""
+    try:
+      repository.prepare(path)
+    except Exception as e:  # pylint: disable=broad-except  (the server outlives it)
+      self.log(f"preparing the index for {path} failed ({type(e).__name__}: {e})", error=True)
 
   # The workspace. ------------------------------------------------------------------------------
 
@@ -331,8 +348,10 @@ class Engine:
     """On the model thread: (lines, None), or ([], one-line error); never raises."""
     try:
       self.model_calls += 1
+      path = self.path_of(uri)
+      self._active_path = path or self._active_path
       completion = self.completer.complete_at(text, cursor, repository=self.repository,
-                                              path=self.path_of(uri))
+                                              path=path)
       return ranked_lines(completion.candidates, self.top), None
     except Exception as e:  # pylint: disable=broad-except  (the server outlives any request)
       message = " ".join(str(e).split())

