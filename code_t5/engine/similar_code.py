@@ -118,21 +118,24 @@ class WindowIndex(path_index.PathIndex):
   def _entry(self, text: str) -> _File:
     return _File(text, self._word_ids)  # under the lock: it adds to the shared word ids
 
+  def _merge(self) -> _Merged:
+    """The merged windows, merged now if a change left them unmerged (under the lock)."""
+    if self._merged is None:
+      self._merged = _Merged(self._files)
+    return self._merged
+
   def prepare(self) -> None:
-    """Merges the files' windows now if a change left them unmerged (else the next `best`
-    does)."""
+    """Merges the files' windows now (else the next `best` does)."""
     with self._lock:
-      if self._merged is None and self._files:
-        self._merged = _Merged(self._files)
+      if self._files:
+        self._merge()
 
   def best(self, query: frozenset, path: str = "") -> Tuple[float, Optional[str]]:
     """(similarity, snippet) of the window most like `query` in any file but `path`."""
     with self._lock:
       if not query or not self._files:
         return 0.0, None
-      if self._merged is None:
-        self._merged = _Merged(self._files)
-      merged = self._merged
+      merged = self._merge()
       query_ids = np.array([self._word_ids[w] for w in query if w in self._word_ids], np.int64)
     # Words no file holds count in the query's size, though in no window.
     return merged.best(query_ids, len(query), path)
