@@ -28,6 +28,7 @@ from code_t5 import cli
 from code_t5 import test_utils
 from code_t5.engine import complete
 from code_t5.engine import lsp
+from code_t5.engine import repository
 
 # The line filters are the engine's business (complete_test); here the server's Completer and the
 # test's own are built from the same flags and must agree.
@@ -872,6 +873,24 @@ def test_process_fuzz_never_dies_answers_every_intact_request_and_still_serves(s
              for r in server.replies), "the model never ran"
   assert server.call("shutdown")["result"] is None
   assert server.exit() == 0
+
+
+def test_a_burst_of_opened_files_prepares_the_index_once(completer, tmp_path):
+  # A client opening many files at once: the model thread prepares the repository for the
+  # newest request only (each preparation rebuilds the copy cache's pieces: 0.2 s in numpy).
+  engine = lsp.Engine(completer)
+  engine.root = tmp_path
+  engine.repository = repository.Repository(completer.tokenizer)
+  pieces = engine.repository.pieces
+  busy = threading.Event()  # the model thread answers another request meanwhile
+  engine._executor.submit(busy.wait, 60)  # pylint: disable=protected-access
+  for k in range(30):
+    engine.open((tmp_path / f"m{k}.py").as_uri(), f"value_{k} = compute({k})\n")
+  busy.set()
+  engine._executor.submit(lambda: None).result(timeout=60)  # pylint: disable=protected-access
+  engine.close()
+  assert pieces.builds == 1  # 30 if every open prepared
+  assert engine.repository.files == 30
 
 
 def test_the_workspace_folder_gives_completions_only_another_file_knows(completer, connect,

@@ -221,6 +221,7 @@ class Engine:
     self._last: Optional[Tuple[str, int, List[str]]] = None
     # The workspace path of the document last opened or completed in: where the user types next.
     self._active_path = ""
+    self._prepares = 0  # Repository.prepare requests so far: only the newest runs
 
   def close(self) -> None:
     self._executor.shutdown(wait=False, cancel_futures=True)
@@ -247,13 +248,18 @@ class Engine:
     repository = self.repository
     if repository is not None and path and text is not None:
       repository.add(path, text)
+      self._prepares += 1
       try:
-        self._executor.submit(self._prepare, repository, self._active_path or path)
+        self._executor.submit(self._prepare, repository, self._active_path or path, self._prepares)
       except RuntimeError:  # the server is closing: nothing to prepare for
         pass
 
-  def _prepare(self, repository, path: str) -> None:
-    """On the model thread: Repository.prepare, an error logged (completion builds it then)."""
+  def _prepare(self, repository, path: str, request: int) -> None:
+    """On the model thread: Repository.prepare, unless a newer save or open asked again (a
+    client opening fifty files at once queues one, not fifty); an error is logged (completion
+    builds it then)."""
+    if request != self._prepares:
+      return
     try:
       repository.prepare(path)
     except Exception as e:  # pylint: disable=broad-except  (the server outlives it)
