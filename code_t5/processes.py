@@ -12,6 +12,7 @@ writers (stdlib only; Linux for the parent-death signal).
 - `temporary_name` / `remove_stale_temporaries`: folders written under a temporary name and
   renamed when complete carry their writer's host and pid, so a later run can tell those of a dead
   writer (removed) from those of a live one (kept).
+- `write_file_beside`: a file written to a unique temporary file beside it, then renamed.
 """
 
 import atexit
@@ -28,8 +29,9 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
-from typing import Iterator, List, Optional, Sequence
+from typing import IO, Callable, Iterator, List, Optional, Sequence
 
 from code_t5 import errors
 
@@ -242,6 +244,23 @@ def folder_written_beside(final: pathlib.Path, what: str, elsewhere: str,
       tmp.rename(final)
     finally:
       shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_file_beside(out: pathlib.Path, write: Callable[[IO], None], binary: bool = False) -> None:
+  """write(file) into a temporary file beside `out` (unique: concurrent writers do not clobber
+  each other's), renamed to `out` when `write` returns; removed if it raises. The file gets the
+  permissions a plain open() would give it. `out`'s folder must exist."""
+  fd, tmp = tempfile.mkstemp(prefix=out.name + ".tmp-", dir=out.parent, text=not binary)
+  try:
+    with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
+      write(f)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 -> what a plain open() would give
+    os.replace(tmp, out)
+  finally:
+    if os.path.exists(tmp):
+      os.unlink(tmp)
 
 
 def child_peak_rss_bytes() -> Optional[int]:

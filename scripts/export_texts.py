@@ -26,6 +26,7 @@ import numpy as np
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
 from code_t5 import errors  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5 import processes  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.data import flcc  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
@@ -61,23 +62,19 @@ def main(argv=None):
         keep.append(int(i))
         total += len(texts[i])
     keep.sort()
-  tmp = args.out.with_name(f".{args.out.name}.tmp")
-  paths_tmp = (args.paths or args.out).with_name(f".{(args.paths or args.out).name}.paths.tmp")
+
+  def write_texts(file):
+    with lzma.open(file, "wb", preset=9 | lzma.PRESET_EXTREME) as f:
+      for i in keep:
+        f.write(struct.pack("<I", len(texts[i])))
+        f.write(texts[i])
+    if args.paths is not None:  # once the texts are written, before they are renamed
+      listed = [[files[i].repo, files[i].path] for i in keep]
+      processes.write_file_beside(args.paths, lambda f: f.write(json.dumps(listed)))
+
   try:
     with errors.writing(f"the texts file {args.out}", args.out.parent, "give another --out"):
-      try:
-        with lzma.open(tmp, "wb", preset=9 | lzma.PRESET_EXTREME) as f:
-          for i in keep:
-            f.write(struct.pack("<I", len(texts[i])))
-            f.write(texts[i])
-        if args.paths is not None:
-          paths_tmp.write_text(json.dumps([[files[i].repo, files[i].path] for i in keep]))
-          os.replace(paths_tmp, args.paths)
-        os.replace(tmp, args.out)
-      finally:
-        for path in (tmp, paths_tmp):
-          if path.exists():
-            path.unlink()
+      processes.write_file_beside(args.out, write_texts, binary=True)
   except errors.UserError as e:
     print(e, file=sys.stderr)
     return 2

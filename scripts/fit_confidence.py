@@ -21,6 +21,7 @@ import warnings
 # `import code_t5` imports TensorFlow; its start-up messages say nothing about this script.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+from code_t5 import processes  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.engine import confidence  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
@@ -68,16 +69,11 @@ def main(argv=None) -> int:
   model["share"] = args.share
   model["fitted_on"] = f"{results['root']} ({results['split']}, {points:,} points)"
   about["confidence"] = model
-  tmp = args.about.with_name(f".{args.about.name}.tmp")
   try:
-    tmp.write_text(json.dumps(about, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, args.about)
+    processes.write_file_beside(args.about, lambda f: f.write(json.dumps(about, indent=1) + "\n"))
   except OSError as e:
     print(f"cannot write {args.about}: {e.strerror}: give another --about", file=sys.stderr)
     return 2
-  finally:
-    if tmp.exists():
-      tmp.unlink()
   print(f"{args.about}: weights {model['weights']}, bias {model['bias']}; gate {model['min']}: "
         f"a line at {100 * len(shown) / points:.1f} % of {points:,} points, "
         f"{100 * sum(shown) / max(1, len(shown)):.1f} % of them exact")

@@ -28,6 +28,7 @@ import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-imp
 # `import code_t5` imports TensorFlow; its start-up messages say nothing about this script.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+from code_t5 import processes  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.engine import confidence  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 WITHOUT_REPOSITORY = "engine:beam+heal+filters+names"
@@ -129,9 +130,8 @@ def main(argv=None) -> int:
     ax.legend(loc="lower left", fontsize="small")
   fig.tight_layout()
   args.out.parent.mkdir(parents=True, exist_ok=True)
-  tmp = args.out.with_name(args.out.name + ".tmp.png")
-  fig.savefig(tmp, dpi=110)
-  tmp.replace(args.out)
+  processes.write_file_beside(args.out, lambda f: fig.savefig(f, format="png", dpi=110),
+                              binary=True)
   print(f"wrote {args.out}")
   return 0
 

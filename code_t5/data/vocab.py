@@ -18,14 +18,13 @@ byte_vocabulary() is called, and never code_t5/data/spm_vocabulary.py (which imp
 
 from __future__ import annotations  # seqio's types in annotations: seqio imports TensorFlow
 
-import os
 import pathlib
-import tempfile
 from typing import TYPE_CHECKING, Dict, Iterator, Optional
 
 import sentencepiece as spm
 
 from code_t5 import errors
+from code_t5 import processes
 
 if TYPE_CHECKING:
   import seqio
@@ -165,23 +164,16 @@ def train_spm(root, size: int, out, force: bool = False, validation_fraction: fl
     yield first
     yield from texts
 
-  fd, tmp = tempfile.mkstemp(prefix=out.name + ".tmp-", dir=out.parent)
-  try:
-    with os.fdopen(fd, "wb") as model_writer:
-      spm.set_random_generator_seed(RANDOM_SEED)
-      try:
-        spm.SentencePieceTrainer.train(sentence_iterator=sentences(), model_writer=model_writer,
-                                       vocab_size=size, **{**TRAINER_OPTIONS, **options})
-      except RuntimeError as e:
-        message = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
-        raise VocabError(f"SentencePiece could not train on {root}: {message}") from None
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 -> what a plain open() would give
-    os.replace(tmp, out)
-  finally:
-    if os.path.exists(tmp):
-      os.unlink(tmp)
+  def train(model_writer):
+    spm.set_random_generator_seed(RANDOM_SEED)
+    try:
+      spm.SentencePieceTrainer.train(sentence_iterator=sentences(), model_writer=model_writer,
+                                     vocab_size=size, **{**TRAINER_OPTIONS, **options})
+    except RuntimeError as e:
+      message = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+      raise VocabError(f"SentencePiece could not train on {root}: {message}") from None
+
+  processes.write_file_beside(out, train, binary=True)
   return out
 
 

@@ -21,11 +21,11 @@ import json
 import os
 import pathlib
 import random
-import tempfile
 import time
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from code_t5 import errors
+from code_t5 import processes
 from code_t5.data import flcc
 from code_t5.data import line_completion
 from code_t5.data import metrics
@@ -154,7 +154,8 @@ def ngram_model(train_root, splits: flcc.Splits, cache: Optional[pathlib.Path] =
     echo(done)
     return model
   try:
-    _write_atomically(path, lambda f: model.save(f, key=key), binary=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    processes.write_file_beside(path, lambda f: model.save(f, key=key), binary=True)
     size = path.stat().st_size
   except OSError as e:
     echo(f"{done}; not cached: cannot write {path} ({e.strerror or e})")
@@ -411,23 +412,8 @@ def write_json(results: dict, out: pathlib.Path, force: bool) -> None:
     json.dump(results, f, indent=1, ensure_ascii=False)
     f.write("\n")
 
-  _write_atomically(out, write)
-
-
-def _write_atomically(out: pathlib.Path, write: Callable, binary: bool = False) -> None:
-  """write(file) into a temporary file beside `out` (made with its folders), renamed to `out`."""
   out.parent.mkdir(parents=True, exist_ok=True)
-  fd, tmp = tempfile.mkstemp(prefix=out.name + ".tmp-", dir=out.parent, text=not binary)
-  try:
-    with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
-      write(f)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
-    os.replace(tmp, out)
-  finally:
-    if os.path.exists(tmp):
-      os.unlink(tmp)
+  processes.write_file_beside(out, write)
 
 
 def _cli(args) -> int:

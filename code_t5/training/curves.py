@@ -11,6 +11,8 @@ from typing import Dict, List, Tuple
 from tensorflow.core.util import event_pb2
 import tensorflow.compat.v2 as tf
 
+from code_t5 import processes
+
 
 def read_scalars(model_dir: pathlib.Path, tag: str = "loss") -> List[Tuple[int, float]]:
   """(step, value) of a scalar in model_dir's own event files (not eval/), sorted by step.
@@ -72,8 +74,6 @@ def plot_loss(model_dir: pathlib.Path, out_png: pathlib.Path, tokens_per_step: i
   ax.set_title(model_dir.name)
   ax.grid(alpha=0.3)
   fig.tight_layout()
-  tmp = out_png.with_name(out_png.name + ".tmp.png")
-  fig.savefig(tmp)
+  processes.write_file_beside(out_png, lambda f: fig.savefig(f, format="png"), binary=True)
   plt.close(fig)
-  tmp.replace(out_png)
   return len(points)
