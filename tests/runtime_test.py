@@ -65,6 +65,26 @@ def test_cached_steps_give_mesh_tf_logits(model, network, mesh_tf_logits, logits
 
 
 @pytest.mark.parametrize("model", LOGITS_MODELS)
+def test_lines_read_at_once_give_mesh_tf_logits(model, network, mesh_tf_logits, logits_batch):
+  # decoding.LineSearch.score reads a batch of known lines in one block (Network.read_after):
+  # the targets beside a line of other tokens, padded at its end, as score pads shorter lines.
+  net = network(model)
+  reference = mesh_tf_logits[model]
+  inputs = logits_batch["inputs"][0]
+  context = [int(t) for t in inputs[:int((inputs > 0).sum()) - 1]]
+  targets = logits_batch["targets"][0]
+  offset = len(context) + 1 if net.decoder_only else 0
+  expected = reference["logits"][0, offset + 1:offset + len(targets)]
+  prefix = net.start(context)
+  other = np.random.default_rng(2).integers(3, 259, len(targets) - 1)
+  other[-3:] = 1  # EOS padding
+  fed = np.stack([other, targets[:-1]])
+  got = net.read_after(prefix, fed)[1, :, :expected.shape[-1]]
+  assert got.shape == expected.shape
+  assert np.abs(got - expected).max() < TOLERANCE
+
+
+@pytest.mark.parametrize("model", LOGITS_MODELS)
 def test_only_a_causal_decoder_reuses_an_earlier_reading(model, network, logits_batch):
   # A prefix LM's positions see the ones after them and an encoder reads the whole context: an
   # earlier reading of the same ids is read again (the causal LM's reuse: decoding_test).

@@ -285,22 +285,23 @@ class LineSearch:
       return []
     network = self.network
     prefix = prefix or network.start(context_ids)
-    beams = runtime.Beams(network, prefix, len(sequences))
-    logits = np.repeat(prefix.logits[None], len(sequences), axis=0)
+    longest = max(len(ids) for ids in sequences)
+    # Every piece but the last is read at once (runtime.Network.read_after); shorter lines are
+    # padded at their end, which a causal reading never looks back on.
+    logits = np.repeat(prefix.logits[None, None], len(sequences), axis=0)
+    if longest > 1:
+      fed = np.array([ids[:-1] + [tokenizers.EOS_ID] * (longest - len(ids))
+                      for ids in sequences])
+      logits = np.concatenate([logits, network.read_after(prefix, fed)], axis=1)
     history = _history(context_ids)
     totals = np.zeros(len(sequences))
-    longest = max(len(ids) for ids in sequences)
     for t in range(longest):
       logprobs = _next_logprobs(
-          logits, [history + tuple(ids[:t]) if t < len(ids) else None for ids in sequences],
-          cache)
+          logits[:, t], [history + tuple(ids[:t]) if t < len(ids) else None
+                         for ids in sequences], cache)
       for b, ids in enumerate(sequences):
         if t < len(ids):
           totals[b] += logprobs[b, ids[t]]
-      if t + 1 == longest:
-        break
-      logits = network.step(beams, np.asarray([ids[t] if t < len(ids) else tokenizers.EOS_ID
-                                               for ids in sequences]))
     return [Line(text, _score(float(total), len(ids)), len(ids))
             for text, total, ids in zip(kept, totals, sequences) if np.isfinite(total)]
 
