@@ -162,6 +162,29 @@ def test_left_truncation_keeps_the_last_tokens_of_any_vocabulary():
   assert complete.left_truncate(long_text, Words(), 3) == " 9997 9998 9999"
 
 
+def test_left_truncation_fills_the_room_from_one_encoding_of_the_window(completer):
+  # The shipped SentencePiece tokenizer: the window's own pieces say where the kept suffix
+  # begins, so a request encodes its context a few times, not once per bisection step (~8).
+  encodings = []
+
+  class Counting:
+
+    def encode(self, text):
+      encodings.append(len(text))
+      return completer.tokenizer.encode(text)
+
+    def piece_of(self, i):
+      return completer.tokenizer.piece_of(i)
+
+  text = pathlib.Path(complete.__file__).read_text() + "é\u2581é"
+  for end in (len(text), len(text) - 3, 20_000, 3_001):
+    encodings.clear()
+    context = complete.left_truncate(text[:end], Counting(), 255)
+    assert text[:end].endswith(context)
+    assert 250 <= len(completer.tokenizer.encode(context)) <= 255
+    assert len(encodings) <= 3
+
+
 def test_newlines_and_indentation_reach_the_model_exactly(completer):
   prefix = SOURCE[:complete.cursor_offset(SOURCE, *_cursor())]
   context = completer.context(prefix)

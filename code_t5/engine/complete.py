@@ -186,8 +186,10 @@ def left_truncate(text: str, vocabulary, max_tokens: int) -> str:
   """The longest suffix of `text` that encodes to at most `max_tokens` tokens.
 
   Cuts at character boundaries (the SavedModel takes strings), so a multi-byte character is
-  kept whole or dropped whole. The search window doubles from the right, then bisects: cost grows
-  with the context kept, not with the file.
+  kept whole or dropped whole. The search window doubles from the right until it holds too many
+  tokens; then the window's own last `max_tokens` pieces say where the suffix begins (one more
+  encoding checks that it fits: a suffix may split into other pieces where it begins), else it
+  bisects. Cost grows with the context kept, not with the file.
   """
   if max_tokens <= 0:
     return ""
@@ -204,6 +206,9 @@ def left_truncate(text: str, vocabulary, max_tokens: int) -> str:
     window *= 2
   # text[low:] is too long, text[len(text):] == "" fits: find the first start that fits.
   high = len(text)
+  start = _start_of_last_pieces(text, low, vocabulary, max_tokens)
+  if start is not None and low < start < high and num_tokens(text[start:], vocabulary) <= max_tokens:
+    return text[start:]
   while high - low > 1:
     mid = (low + high) // 2
     if num_tokens(text[mid:], vocabulary) <= max_tokens:
@@ -211,6 +216,23 @@ def left_truncate(text: str, vocabulary, max_tokens: int) -> str:
     else:
       low = mid
   return text[high:]
+
+
+def _start_of_last_pieces(text: str, low: int, vocabulary, count: int) -> Optional[int]:
+  """Where the last `count` pieces of `text[low:]`'s encoding begin, as an offset into `text`
+  (a character split between pieces starts after them); None for a vocabulary that does not
+  say what bytes its ids stand for (code_t5.engine.tokenizers does, and its pieces join to the
+  text again)."""
+  piece_of = getattr(vocabulary, "piece_of", None)
+  if piece_of is None:
+    return None
+  pieces = [piece_of(i) for i in vocabulary.encode(text[low:])[-count:]]
+  if any(piece is None for piece in pieces):
+    return None
+  tail = b"".join(pieces)
+  if not text.endswith(tail.decode("utf-8", errors="ignore")):
+    return None
+  return len(text) - len(tail.decode("utf-8", errors="ignore"))
 
 
 def model_context(text: str, cursor: int, vocabulary, max_tokens: int) -> str:
