@@ -17,6 +17,7 @@ validation points (docs/engine.md, "Code like the cursor's"); the sizes are firs
 tuned.
 """
 
+import functools
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -44,13 +45,6 @@ def _line_words(lines: Sequence[str]) -> List[set]:
   return [set(_IDENTIFIER.findall(line)) for line in lines]
 
 
-def _windows(line_words: Sequence[set]) -> List[Tuple[int, frozenset]]:
-  """(first line, identifiers) of each window of QUERY_LINES lines, STRIDE lines apart."""
-  last = max(1, len(line_words) - QUERY_LINES + 1)
-  return [(start, frozenset().union(*line_words[start:start + QUERY_LINES]))
-          for start in range(0, last, STRIDE)]
-
-
 def query_words(prefix: str) -> frozenset:
   """The identifiers of the last QUERY_LINES lines above the cursor and of its line's typed part."""
   return frozenset(_IDENTIFIER.findall("\n".join(prefix.split("\n")[-QUERY_LINES - 1:])))
@@ -61,16 +55,27 @@ def _snippet(lines: Sequence[str], start: int) -> str:
 
 
 class _File:
-  """A file's lines and its windows: (word id, window) pairs of the identifiers each holds."""
+  """A file's lines and its windows (QUERY_LINES lines, STRIDE lines apart): the (word id,
+  window) pairs of the identifiers each holds, and each window's first line and size."""
 
   def __init__(self, text: str, word_ids: Dict[str, int]):
     self.lines = text.split("\n")
-    windows = _windows(_line_words(self.lines))
-    self.starts = np.array([start for start, _ in windows], np.int32)
-    self.sizes = np.array([len(words) for _, words in windows], np.int32)
-    words = [word_ids.setdefault(word, len(word_ids)) for _, ws in windows for word in ws]
-    self.words = np.array(words, np.int32)
-    self.windows = np.repeat(np.arange(len(windows), dtype=np.int32), self.sizes)
+    line_words = _line_words(self.lines)
+    self.starts = np.arange(0, max(1, len(self.lines) - QUERY_LINES + 1), STRIDE, dtype=np.int32)
+    # Each (line, word) pair goes to every window holding the line: windows k with
+    # k * STRIDE <= line < k * STRIDE + QUERY_LINES. Built as arrays, not a set per window
+    # (their unions were most of a request's look-up in the file below the cursor).
+    line = np.repeat(np.arange(len(self.lines)), [len(words) for words in line_words])
+    word = np.array([word_ids.setdefault(w, len(word_ids)) for words in line_words for w in words],
+                    np.int64)
+    first = np.maximum(0, -(-(line - QUERY_LINES + 1) // STRIDE))
+    count = np.maximum(0, np.minimum(len(self.starts) - 1, line // STRIDE) - first + 1)
+    offset = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
+    pairs = np.unique((np.repeat(first, count) + offset) * (len(word_ids) + 1)
+                      + np.repeat(word, count))
+    self.windows = (pairs // (len(word_ids) + 1)).astype(np.int32)
+    self.words = (pairs % (len(word_ids) + 1)).astype(np.int32)
+    self.sizes = np.bincount(self.windows, minlength=len(self.starts)).astype(np.int32)
 
 
 class _Merged:
@@ -141,6 +146,15 @@ class WindowIndex(path_index.PathIndex):
     return merged.best(query_ids, len(query), path)
 
 
+@functools.lru_cache(maxsize=2)
+def _below_index(below: str) -> WindowIndex:
+  """The windows of the file's lines below the cursor's line, as an index of one file; the last
+  two kept: they stay the same while the user types on a line."""
+  index = WindowIndex()
+  index.add(_BELOW, below)
+  return index
+
+
 def find(prefix: str, below: str = "", index: Optional[WindowIndex] = None,
          path: str = "") -> str:
   """The window (with the lines after it) most like the code before the cursor, from `below`
@@ -153,9 +167,7 @@ def find(prefix: str, below: str = "", index: Optional[WindowIndex] = None,
   # The file below first (it wins a tie), as an index of one file: one Jaccard serves both.
   sources = []
   if below:
-    below_index = WindowIndex()
-    below_index.add(_BELOW, "\n".join(below.split("\n")[:MAX_BELOW_LINES]))
-    sources.append(below_index)
+    sources.append(_below_index("\n".join(below.split("\n")[:MAX_BELOW_LINES])))
   if index is not None and len(index):
     sources.append(index)
   for source in sources:
