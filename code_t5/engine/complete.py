@@ -207,7 +207,8 @@ def left_truncate(text: str, vocabulary, max_tokens: int) -> str:
   # text[low:] is too long, text[len(text):] == "" fits: find the first start that fits.
   high = len(text)
   start = _start_of_last_pieces(text, low, vocabulary, max_tokens)
-  if start is not None and low < start < high and num_tokens(text[start:], vocabulary) <= max_tokens:
+  if (start is not None and low < start < high
+      and num_tokens(text[start:], vocabulary) <= max_tokens):
     return text[start:]
   while high - low > 1:
     mid = (low + high) // 2
@@ -219,20 +220,18 @@ def left_truncate(text: str, vocabulary, max_tokens: int) -> str:
 
 
 def _start_of_last_pieces(text: str, low: int, vocabulary, count: int) -> Optional[int]:
-  """Where the last `count` pieces of `text[low:]`'s encoding begin, as an offset into `text`
-  (a character split between pieces starts after them); None for a vocabulary that does not
-  say what bytes its ids stand for (code_t5.engine.tokenizers does, and its pieces join to the
-  text again)."""
+  """The offset in `text` where the last `count` pieces of `text[low:]`'s encoding begin (after
+  a character whose bytes they begin inside); None for a vocabulary that does not say what
+  bytes its ids stand for, or whose pieces do not join to the text (code_t5.engine.tokenizers'
+  do)."""
   piece_of = getattr(vocabulary, "piece_of", None)
   if piece_of is None:
     return None
   pieces = [piece_of(i) for i in vocabulary.encode(text[low:])[-count:]]
   if any(piece is None for piece in pieces):
     return None
-  tail = b"".join(pieces)
-  if not text.endswith(tail.decode("utf-8", errors="ignore")):
-    return None
-  return len(text) - len(tail.decode("utf-8", errors="ignore"))
+  tail = b"".join(pieces).decode("utf-8", errors="ignore")
+  return len(text) - len(tail) if text.endswith(tail) else None
 
 
 def model_context(text: str, cursor: int, vocabulary, max_tokens: int) -> str:
