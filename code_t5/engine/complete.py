@@ -195,18 +195,16 @@ def left_truncate(text: str, vocabulary, max_tokens: int) -> str:
     return ""
   window = max(16, 4 * max_tokens)
   while True:
-    if window >= len(text):
-      if num_tokens(text, vocabulary) <= max_tokens:
-        return text
-      low = 0
+    low = max(0, len(text) - window)
+    ids = vocabulary.encode(text[low:])
+    if len(ids) > max_tokens:
       break
-    if num_tokens(text[-window:], vocabulary) > max_tokens:
-      low = len(text) - window
-      break
+    if low == 0:
+      return text
     window *= 2
-  # text[low:] is too long, text[len(text):] == "" fits: find the first start that fits.
+  # text[low:] is too long (`ids`), text[len(text):] == "" fits: find the first start that fits.
   high = len(text)
-  start = _start_of_last_pieces(text, low, vocabulary, max_tokens)
+  start = _start_of_last_pieces(text, ids[-max_tokens:], vocabulary)
   if (start is not None and low < start < high
       and num_tokens(text[start:], vocabulary) <= max_tokens):
     return text[start:]
@@ -219,15 +217,15 @@ def left_truncate(text: str, vocabulary, max_tokens: int) -> str:
   return text[high:]
 
 
-def _start_of_last_pieces(text: str, low: int, vocabulary, count: int) -> Optional[int]:
-  """The offset in `text` where the last `count` pieces of `text[low:]`'s encoding begin (after
-  a character whose bytes they begin inside); None for a vocabulary that does not say what
-  bytes its ids stand for, or whose pieces do not join to the text (code_t5.engine.tokenizers'
-  do)."""
+def _start_of_last_pieces(text: str, last_ids: Sequence[int], vocabulary) -> Optional[int]:
+  """The offset in `text` where `last_ids`, the last pieces of the encoding of an end of `text`,
+  begin (after a character whose bytes they begin inside); None for a vocabulary that does not
+  say what bytes its ids stand for, or whose pieces do not join to the text
+  (code_t5.engine.tokenizers' do)."""
   piece_of = getattr(vocabulary, "piece_of", None)
   if piece_of is None:
     return None
-  pieces = [piece_of(i) for i in vocabulary.encode(text[low:])[-count:]]
+  pieces = [piece_of(i) for i in last_ids]
   if any(piece is None for piece in pieces):
     return None
   tail = b"".join(pieces).decode("utf-8", errors="ignore")

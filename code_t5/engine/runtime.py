@@ -661,29 +661,15 @@ class Network:
     prefix = beams.prefix
     position = prefix.length + beams.length
     query = np.asarray([position])
-    prefix_bias = self.bias(query, np.arange(prefix.length))[:, 0]  # [heads, n]
-    own_bias = self.bias(query, np.arange(prefix.length, position + 1))[:, 0]  # [heads, t + 1]
+    prefix_bias = self.bias(query, np.arange(prefix.length))  # [heads, 1, n]
+    own_bias = self.bias(query, np.arange(prefix.length, position + 1))  # [heads, 1, t + 1]
     x = self.embedding[tokens][:, None, :]  # [B, 1, d]
-    n = prefix.length
     for i, layer in enumerate(self.layers):
-      h = _rms_norm(x, layer.self_norm)
-      att = layer.self_attention
-      q, k, v = att.query_key_value_heads(h)  # [B, heads, 1, head_dim] each
+      q, k, v = layer.self_attention.query_key_value_heads(_rms_norm(x, layer.self_norm))
       beams.keys[i] = np.concatenate([beams.keys[i], k], axis=2)
       beams.values[i] = np.concatenate([beams.values[i], v], axis=2)
-      # [B, heads, 1, n] against the shared prefix, [B, heads, 1, t + 1] against the beam's own.
-      # Against the prefix, one vector-matrix product per beam and head: OpenBLAS's matrix
-      # product of a few rows is the slower (a [heads, B, hd] x [heads, hd, n] product took 2.3x
-      # as long at n = 400; measured here).
-      shared = q @ prefix.keys_t[i]
-      own = q @ np.swapaxes(beams.keys[i], -1, -2)
-      weights = _softmax(np.concatenate([shared + prefix_bias[None, :, None, :],
-                                         own + own_bias[None, :, None, :]], axis=-1))
-      out = weights[..., :n] @ prefix.values[i] + weights[..., n:] @ beams.values[i]
-      x = x + att.merge(out)
-      if prefix.cross is not None:
-        x = x + self._cross(layer, x, prefix.cross[i])
-      x = self._mlp(layer, x)
+      x = self._layer_after(layer, i, prefix, x, q, beams.keys[i], beams.values[i], prefix_bias,
+                            own_bias)
     beams.length += 1
     return self.logits(x[:, 0])
 
@@ -701,17 +687,27 @@ class Network:
         queries[None, :] <= queries[:, None], 0.0, _MASKED).astype(np.float32)  # [heads, T, T]
     x = self.embedding[tokens]  # [B, T, d]
     for i, layer in enumerate(self.layers):
-      h = _rms_norm(x, layer.self_norm)
-      att = layer.self_attention
-      q, k, v = att.query_key_value_heads(h)  # [B, heads, T, head_dim] each
-      weights = _softmax(np.concatenate([q @ prefix.keys_t[i] + prefix_bias,
-                                         q @ np.swapaxes(k, -1, -2) + own_bias], axis=-1))
-      x = x + att.merge(weights[..., :n] @ prefix.values[i] + weights[..., n:] @ v)
-      if prefix.cross is not None:
-        x = x + self._cross(layer, x, prefix.cross[i])
-      x = self._mlp(layer, x)
+      q, k, v = layer.self_attention.query_key_value_heads(_rms_norm(x, layer.self_norm))
+      x = self._layer_after(layer, i, prefix, x, q, k, v, prefix_bias, own_bias)
     return (_rms_norm(x, self.final_norm).reshape(count * length, -1)
             @ self._logits_kernel).reshape(count, length, -1)
+
+  def _layer_after(self, layer: _Layer, i: int, prefix: Prefix, x, q, k, v, prefix_bias,
+                   own_bias):
+    """Layer i's output for positions after `prefix` (`step`, `read_after`): x [B, T, d], their
+    queries q [B, heads, T, hd] against the prefix's keys and their own k, v [B, heads, t, hd],
+    with the biases [heads, T, n] and [heads, T, t] (the causal mask in the latter)."""
+    att = layer.self_attention
+    n = prefix.length
+    # Against the prefix, one vector-matrix product per beam and head at a decode step: OpenBLAS's
+    # matrix product of a few rows is the slower (a [heads, B, hd] x [heads, hd, n] product took
+    # 2.3x as long at n = 400; measured here).
+    weights = _softmax(np.concatenate([q @ prefix.keys_t[i] + prefix_bias,
+                                       q @ np.swapaxes(k, -1, -2) + own_bias], axis=-1))
+    x = x + att.merge(weights[..., :n] @ prefix.values[i] + weights[..., n:] @ v)
+    if prefix.cross is not None:
+      x = x + self._cross(layer, x, prefix.cross[i])
+    return self._mlp(layer, x)
 
 
 def load(model_dir: pathlib.Path, step: int) -> Optional[Network]:

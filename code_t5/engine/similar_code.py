@@ -71,10 +71,10 @@ class _File:
     first = np.maximum(0, -(-(line - QUERY_LINES + 1) // STRIDE))
     count = np.maximum(0, np.minimum(len(self.starts) - 1, line // STRIDE) - first + 1)
     offset = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
-    pairs = np.unique((np.repeat(first, count) + offset) * (len(word_ids) + 1)
-                      + np.repeat(word, count))
-    self.windows = (pairs // (len(word_ids) + 1)).astype(np.int32)
-    self.words = (pairs % (len(word_ids) + 1)).astype(np.int32)
+    width = len(word_ids) + 1  # a (window, word) pair as one number, window * width + word
+    pairs = np.unique((np.repeat(first, count) + offset) * width + np.repeat(word, count))
+    self.windows = (pairs // width).astype(np.int32)
+    self.words = (pairs % width).astype(np.int32)
     self.sizes = np.bincount(self.windows, minlength=len(self.starts)).astype(np.int32)
 
 
