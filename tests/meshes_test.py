@@ -7,7 +7,8 @@ The CPU is split into several TF devices (runs/cpu_x2.gin, cpu_x4.gin); every la
 the same weights (the 1-device run's step-0 checkpoint), reads the same batches (fixed input seed)
 and has no dropout, so the per-step losses may differ only by float summation order. (That needs
 runs/cpu.gin's `code_t5.updates_after_backward`: with Mesh TF's own update ordering, two identical
-1-device runs already differ by up to 6 % after one step.)
+1-device runs already differ by up to 6 % after one step; and `code_t5.train_model`'s step
+increment after the step's reads of the step.)
 """
 
 import pathlib

@@ -3,12 +3,14 @@ reads."""
 
 import os
 
+from google.protobuf import text_format
 import numpy as np
 import pytest
 import seqio
 from t5.models import mesh_transformer
 import tensorflow.compat.v1 as tf
 
+from code_t5.training import launcher
 from code_t5.training import training
 import code_t5_compat
 
@@ -87,3 +89,42 @@ def test_input_pipeline_without_autotune_starts_no_autotuning_thread():
   with_autotune = _threads_started_by_reading(dataset_fn)
   without = _threads_started_by_reading(training.without_autotune(dataset_fn))
   assert without < with_autotune, (without, with_autotune)
+
+
+def test_step_increment_waits_for_the_steps_reads_of_global_step(tmp_path, prepared_dir):
+  """Mesh TF's `global_step += 1` is unordered against the same step's reads of global_step (the
+  learning rate, Adafactor's decay rate); where it ran first the step used the next step's rates
+  and an identical run trained differently. In the graph a real run trains (written with
+  write_graph_def), the increment waits for every op of the step that reads the step."""
+  experiment = launcher.Experiment(run="cpu", model_dir=tmp_path, gin_params=[
+      f"code_t5.flcc_dataset.prepared_dir = '{prepared_dir}'",
+      "code_t5.train_model.write_graph_def = True"])
+  log = tmp_path / "train.log"
+  assert launcher.run(experiment.train_command(1), log, echo=lambda *_: None) == 0, \
+      log.read_text()[-4000:]
+  graph = text_format.Parse((tmp_path / "graph.pbtxt").read_text(), tf.GraphDef())
+  inputs = {n.name: [i.lstrip("^").split(":")[0] for i in n.input] for n in graph.node}
+  users = {name: [] for name in inputs}
+  for name, names in inputs.items():
+    for used in names:
+      users[used].append(name)
+  increment, = [n for n in graph.node if n.op == "AssignAddVariableOp"
+                and n.input[0] == "global_step"]
+  after_increment = _reached([increment.name], users)
+  train_op, = [name for name in after_increment if name.startswith("group_deps")
+               and not users[name]]
+  in_step = _reached([train_op], inputs)
+  readers = {name for name in in_step - after_increment if "global_step" in inputs[name]}
+  assert len(readers) >= 2  # at least the learning rate's and the decay rate's
+  waits_for = {i[1:] for i in increment.input if i.startswith("^")}
+  assert readers <= waits_for, sorted(readers - waits_for)
+
+
+def _reached(names, neighbours):
+  seen, todo = set(), list(names)
+  while todo:
+    name = todo.pop()
+    if name not in seen:
+      seen.add(name)
+      todo.extend(neighbours[name])
+  return seen
