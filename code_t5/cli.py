@@ -46,6 +46,7 @@ def _experiment(args) -> launcher.Experiment:
                              model_dir=model_dir, root=args.root, gin_params=gin_params,
                              validation_fraction=args.validation_fraction,
                              test_fraction=args.test_fraction, prepared_dir=args.prepared_dir,
+                             held_out_roots=args.held_out_root,
                              init_from=getattr(args, "init_from", None))
 
 
@@ -90,10 +91,12 @@ def _prepare(args):
   launcher.check_fractions(args.validation_fraction, args.test_fraction)
   if args.root is not None and not args.root.exists():
     raise launcher.LaunchError(f"--root {args.root} does not exist: give the folder that holds v3/")
+  launcher.check_held_out_roots(args.held_out_root)
   from code_t5.data import flcc  # pylint: disable=g-import-not-at-top
   from code_t5.data import sources  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
   given = {"root": args.root, "validation_fraction": args.validation_fraction,
-           "test_fraction": args.test_fraction, "prepared_dir": args.prepared_dir}
+           "test_fraction": args.test_fraction, "prepared_dir": args.prepared_dir,
+           "held_out_roots": args.held_out_root or None}
   spec = sources.flcc_dataset(**{k: v for k, v in given.items() if v is not None})
   prepared = sources.prepare(spec)
   stats = prepared.stats

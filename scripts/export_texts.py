@@ -7,7 +7,8 @@ reads), each as a 4-byte little-endian length and its UTF-8 bytes, xz-compressed
 Python). --max-mb keeps a random subset of the files (seeded) of at most that many megabytes of
 text, for a machine that can be sent only so much (the device machine here took 33 MB of xz).
 --paths also writes each file's repository and path (JSON), which train_torch.py --similar-rate
-needs to find code like the cursor's in the file's repository.
+needs to find code like the cursor's in the file's repository. --held-out-root drops the train
+files that copy another root's held-out files, as `code-t5 train --held-out-root` does.
 """
 
 import argparse
@@ -40,13 +41,22 @@ def main(argv=None):
   parser.add_argument("--paths", type=pathlib.Path, help="also write the files' repositories "
                       "and paths here (JSON, in --out's order: train_torch.py --paths)")
   parser.add_argument("--force", action="store_true", help="replace --out (and --paths) if it exists")
+  parser.add_argument("--held-out-root", type=pathlib.Path, action="append", default=[],
+                      help="drop the files that hold near-copies of this root's validation or "
+                      "test files (code_t5.data.near_copies); repeatable")
   args = parser.parse_args(argv)
   for flag, path in (("--out", args.out), ("--paths", args.paths)):
     if path is not None and path.exists() and not args.force:
       print(f"{flag} {path} exists: pass --force to replace it", file=sys.stderr)
       return 2
+  for root in args.held_out_root:
+    if not root.exists():
+      print(f"--held-out-root {root} does not exist: give the folder that holds v3/",
+            file=sys.stderr)
+      return 2
   try:
-    files = list(flcc.read_files(args.root, only_split=args.split))
+    filters = flcc.Filters(held_out_roots=tuple(str(r) for r in args.held_out_root))
+    files = list(flcc.read_files(args.root, filters, only_split=args.split))
     texts = [f.text.encode("utf-8") for f in files]
   except flcc.FlccError as e:
     print(f"--root {args.root}: {e}", file=sys.stderr)

@@ -6,11 +6,11 @@
 A model (and the n-gram) trained on `--train-root`'s train split has read a held-out file of
 `--root` (its validation and test splits) if some train file holds most of its lines: vendored
 or backported modules do that (the site-packages corpus's `future` carries backports of
-dataset-dev's socketserver and urllib; docs/data.md, "dataset-dev"). For every held-out file it
-finds the train file holding the largest share of its distinct lines longer than MIN_CHARS
-characters (stripped: short lines such as `else:` or `return None` are in every project), and
-prints those at or above --min-share with their completion points (code_t5.data.line_completion),
-then how many points of each split are in such files. Reads both roots; writes nothing.
+dataset-dev's socketserver and urllib; docs/data.md, "dataset-dev"). For every held-out file with
+enough long lines to judge (code_t5.data.near_copies) it finds the train file holding the largest
+share of them, and prints those at or above --min-share with their completion points
+(code_t5.data.line_completion), then how many points of each split are in such files. Reads both
+roots; writes nothing. `code-t5 train` and `prepare --held-out-root` drop such train files.
 """
 
 import argparse
@@ -25,42 +25,28 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
 from code_t5.data import flcc  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.data import line_completion  # pylint: disable=g-import-not-at-top,wrong-import-position
-
-MIN_CHARS = 25
-
-
-def long_lines(text: str) -> frozenset:
-  return frozenset(line.strip() for line in text.splitlines() if len(line.strip()) > MIN_CHARS)
-
+from code_t5.data import near_copies  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 def copies(train_root, root, min_share: float):
   """(split, held-out repo/path, its points, its long lines, the train file holding the most of
   them, the share it holds) for each held-out file at or above `min_share`, and the points per
   split."""
   held_out = [f for split in ("validation", "test") for f in flcc.read_files(root, only_split=split)]
-  lines = {id(f): long_lines(f.text) for f in held_out}
-  owners = collections.defaultdict(set)  # a held-out line -> the held-out files it is in
-  for f in held_out:
-    for line in lines[id(f)]:
-      owners[line].add(id(f))
-  best = {}  # held-out file -> (lines shared, train file)
+  index = near_copies.HeldOutLines((f"{f.repo}:{f.path}", f.text) for f in held_out)
+  best = {}  # held-out file -> (share, train file)
   for train_file in flcc.read_files(train_root, only_split="train"):
-    shared = collections.Counter()
-    for line in long_lines(train_file.text):
-      for owner in owners.get(line, ()):
-        shared[owner] += 1
-    for owner, count in shared.items():
-      if count > best.get(owner, (0, ""))[0]:
-        best[owner] = (count, f"{train_file.repo}:{train_file.path}")
+    for key, share in index.shares(train_file.text).items():
+      if share > best.get(key, (0.0, ""))[0]:
+        best[key] = (share, f"{train_file.repo}:{train_file.path}")
   points = collections.Counter()
   found = []
   for f in held_out:
     count = sum(1 for _ in line_completion.points_of_files([f]))
     points[f.split] += count
-    shared, where = best.get(id(f), (0, ""))
-    share = shared / len(lines[id(f)]) if lines[id(f)] else 0.0
-    if lines[id(f)] and share >= min_share:
-      found.append((f.split, f"{f.repo}:{f.path}", count, len(lines[id(f)]), where, share))
+    key = f"{f.repo}:{f.path}"
+    share, where = best.get(key, (0.0, ""))
+    if share >= min_share:
+      found.append((f.split, key, count, index.sizes[key], where, share))
   return found, points
 
 

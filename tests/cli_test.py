@@ -33,6 +33,34 @@ def test_train_and_eval_split_as_prepare_did(command, tmp_path):
     assert f"--gin_param={binding}" in experiment.eval_command()
 
 
+def test_held_out_roots_reach_train_eval_and_prepare(tmp_path, capsys):
+  """--held-out-root keeps another root's held-out files unseen: the commands bind it, and
+  `prepare` drops a train file that is a near-copy of one (code_t5.data.near_copies)."""
+  backport = "".join(f"def vendored_function_number_{i}(argument_one, argument_two):\n"
+                     f"    return vendored_helper_of_the_module(argument_one + {i})\n"
+                     for i in range(6))
+  held_out = test_utils.make_flcc_tree(tmp_path / "held_out", {
+      test_utils.repo_in_split("validation"): {"copied.py": backport},
+      test_utils.repo_in_split("train"): {"a.py": "x = 1\n"},
+      test_utils.repo_in_split("train", skip=1): {"b.py": "y = 2\n"}})
+  root = test_utils.make_flcc_tree(tmp_path / "flcc", {
+      test_utils.repo_in_split("train", skip=i): {"m.py": f"value = {i}\n", "copied.py": backport}
+      if i == 0 else {"m.py": f"value = {i}\n"} for i in range(10)})
+  for command in ("train", "eval"):
+    args = cli.build_parser().parse_args([command, "--root", str(root),
+                                          "--held-out-root", str(held_out)])
+    experiment = cli._experiment(args)  # pylint: disable=protected-access
+    binding = f"--gin_param=code_t5.flcc_dataset.held_out_roots = ['{held_out}']"
+    assert binding in experiment.train_command(1) and binding in experiment.eval_command()
+  assert cli.main(["prepare", "--root", str(root), "--prepared-dir", str(tmp_path / "prepared"),
+                   "--held-out-root", str(held_out)]) == 0
+  out = capsys.readouterr().out
+  assert "held_out_copy 1 " in out
+  assert cli.main(["prepare", "--root", str(root), "--held-out-root", str(tmp_path / "nowhere")]) == 2
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and "--held-out-root" in err and "nowhere" in err
+
+
 def test_without_dataset_flags_dataset_gin_decides(tmp_path):
   args = cli.build_parser().parse_args(["train"])
   command = cli._experiment(args).train_command(1)  # pylint: disable=protected-access

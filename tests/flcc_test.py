@@ -368,6 +368,8 @@ def test_ordinary_code_is_not_taken_for_generated(tmp_path, content):
     lambda: flcc.Splits(validation=1.5),
     lambda: flcc.Splits(validation=-0.1),
     lambda: flcc.Splits(validation=0.6, test=0.5),
+    lambda: flcc.Filters(held_out_roots="dataset-dev"),
+    lambda: flcc.Filters(held_out_roots=("dataset-dev",), held_out_min_share=0),
 ])
 def test_bad_configuration_is_a_one_line_error_naming_the_field(make):
   with pytest.raises(flcc.FlccError, match=r"^(Filters|Splits)\.\w+[^\n]*$"):
@@ -574,3 +576,63 @@ def test_dev_dataset_has_the_layout_cases_and_evaluation_repositories():
     files = list(flcc.read_files(DEV_ROOT, splits=splits))
     for split in ("validation", "test"):
       assert len({f.repo for f in files if f.split == split}) >= 2, (splits, split)
+
+
+def _module(name: str, count: int) -> str:
+  """`count` functions whose lines are all long (code_t5.data.near_copies) and unique to `name`."""
+  return "".join(f"def {name}_function_number_{i}(argument_one, argument_two):\n"
+                 f"    return {name}_helper_of_the_module(argument_one + {i}, argument_two)\n\n"
+                 for i in range(count))
+
+
+def test_train_files_holding_most_of_a_held_out_roots_file_are_dropped(tmp_path, caplog):
+  """A backport in the train split of one root (three quarters of a held-out file's long lines)
+  is dropped when that file's root is held out; a file sharing less, the held-out root's own
+  files and the root's own held-out splits are kept."""
+  backport = _module("vendored", 6)  # 12 long lines
+  held_out = test_utils.make_flcc_tree(tmp_path / "held_out", {
+      test_utils.repo_in_split("validation"): {"copied.py": backport},
+      test_utils.repo_in_split("train"): {"a.py": "x = 1\n"},
+      test_utils.repo_in_split("train", skip=1): {"b.py": "y = 2\n"}})
+  lines = backport.splitlines()
+  root = test_utils.make_flcc_tree(tmp_path / "root", {
+      test_utils.repo_in_split("train"): {
+          "backports/copied.py": "\n".join(lines[:13]) + "\n",  # 9 of the 12 long lines
+          "borrows.py": "\n".join(lines[:6]) + "\n" + _module("own", 4)},  # 4 of 12
+      test_utils.repo_in_split("validation"): {"copied_too.py": backport},
+      test_utils.repo_in_split("train", skip=1): {"other.py": CODE}})
+  filters = flcc.Filters(held_out_roots=(str(held_out),))
+  stats = flcc.Stats()
+  with caplog.at_level(logging.INFO, logger=flcc.logger.name):
+    kept = {f.path: f.split for f in flcc.read_files(root, filters, stats=stats)}
+  assert set(kept) == {"borrows.py", "other.py", "copied_too.py"}
+  assert kept["borrows.py"] == "train" and kept["copied_too.py"] == "validation"
+  assert stats.to_dict()["dropped"]["held_out_copy"]["files"] == 1
+  assert "75% of held-out" in caplog.text and "copied.py" in caplog.text
+  assert "backports/copied.py" in {f.path for f in flcc.read_files(root)}  # off by default
+  # At a lower share the second file goes too; a held-out split read alone is what a full read
+  # yields for it.
+  lower = flcc.Filters(held_out_roots=(str(held_out),), held_out_min_share=0.3)
+  assert {f.path for f in flcc.read_files(root, lower)} == {"other.py", "copied_too.py"}
+  assert [f.path for f in flcc.read_files(root, filters, only_split="validation")] == [
+      "copied_too.py"]
+
+
+def test_held_out_roots_count_in_the_fingerprint_by_their_files(tmp_path):
+  root = _one_repo(tmp_path / "root", {"a.py": CODE})
+  held_out = _one_repo(tmp_path / "held_out", {"b.py": CODE})
+  filters = flcc.Filters(held_out_roots=(str(held_out),))
+  base = flcc.fingerprint(root)
+  with_held_out = flcc.fingerprint(root, filters)
+  assert with_held_out != base
+  moved = tmp_path / "moved"
+  shutil.copytree(held_out, moved)
+  assert flcc.fingerprint(root, flcc.Filters(held_out_roots=(str(moved),))) == with_held_out
+  (test_utils.dataset_file(held_out, "owner/repo", "b.py").parent / "c_1.py").write_text("c = 1\n")
+  assert flcc.fingerprint(root, filters) not in (base, with_held_out)
+
+
+def test_a_missing_held_out_root_is_a_one_line_error_naming_it(tmp_path):
+  root = _one_repo(tmp_path, {"a.py": CODE})
+  with pytest.raises(flcc.FlccError, match=r"^Filters\.held_out_roots: .*nowhere[^\n]*$"):
+    flcc.read_files(root, flcc.Filters(held_out_roots=(str(tmp_path / "nowhere"),)))

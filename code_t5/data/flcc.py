@@ -41,6 +41,7 @@ import stat
 from typing import Iterator, Optional
 
 from code_t5 import errors
+from code_t5.data import near_copies
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +87,11 @@ class Filters:
   max_mean_line_chars: Optional[float] = 100.0
   drop_generated: bool = True  # gRPC/protobuf/Thrift/SWIG/"DO NOT EDIT" markers near the top
   drop_duplicates: bool = True  # exact (sha256) content duplicates; the first one read is kept
+  # FLCC roots whose validation and test files the train split must not hold near-copies of: a
+  # train file holding at least `held_out_min_share` of one such file's long lines is dropped
+  # (`held_out_copy`; code_t5.data.near_copies).
+  held_out_roots: tuple = ()
+  held_out_min_share: float = 0.5
 
   def __post_init__(self):
     for name in ("max_file_bytes", "max_line_chars", "max_mean_line_chars"):
@@ -94,6 +100,14 @@ class Filters:
                                 or value <= 0):
         raise FlccError(f"Filters.{name} must be a positive number or None (no limit), "
                         f"got {value!r}")
+    roots = self.held_out_roots
+    if isinstance(roots, (str, os.PathLike)) or not all(
+        isinstance(r, (str, os.PathLike)) for r in roots):
+      raise FlccError(f"Filters.held_out_roots must be a list of FLCC roots, got {roots!r}")
+    object.__setattr__(self, "held_out_roots", tuple(str(r) for r in roots))
+    share = self.held_out_min_share
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+      raise FlccError(f"Filters.held_out_min_share must be a fraction in (0, 1], got {share!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -494,9 +508,10 @@ def _load_paths(repo: Repository, tree: _Tree) -> tuple[Optional[dict], Optional
 class _Reader:
   """Reads repositories in order, sharing one set of content hashes for the duplicate filter."""
 
-  def __init__(self, tree: _Tree, filters: Filters):
+  def __init__(self, tree: _Tree, filters: Filters, held_out: Optional[near_copies.HeldOutLines]):
     self._tree = tree
     self._filters = filters
+    self._held_out = held_out
     self._seen = set()
 
   def read(self, repo: Repository, split: str, stats: Optional[Stats]) -> Iterator[SourceFile]:
@@ -519,7 +534,7 @@ class _Reader:
         drop(f.path, reason, _size(f.open_path))
       return
     for f in files:
-      reason, num_bytes, text = self._examine(f)
+      reason, num_bytes, text = self._examine(f, split)
       if reason is not None:
         drop(f.path, reason, num_bytes, warn=reason == "unreadable")
         continue
@@ -533,12 +548,18 @@ class _Reader:
       yield SourceFile(repo=repo.repo_id, path=path, dataset_path=self._tree.dataset_path(f.path),
                        text=text, split=split)
 
-  def _examine(self, f: _File) -> tuple[Optional[str], int, str]:
+  def _examine(self, f: _File, split: str) -> tuple[Optional[str], int, str]:
     """(drop reason or None, size, text) of one file."""
     reason, num_bytes, data = read_regular_file(f.open_path, self._filters.max_file_bytes)
     if reason is not None:
       return reason, num_bytes, ""
     reason, text = _content_problem(data, self._filters)
+    if reason is None and split == "train" and self._held_out is not None:
+      copied = self._held_out.copied(text, self._filters.held_out_min_share)
+      if copied is not None:
+        logger.info("FLCC: dropping %s: it holds %.0f%% of held-out %s's long lines", f.path,
+                    100 * copied[1], copied[0])
+        reason = "held_out_copy"
     # Duplicates are judged last, so only a file that passes every other check claims its content.
     if reason is None and self._filters.drop_duplicates:
       reason = self._check_duplicate(data)
@@ -579,8 +600,26 @@ def read_files(root, filters: Filters = Filters(), splits: Splits = Splits(),
   """
   if only_split not in (None, *SPLITS):
     raise FlccError(f"only_split must be one of {', '.join(SPLITS)} or None, got {only_split!r}")
+  for held_out_root in filters.held_out_roots:
+    _locate_held_out(held_out_root)
   return _read(_locate(root), filters, splits, only_split,
                stats if stats is not None else Stats())
+
+
+def _locate_held_out(root) -> _Tree:
+  try:
+    return _locate(root)
+  except FlccError as e:
+    raise FlccError(f"Filters.held_out_roots: {e}") from None
+
+
+def _held_out_lines(filters: Filters) -> Optional[near_copies.HeldOutLines]:
+  """The long lines of the held-out roots' validation and test files (their own default reads)."""
+  if not filters.held_out_roots:
+    return None
+  return near_copies.HeldOutLines(
+      (f"{f.repo}:{f.path}", f.text) for root in filters.held_out_roots
+      for split in ("validation", "test") for f in read_files(root, only_split=split))
 
 
 def _read(tree: _Tree, filters: Filters, splits: Splits, only_split: Optional[str],
@@ -593,7 +632,9 @@ def _read(tree: _Tree, filters: Filters, splits: Splits, only_split: Optional[st
     if only_split in (None, split):
       logger.warning("FLCC: skipping %s (%s)", entry.path, entry.reason)
       stats.add(split, entry.reason)
-  reader = _Reader(tree, filters)
+  # (Also when only a held-out split is yielded: the train split read before it must claim the
+  # same content hashes a full read's does.)
+  reader = _Reader(tree, filters, _held_out_lines(filters))
   last = SPLITS.index(only_split) if only_split is not None else len(SPLITS) - 1
   for split in SPLITS[:last + 1]:
     emit = only_split in (None, split)
@@ -616,8 +657,11 @@ def fingerprint(root, filters: Filters = Filters(), splits: Splits = Splits(),
   of files before the filters (what a read of the split will look at: for progress estimates).
   """
   tree = _locate(root)
+  # The held-out roots count by what they hold, not where they are.
+  config = dict(dataclasses.asdict(filters), held_out_roots=[
+      _locate_held_out(h) and fingerprint(h) for h in filters.held_out_roots])
   digest = hashlib.sha256(json.dumps({
-      "reader": READER_VERSION, "filters": dataclasses.asdict(filters),
+      "reader": READER_VERSION, "filters": config,
       "splits": dataclasses.asdict(splits)}, sort_keys=True).encode())
 
   def add(path, state):

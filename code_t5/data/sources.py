@@ -68,6 +68,8 @@ def flcc_dataset(root=None,
                  max_mean_line_chars=100.0,
                  drop_generated=True,
                  drop_duplicates=True,
+                 held_out_roots=(),
+                 held_out_min_share=0.5,
                  prepared_dir=None,
                  shard_bytes=64 << 20) -> FlccDatasetSpec:
   """The FLCC dataset the registered tasks read; every argument can be bound in gin.
@@ -81,6 +83,10 @@ def flcc_dataset(root=None,
     max_mean_line_chars: files with a longer mean line are dropped (`long_mean_line`).
     drop_generated: drop protobuf/gRPC/Thrift/SWIG-generated files.
     drop_duplicates: drop exact duplicates (the copy in train wins).
+    held_out_roots: FLCC roots whose validation and test files must stay unseen: a train file
+      holding `held_out_min_share` or more of one such file's long lines is dropped
+      (`held_out_copy`; code_t5.data.near_copies).
+    held_out_min_share: see held_out_roots.
     prepared_dir: where prepared shards are cached (default ~/.cache/code_t5/prepared).
     shard_bytes: target size of one TFRecord shard of the train split.
   Returns:
@@ -92,7 +98,12 @@ def flcc_dataset(root=None,
                            max_line_chars=max_line_chars,
                            max_mean_line_chars=max_mean_line_chars,
                            drop_generated=drop_generated,
-                           drop_duplicates=drop_duplicates),
+                           drop_duplicates=drop_duplicates,
+                           held_out_roots=(
+                               held_out_roots if isinstance(held_out_roots, (str, os.PathLike))
+                               else tuple(str(pathlib.Path(r).expanduser().resolve())
+                                          for r in held_out_roots)),
+                           held_out_min_share=held_out_min_share),
       splits=flcc.Splits(validation=validation_fraction, test=test_fraction),
       prepared_dir=pathlib.Path(prepared_dir or DEFAULT_PREPARED_DIR).expanduser(),
       shard_bytes=shard_bytes)

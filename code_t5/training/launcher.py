@@ -96,6 +96,7 @@ class Experiment:
   validation_fraction: Optional[float] = None
   test_fraction: Optional[float] = None
   prepared_dir: Optional[pathlib.Path] = None
+  held_out_roots: Sequence[pathlib.Path] = ()
   # `code-t5 train --init-from`: a model dir (its newest checkpoint) or a checkpoint prefix whose
   # weights a new run starts from.
   init_from: Optional[pathlib.Path] = None
@@ -108,6 +109,7 @@ class Experiment:
     if self.root is not None and not self.root.exists():
       raise LaunchError(f"--root {self.root} does not exist: give the folder that holds v3/")
     check_fractions(self.validation_fraction, self.test_fraction)
+    check_held_out_roots(self.held_out_roots)
     if self.init_from is not None:
       self.init_from = _checkpoint_prefix(self.init_from)
 
@@ -119,7 +121,8 @@ class Experiment:
   def command(self, extra_gin_files=(), extra_gin_params=()) -> List[str]:
     # The dataset bindings come first, so an explicit --gin-param still overrides them.
     params = dataset_gin_params(self.root, self.validation_fraction, self.test_fraction,
-                                self.prepared_dir) + list(self.gin_params) + list(extra_gin_params)
+                                self.prepared_dir, self.held_out_roots) + list(self.gin_params) + \
+        list(extra_gin_params)
     return ([sys.executable, "-m", "t5.models.mesh_transformer_main", "--module_import=code_t5",
              f"--gin_location_prefix={GIN_CONFIGS}/", f"--model_dir={self.model_dir}"] +
             [f"--gin_file={f}" for f in self.gin_files() + list(extra_gin_files)] +
@@ -182,6 +185,11 @@ def add_dataset_flags(parser,
                       help="where prepared TFRecord shards are cached (default "
                       "$XDG_CACHE_HOME/code_t5/prepared, ~/.cache/code_t5/prepared; gin "
                       "code_t5.flcc_dataset.prepared_dir)")
+  parser.add_argument("--held-out-root", type=pathlib.Path, action="append", default=[],
+                      metavar="ROOT", help="drop the train files that hold near-copies of this "
+                      "FLCC root's validation or test files (half of one file's long lines or "
+                      "more: vendored or backported code), so that it stays unseen; repeatable "
+                      "(gin code_t5.flcc_dataset.held_out_roots)")
 
 
 def check_fractions(validation_fraction: Optional[float], test_fraction: Optional[float]) -> None:
@@ -194,8 +202,14 @@ def check_fractions(validation_fraction: Optional[float], test_fraction: Optiona
                       f"{test_fraction} hold out more than every repository; make them sum to <= 1")
 
 
+def check_held_out_roots(roots) -> None:
+  for root in roots or ():
+    if not pathlib.Path(root).expanduser().exists():
+      raise LaunchError(f"--held-out-root {root} does not exist: give the folder that holds v3/")
+
+
 def dataset_gin_params(root=None, validation_fraction=None, test_fraction=None,
-                       prepared_dir=None) -> List[str]:
+                       prepared_dir=None, held_out_roots=()) -> List[str]:
   """gin bindings of `code_t5.flcc_dataset` for the dataset flags that were given."""
   params = []
   for name, value in (("root", root), ("prepared_dir", prepared_dir)):
@@ -205,6 +219,9 @@ def dataset_gin_params(root=None, validation_fraction=None, test_fraction=None,
                       ("test_fraction", test_fraction)):
     if value is not None:
       params.append(f"code_t5.flcc_dataset.{name} = {float(value)!r}")
+  if held_out_roots:
+    roots = [str(pathlib.Path(r).expanduser().resolve()) for r in held_out_roots]
+    params.append(f"code_t5.flcc_dataset.held_out_roots = {roots!r}")
   return params
 
 
