@@ -613,6 +613,11 @@ def _locate_held_out(root) -> _Tree:
     raise FlccError(f"Filters.held_out_roots: {e}") from None
 
 
+def _held_out_fingerprint(root) -> str:
+  _locate_held_out(root)
+  return fingerprint(root)
+
+
 def _held_out_lines(filters: Filters) -> Optional[near_copies.HeldOutLines]:
   """The long lines of the held-out roots' validation and test files (their own default reads)."""
   if not filters.held_out_roots:
@@ -657,9 +662,11 @@ def fingerprint(root, filters: Filters = Filters(), splits: Splits = Splits(),
   of files before the filters (what a read of the split will look at: for progress estimates).
   """
   tree = _locate(root)
-  # The held-out roots count by what they hold, not where they are.
-  config = dict(dataclasses.asdict(filters), held_out_roots=[
-      _locate_held_out(h) and fingerprint(h) for h in filters.held_out_roots])
+  config = dataclasses.asdict(filters)
+  if filters.held_out_roots:  # they count by what they hold, not where they are
+    config["held_out_roots"] = [_held_out_fingerprint(h) for h in filters.held_out_roots]
+  else:  # without them, a root keeps the fingerprint (and prepared shards) it had before them
+    del config["held_out_roots"], config["held_out_min_share"]
   digest = hashlib.sha256(json.dumps({
       "reader": READER_VERSION, "filters": config,
       "splits": dataclasses.asdict(splits)}, sort_keys=True).encode())
