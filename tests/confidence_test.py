@@ -37,6 +37,9 @@ def test_features_are_the_best_lines_score_margin_length_and_the_line_start():
   assert confidence.features(lines[:1], False) == [-0.5, confidence.NO_SECOND_MARGIN,
                                                    math.log1p(3), 0.0]
   assert confidence.features([], False) is None
+  # The margin is over the best-scoring rival, wherever the engine ranked it.
+  ranked = [Line("import logging", -2.2, 3), Line("x = 1", -9.7, 3), Line("import numpy", -1.5, 3)]
+  assert confidence.features(ranked, True)[1] == pytest.approx(-0.7)
   assert confidence.at_line_start("def f():\n    ") and not confidence.at_line_start("x = f(")
 
 

@@ -111,3 +111,39 @@ def mesh_tf_logits(tiny_run, tmp_path_factory, logits_batch):
                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), check=False)
   assert result.returncode == 0, result.stderr[-3000:]
   return {model: dict(np.load(work / f"{model}.npz")) for model in LOGITS_MODELS}
+
+
+DEV_DATASET = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev"
+
+
+@pytest.fixture(scope="module")
+def shipped_best_line():
+  """best_line(path, typed, rest, repo=None, with_repository=True): the shipped model's best line
+  (the engine's default, every line shown) at a real cursor of dataset-dev, as a function of no
+  arguments, so that a test can change the engine between calls.
+
+  The cursor is after `typed` in the file `path` (of repository `repo`, if paths repeat), and
+  `rest`, the text after it in the file (what is to be completed), is taken out. With
+  `with_repository`, the engine reads the file's repository as an editor's workspace."""
+  from code_t5 import test_utils  # pylint: disable=g-import-not-at-top
+  from code_t5.data import flcc  # pylint: disable=g-import-not-at-top
+  from code_t5.engine import complete  # pylint: disable=g-import-not-at-top
+  from code_t5.engine import repository as repository_lib  # pylint: disable=g-import-not-at-top
+  files = list(flcc.read_files(DEV_DATASET))
+  completer = complete.Completer(test_utils.PRETRAINED,
+                                 complete.EngineOptions(top=5, min_score=float("-inf")))
+
+  def best_line(path, typed, rest, repo=None, with_repository=True):
+    [source] = [f for f in files if f.path == path and repo in (None, f.repo)]
+    cursor = source.text.index(typed + rest) + len(typed)
+    text = source.text[:cursor] + source.text[cursor + len(rest):]
+    repository = None
+    if with_repository:
+      repository = repository_lib.Repository(completer.tokenizer)
+      for f in files:
+        if f.repo == source.repo:
+          repository.add(f.path, f.text)
+    return lambda: completer.complete_at(text, cursor, repository=repository,
+                                         path=path).completion
+
+  return best_line

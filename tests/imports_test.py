@@ -3,11 +3,9 @@
 
 import pathlib
 
-from code_t5 import test_utils
 from code_t5.data import flcc
 from code_t5.engine import complete
 from code_t5.engine import imports
-from code_t5.engine import repository as repository_lib
 
 DEV_DATASET = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev"
 
@@ -52,28 +50,50 @@ def test_a_guessed_import_is_one_nothing_knows_and_the_user_did_not_type():
   assert not unknown("x = 1") and not unknown("from . import db")
 
 
-def test_the_corpus_package_the_model_guesses_in_unittest_main_is_ranked_last(monkeypatch):
+def test_the_corpus_package_the_model_guesses_in_unittest_main_is_ranked_last(
+    shipped_best_line, monkeypatch):
   """dataset-dev's unittest/__main__.py:4, the line after `import sys` (the file goes on with
   `if sys.argv[0].endswith("__main__.py"):`): the shipped model's own best line is `import numpy
   as np`, a package of its training corpus that neither the standard library's unittest nor the
   file imports (the model trained for 4,500 steps wrote `from huggingface_hub.utils import
   namedtuple` in socketserver.py)."""
-  [source] = [f for f in flcc.read_files(DEV_DATASET)
-              if f.repo == "python/unittest" and f.path == "unittest/__main__.py"]
-  cursor = source.text.index("\nimport sys\n") + len("\nimport sys\n")
-  completer = complete.Completer(test_utils.PRETRAINED,
-                                 complete.EngineOptions(top=5, min_score=float("-inf")))
-  repository = repository_lib.Repository(completer.tokenizer)
+  best_line = shipped_best_line("unittest/__main__.py", "\nimport sys\n", "",
+                                repo="python/unittest")
+  modules = imports.ModuleIndex()
   for f in flcc.read_files(DEV_DATASET):
-    if f.repo == source.repo:
-      repository.add(f.path, f.text)
-
-  def best_line():
-    return completer.complete_at(source.text, cursor, repository=repository,
-                                 path=source.path).completion
-
-  assert not imports.ImportCheck(source.text[:cursor], "", repository.modules,
-                                 source.path).unknown(best_line())
+    if f.repo == "python/unittest":
+      modules.add(f.path, f.text)
+  check = imports.ImportCheck('"""Main entry point"""\n\nimport sys\n', "", modules,
+                              "unittest/__main__.py")
+  assert not check.unknown(best_line())
   # Without the ranking, the model's own best line is the guessed import.
   monkeypatch.setattr(complete, "last_if_unlikely", lambda lines, *_: lines)
   assert best_line() == "import numpy as np"
+
+
+def test_an_import_the_file_has_at_module_level_or_a_name_imported_twice_is_a_repeat():
+  def repeats(line, above="import sys\nif sys.argv:\n    ", below="\nimport os\n"):
+    return imports.ImportCheck(above, below, None, "pkg/x.py").repeats(line)
+
+  assert repeats("import sys")  # above, at module level: visible in the block too
+  assert repeats("import os")  # below
+  assert repeats("Image, Image", above="from . import ")
+  assert repeats("age", above="from . import Image, Im")  # typed towards ImageFile
+  assert repeats("from m import (x, y as x)") and repeats("import a as b, c as b")
+  assert not repeats("import os.path") and not repeats("import a, b")
+  assert not repeats("ageFile", above="from . import Image, Im")
+  assert not repeats("x = 1") and not repeats("important = sys")
+  # Another function's own import is no repeat: it is not visible here.
+  assert not repeats("import warnings", above="def f():\n    import warnings\n\ndef g():\n    ")
+
+
+def test_an_import_of_one_name_thrice_is_not_the_best_line_in_unittest_init(
+    shipped_best_line, monkeypatch):
+  """dataset-dev's unittest/__init__.py:62, `from .su|` (the target: `from .suite import
+  BaseTestSuite, TestSuite`): the shipped model's own best line imports `SkipTestCase` three
+  times."""
+  best_line = shipped_best_line("unittest/__init__.py", "from .su",
+                                "ite import BaseTestSuite, TestSuite", repo="python/unittest")
+  assert best_line() == "ite import SkipTestCase"
+  monkeypatch.setattr(imports.ImportCheck, "repeats", lambda self, line: False)
+  assert best_line() == "ite import SkipTestCase, SkipTestCase, SkipTestCase"

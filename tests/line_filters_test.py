@@ -341,3 +341,98 @@ def test_crlf_files_are_read_like_lf_files():
   assert points > 1000
   assert not rejected
   assert caught > 0.6 * lines
+
+
+@pytest.mark.parametrize("prefix, below, ends", [
+    ("import warnings\nwarnings.warn('x',\n              s", "from re import _compiler\n", True),
+    ("def f():\n    ", "    return 1\n", True),  # a statement at the cursor line's indentation
+    ("def f():\n    ", "\n    # a comment\n        deeper = 1\n", False),  # deeper: goes on
+    ("x = foo(a,\n        b", "        c)\n", False),  # continues a statement: as deep goes on
+    ("x = foo(\n    a", ")\n", False),  # a closing bracket below
+    ("x = 1\n", "", False),  # nothing below
+    ('s = """\n', "x = 1\n", False),  # in a string: not read
+])
+def test_whether_the_line_below_starts_a_statement_of_its_own(prefix, below, ends):
+  assert line_filters.LineContext.of(prefix, below=below).ends_before() is ends
+
+
+@pytest.mark.parametrize("prefix, completion, suffix, opened", [
+    ("x = ", "foo(", "", True),
+    ("x = ", "foo(1)", "", False),
+    ("warnings.warn('x',\n              s", "tacklevel=2,", "", True),
+    ("warnings.warn('x',\n              s", "tacklevel=2)", "", False),
+    ("x = ", "1 + \\", "", True),
+    ("x = ", "foo(", ")", False),  # the editor's closing bracket after the cursor
+    ("x = ", "'(' # (", "", False),  # brackets in strings and comments do not count
+])
+def test_a_line_that_leaves_its_statement_open(prefix, completion, suffix, opened):
+  assert line_filters.LineContext.of(prefix, suffix).leaves_open(completion) is opened
+
+
+def test_a_line_left_open_above_a_new_statement_is_not_the_best_line_in_sre_compile(
+    shipped_best_line, monkeypatch):
+  """dataset-dev's sre_compile.py:4, `warnings.warn(f"module ...",` / `DeprecationWarning,` /
+  `s|`, with `from re import _compiler as _` below: the shipped model's own best line is
+  `tacklevel=2,`, which leaves the call open above an import."""
+  best_line = shipped_best_line("sre_compile.py", "s", "tacklevel=2)")
+  assert best_line() == "tacklevel=2)"
+  monkeypatch.setattr(line_filters.LineContext, "ends_before", lambda self: False)
+  assert best_line() == "tacklevel=2,"
+
+
+@pytest.mark.parametrize("prefix, completion, owned", [
+    ("if x:\n    y = 1\n", "else:", True),
+    ("for a in b:\n    f(a)\n", "else:", True),
+    ("try:\n    f()\n", "except ValueError:", True),
+    ("try:\n    f()\nexcept E:\n    g()\n", "finally:", True),
+    ("def f():\n    if x:\n        return 1\n    ", "elif y:", True),
+    ("x = 1\n", "else:", False),  # under a plain statement
+    ("def f():\n    try:\n        g()\n", "except:", False),  # left of the try
+    ("def f():\n    y = 1\n    ", "except OSError:", False),
+    ("x = 1\n", "elsewhere = 2", True),  # not a clause
+    ("x = (1,\n", "else_value)", True),  # inside brackets: not judged
+])
+def test_a_clause_needs_a_statement_above_that_it_continues(prefix, completion, owned):
+  assert line_filters.LineContext.of(prefix).owns_nothing(completion) is not owned
+
+
+def test_an_else_that_nothing_owns_is_not_the_best_line_in_unittest_result(
+    shipped_best_line, monkeypatch):
+  """dataset-dev's unittest/result.py:205, the second line of `if first:`'s body under `ret =
+  tb` (the target: `first = False`): the shipped model's own best line is `else:`, which no
+  statement above at its indentation can own."""
+  best_line = shipped_best_line("unittest/result.py", "    ret = tb\n" + " " * 16,
+                                "first = False", with_repository=False)
+  assert best_line() != "else:"
+  monkeypatch.setattr(line_filters.LineContext, "owns_nothing", lambda self, completion: False)
+  assert best_line() == "else:"
+
+
+@pytest.mark.parametrize("prefix, completion, below, misfits", [
+    ("def f(x):\n    ", "if x:", "        return 1\n", False),
+    # A header above a line no deeper is how a new block starts in an editor: not judged.
+    ("def f(x):\n    ", "if x:", "    return 1\n", False),
+    ("CC = 6\n\n", "FLAG = 2", '    """Put terminal into a raw mode."""\n', True),  # deeper below
+    ("class A:\n    ", "@property", '        """Return socket file number."""\n', True),
+    ("class A:\n    ", "@property", "    def f(self):\n", False),
+    ("x = 1\n", "y = 2", "\n# a comment\nz = 3\n", False),
+    ("x = 1\n", "y = (2,", "    3)\n", False),  # left open: the next line continues it
+    ("x = 1\n", "s = '''", "    text\n", False),  # a string goes on
+    ("x = [\n    ", "1,", "        2]\n", False),  # inside brackets: not judged
+    ("x = 1\n", "y = 2", "", False),  # nothing below
+])
+def test_a_statement_that_the_line_below_does_not_fit(prefix, completion, below, misfits):
+  context = line_filters.LineContext.of(prefix, below=below)
+  assert context.misfits_below(completion) is misfits
+
+
+def test_a_decorator_above_a_deeper_line_is_not_the_best_line_in_socketserver(
+    shipped_best_line, monkeypatch):
+  """dataset-dev's socketserver.py, the line before `def fileno(self):`'s docstring (the target is
+  that def): the shipped model's own best line is `@property`, which the deeper docstring below
+  cannot follow; the line put first instead is a def."""
+  best_line = shipped_best_line("socketserver.py", "", "def fileno(self):",
+                                with_repository=False)
+  assert best_line().startswith("def ")
+  monkeypatch.setattr(line_filters.LineContext, "misfits_below", lambda self, completion: False)
+  assert best_line() == "@property"

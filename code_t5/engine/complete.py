@@ -680,12 +680,13 @@ def last_if_unlikely(lines: Sequence[decoding.Line], prefix: str, below: str, re
                      path: str) -> List[decoding.Line]:
   """`lines` with the unlikely ones moved after the others (each group in its order): an import
   of a module the project does not know (code_t5.engine.imports: the training corpus's packages
-  guessed into unrelated code), a `def`/`class` its block already has (code_t5.engine.scopes)."""
+  guessed into unrelated code) or one the file has already, a `def`/`class` its block already
+  has (code_t5.engine.scopes)."""
   modules = repository.modules if repository is not None else None
   guessed = imports.ImportCheck(prefix, below, modules, path)
   defined = scopes.Definitions(prefix, below)
-  return _last_if(lines, [guessed.unknown(line.text) or defined.redefines(line.text)
-                          for line in lines])
+  return _last_if(lines, [guessed.unknown(line.text) or guessed.repeats(line.text)
+                          or defined.redefines(line.text) for line in lines])
 
 
 def model_about(model_dir: pathlib.Path) -> dict:
@@ -887,11 +888,17 @@ class Completer:
                                    below)
     if options.names:
       lines = names.rank(lines, prefix)
-    lines = last_if_hopeless(last_if_unlikely(lines, prefix, below, repository, path))
+    lines = last_if_unlikely(lines, prefix, below, repository, path)
     if not options.filters:
-      return context, [(line, None) for line in lines]
+      return context, [(line, None) for line in last_if_hopeless(lines)]
     from code_t5.engine import line_filters  # pylint: disable=g-import-not-at-top  (only when on)
-    where = line_filters.LineContext.of(prefix, suffix)
+    where = line_filters.LineContext.of(prefix, suffix, below)
+    # Unlikely where they stand: a clause nothing above owns; a line leaving its statement open
+    # above a line that starts another; a statement the line below does not fit.
+    ends = where.ends_before()
+    lines = _last_if(lines, [where.owns_nothing(line.text) or where.misfits_below(line.text)
+                             or (ends and where.leaves_open(line.text)) for line in lines])
+    lines = last_if_hopeless(lines)
     return context, [(line, where.reject_reason(line.text)) for line in lines]
 
   def complete(self, prefix: str, suffix: str = "", top: Optional[int] = None,

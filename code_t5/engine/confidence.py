@@ -1,8 +1,10 @@
 """How likely the engine's best line is exactly right: the number its default gate reads.
 
 The best line's score (decoding.Line.score) says how sure the model is of that line. Three more
-things the engine knows at every cursor sharpen it: how far the best line is ahead of the second
-kept line (a close second: the model hesitates between two lines), the best line's length in
+things the engine knows at every cursor sharpen it: how far the best line's score is ahead of the
+best score among the other kept lines (a close rival: the model hesitates between two lines; a
+rival that scores higher was ranked lower by the engine, not by the model, as a guessed or
+repeated import is), the best line's length in
 pieces (a long line is more often wrong in some detail), and whether the cursor is at a line's
 start (the whole line is a guess) or inside one. `probability` is a logistic model over these four
 `FEATURES`; `fit` finds its weights from held-out points (`code-t5 baseline` keeps each point's
@@ -29,7 +31,12 @@ def features(lines: Sequence, line_start: bool) -> Optional[List[float]]:
   if not lines:
     return None
   best = lines[0]
-  margin = best.score - lines[1].score if len(lines) > 1 else NO_SECOND_MARGIN
+  # Against the best-scoring rival, not the next in rank: the engine ranks some lines below
+  # lower-scored ones (code_t5.engine.complete.last_if_unlikely), and the next line's score then
+  # made a margin of 7.5 in sre_compile.py, where the model scored three lines it had moved down
+  # (`import numpy as np` ...) above its best `import logging`: a wrong line shown at 0.97.
+  margin = (best.score - max(line.score for line in lines[1:]) if len(lines) > 1
+            else NO_SECOND_MARGIN)
   return [float(best.score), float(margin), math.log1p(best.tokens), 1.0 if line_start else 0.0]
 
 

@@ -8,12 +8,18 @@ around the cursor already imports, or a relative import. `ModuleIndex` keeps, pe
 repository, the top-level modules its files import and the names its paths give;
 `ImportCheck.unknown` says whether a candidate line imports a module none of them knows. Such lines
 are ranked after the others (code_t5.engine.complete), not dropped: a new dependency is possible, but a guess.
+
+`ImportCheck.repeats` says whether a candidate import line is one the file already has at module
+level (visible everywhere in it: `import sys` again, in an `if` block under `import sys`, at
+unittest/__main__.py:5) or names one name twice (`from . import Image, Image`, where `Image,
+Im|` was typed towards `ImageFile`). Ranked after the others too: at the corpus's and
+dataset-dev's held-out points such a line had never been the target.
 """
 
 import collections
 import re
 import sys
-from typing import Dict, FrozenSet, Optional, Tuple
+from typing import Dict, FrozenSet, Optional, Set, Tuple
 
 # An import line's first module: `import a.b as c, d` -> a, `from a.b import c` -> a (relative
 # imports name none).
@@ -21,6 +27,10 @@ _IMPORT_LINE = re.compile(r"[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)")
 _IMPORTS = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_]\w*)[\w. \t]*import\b|import[ \t]+([^\n#;]+))",
                       re.M)
 _FIRST_NAME = re.compile(r"[ \t]*([A-Za-z_]\w*)")
+# The names an import line binds, compared for repeats: `import a.b as c, d` -> c, d; `from m
+# import (x, y as z)` -> x, z (`import a.b` counts as a.b).
+_IMPORT_STATEMENT = re.compile(r"(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+(.*)")
+_BOUND = re.compile(r"[ \t(]*([\w.]+)(?:[ \t]+as[ \t]+(\w+))?[ \t)]*")
 
 STANDARD_LIBRARY = frozenset(sys.stdlib_module_names) | {"__future__"}
 
@@ -91,6 +101,7 @@ class ImportCheck:
     self._modules = modules
     self._path = path
     self._file_modules: Optional[FrozenSet[str]] = None
+    self._module_level: Optional[Set[str]] = None
 
   def unknown(self, line: str) -> bool:
     """Whether the cursor's line completed with `line` imports a module that the standard
@@ -106,3 +117,19 @@ class ImportCheck:
     if self._file_modules is None:
       self._file_modules = imported_modules(self._above) | imported_modules(self._below)
     return module not in self._file_modules
+
+  def repeats(self, line: str) -> bool:
+    """Whether the cursor's line completed with `line` is an import statement that the file has
+    at module level already (above the cursor or below it), or that binds one name twice."""
+    statement = (self._head + line).strip()
+    match = _IMPORT_STATEMENT.fullmatch(statement)
+    if match is None:
+      return False
+    if self._module_level is None:
+      self._module_level = {text.rstrip() for text in (self._above + self._below).split("\n")
+                            if text[:1] in ("i", "f")}  # unindented import lines start so
+    if statement in self._module_level:
+      return True
+    bound = [_BOUND.fullmatch(part) for part in match.group(1).split(",")]
+    names = [m.group(2) or m.group(1) for m in bound if m is not None]
+    return len(names) != len(set(names))

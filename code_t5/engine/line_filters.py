@@ -49,6 +49,22 @@ Rules, checked in the order of REASONS; the first that fails is the reason:
   other such imports. Checks the compiler makes after parsing (`return` outside a function) are
   not made: they need the enclosing scopes.
 
+Beyond the filter, ranking hints (code_t5.engine.complete ranks such lines after the others, not
+dropped: read by indentation alone, they could be misled by a continuation line or a string's text
+at the left margin, or by code below that the user is about to re-indent):
+- `owns_nothing(candidate)`: an `else`/`elif`/`except`/`finally` clause that no statement above at
+  its indentation can own (`else:` under `ret = tb`).
+- With the code below the cursor's line (`of(..., below=)`), whose first code line is read once:
+  `ends_before()` says whether that line starts a statement of its own (not a closing bracket; no
+  deeper than the cursor's line where that starts a statement, shallower where it continues one),
+  and then `leaves_open(candidate)` whether a candidate leaves a bracket open or ends in a
+  backslash: a statement that cannot go on (`stacklevel=2,` where sre_compile.py's next line is an
+  import; `call(` or `return [` above a line of their own in files written one statement a line).
+  `misfits_below(candidate)`: a complete statement, not a block header, above a deeper line
+  (`@property` or `FLAG = 2` above a function's docstring: an IndentationError). Not the converse,
+  a block header above a line no deeper than it: in the evaluation's files that is an error too,
+  but in an editor it is how every new block starts, its body not yet written.
+
 Accept everything (None for every candidate) when the cursor is in a comment, in a multi-line
 string (triple-quoted, or a single-quoted one continued with a backslash), or when the code before
 the cursor cannot be read with confidence (see "Reading the prefix" below). A candidate holding a
@@ -175,6 +191,10 @@ _CLAUSE_BEFORE = {"else": "if 1:\n pass\n", "elif": "if 1:\n pass\n",
                   "except": "try:\n pass\n", "finally": "try:\n pass\n"}
 _AFTER = {"": ("", "\n pass"), "@": ("\ndef f(): pass",), "try": ("\n pass\nfinally: pass",)}
 _NEEDS_CONTEXT = frozenset(("match", "case", "type"))
+# The statements whose line a clause may follow at its own indentation (LineContext.owns_nothing).
+_CLAUSE_OWNERS = {"except": ("try", "except"), "finally": ("try", "except", "else"),
+                  "elif": ("if", "elif"),
+                  "else": ("if", "elif", "for", "while", "try", "except", "async")}
 _FUTURE_IMPORT = re.compile(r"from[ \t]+__future__[ \t]+import\b")
 _FUTURE_IMPORTS = re.compile(r"^from[ \t]+__future__[ \t]+import\b.*$", re.M)
 
@@ -449,7 +469,7 @@ class LineContext:
   """The code before one cursor, read once; `reject_reason` judges candidates for it."""
 
   __slots__ = ("_prefix", "_head", "_suffix", "_start", "_previous", "_accept_all", "_dedent_ok",
-               "_lines")
+               "_lines", "_above", "_next_line")
 
   def __init__(self, prefix: str, head: str, suffix: str, start: Optional[_Start],
                previous: Optional[str], accept_all: bool):
@@ -461,11 +481,13 @@ class LineContext:
     self._accept_all = accept_all
     self._dedent_ok = {}  # column -> whether a line there matches an indentation level
     self._lines = None  # the last lines read, and their brackets (for _column_matches_a_level)
+    self._above = None  # the last _MAX_LEVEL_LINES lines above the cursor's, nearest first
+    self._next_line = None  # the first code line below the cursor's (`of`'s below), if any
 
   @classmethod
-  def of(cls, prefix: str, suffix: str = "") -> "LineContext":
+  def of(cls, prefix: str, suffix: str = "", below: str = "") -> "LineContext":
     """prefix = all the file's text before the cursor; suffix = the rest of the current line after
-    the cursor (usually empty)."""
+    the cursor (usually empty); below = the lines after the cursor's (for the ranking hints)."""
     line_start = prefix.rfind("\n") + 1
     head = prefix[line_start:]
     suffix = suffix[:-1] if suffix.endswith("\r") else suffix
@@ -478,6 +500,9 @@ class LineContext:
     context = cls(prefix, head, suffix, start, previous, accept_all)
     if not accept_all and not start.stack and not start.continued:
       context._column_matches_a_level(_column(head))  # the usual column, while reading the prefix
+    if not accept_all:
+      context._next_line = next((line for line in below.split("\n", 50)[:50]
+                                 if line.strip() and not line.lstrip().startswith("#")), None)
     return context
 
   def reject_reason(self, completion: str) -> Optional[str]:
@@ -494,6 +519,72 @@ class LineContext:
     if reason is not None and self._suffix and self._judge(line) is None:
       return None  # the candidate types over the suffix
     return reason
+
+  def ends_before(self) -> bool:
+    """Whether the first code line below the cursor's starts a statement of its own: it does not
+    start with a closing bracket, and its indentation is at most the cursor line's where that line
+    starts a statement, less where it continues one. False where the context is not read or no
+    code is below."""
+    line = self._next_line
+    if line is None or line.lstrip()[0] in ")]}":
+      return False
+    column, own = _column(line), _column(self._head)
+    return column < own if self._start.stack or self._start.continued else column <= own
+
+  def misfits_below(self, completion: str) -> bool:
+    """Whether the cursor's line completed with `completion` (and the suffix) is a statement that
+    starts and ends on it, not a block header (its code ending in ":"), above a deeper code line
+    that does not start with a closing bracket. False where the context is not read or no code is
+    below."""
+    below = self._next_line
+    if (below is None or self._start.stack or self._start.continued or "\n" in completion
+        or below.lstrip()[0] in ")]}"):
+      return False
+    line = (self._head + completion + self._suffix).rstrip("\r")
+    stack = []
+    scan = _scan_line(line, stack)
+    code = _STRINGS_AND_COMMENTS.sub("", line).rstrip()
+    if scan.outcome != _OK or scan.in_string or stack or not code or code.endswith("\\"):
+      return False
+    return not code.endswith(":") and _column(below) > _column(line)
+
+  def leaves_open(self, completion: str) -> bool:
+    """Whether the cursor's line completed with `completion` (and the suffix) leaves a bracket
+    open or ends in a backslash: its statement would go on on the next line."""
+    if self._accept_all or "\n" in completion:
+      return False
+    line = (self._head + completion + self._suffix).rstrip("\r")
+    stack = list(self._start.stack)
+    scan = _scan_line(line, stack)
+    return scan.outcome == _OK and not scan.in_string and (
+        bool(stack) or (not scan.in_comment and line.rstrip().endswith("\\")))
+
+  def owns_nothing(self, completion: str) -> bool:
+    """Whether the cursor's line completed with `completion` is an `else`, `elif`, `except` or
+    `finally` clause that nothing above can own: the nearest code line above at or left of its
+    column is left of it, or at it but not a statement the clause continues (`else:` under a
+    plain assignment, `except` in a block without `try`). Read at most _MAX_LEVEL_LINES back, by
+    indentation alone (a continuation line or a string's text at the left margin could mislead
+    it: a ranking hint, not a filter)."""
+    if self._accept_all or self._start.stack or self._start.continued or "\n" in completion:
+      return False
+    line = self._head + completion
+    word = _FIRST_WORD.match(line.lstrip())
+    owners = _CLAUSE_OWNERS.get(word.group()) if word else None
+    if owners is None:
+      return False
+    if self._above is None:
+      above = self._prefix[:len(self._prefix) - len(self._head)]
+      self._above = above.rsplit("\n", _MAX_LEVEL_LINES + 1)[-_MAX_LEVEL_LINES - 1:][::-1]
+    column = _column(line)
+    for text in self._above:
+      code = text.strip()
+      if not code or code.startswith("#") or _column(text) > column:
+        continue
+      first = _FIRST_WORD.match(code)
+      return _column(text) < column or first is None or first.group() not in owners
+    # Nothing at or left of its column: at the file's start nothing owns it; further up, unknown.
+    return len(self._above) <= _MAX_LEVEL_LINES
 
   def _judge(self, line: str) -> Optional[str]:
     start = self._start
