@@ -110,8 +110,8 @@ def main(argv=None) -> int:
       if args.gate is not None and rung != WITHOUT_REPOSITORY:
         x, y = at_gate(records, rung, args.gate)
         ax.plot([x], [y], "o", color=color)
-        ax.annotate(f"--min-score {args.gate:g}: {x:.0f} % shown, {y:.0f} % right", (x, y),
-                    textcoords="offset points", xytext=(6, -14))
+        ax.annotate(f"--min-score {args.gate:g}:\n{x:.0f} % shown, {y:.0f} % right", (x, y),
+                    textcoords="offset points", xytext=(6, -30), fontsize="small")
     if args.confidence is not None:
       model = json.loads(args.confidence.read_text(encoding="utf-8"))["confidence"]
       rung = rungs_of(records)[1][0]
@@ -119,8 +119,8 @@ def main(argv=None) -> int:
       ax.plot(xs, ys, color="tab:green", label="the engine's default, by its confidence")
       if gate is not None:
         ax.plot([gate[0]], [gate[1]], "o", color="tab:green")
-        ax.annotate(f"confidence {model['min']:g}: {gate[0]:.0f} % shown, {gate[1]:.0f} % right",
-                    gate, textcoords="offset points", xytext=(-8, 8), ha="right")
+        ax.annotate(f"confidence {model['min']:g}:\n{gate[0]:.0f} % shown, {gate[1]:.0f} % right",
+                    gate, textcoords="offset points", xytext=(6, 10), fontsize="small")
     ax.set_title(f"{pathlib.Path(results['root']).name} {results['split']} ({len(records)} points)")
     ax.set_xlabel("points where a line is shown (%)")
     ax.set_ylabel("shown lines exactly right (%)")
