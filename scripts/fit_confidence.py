@@ -26,7 +26,8 @@ from code_t5.engine import confidence  # pylint: disable=g-import-not-at-top,wro
 
 
 def points_of(results: dict):
-  """(features, exact) of every point of `results` where the engine's last rung kept a line."""
+  """(features, exact) of every point of `results` where the engine's last rung kept a line the
+  gate may show (the features are None where it kept none, or only lines it ranks unlikely)."""
   rows, exact = [], []
   for point in results.get("per_point", []):
     for rung, values in point.get("confidence_features", {}).items():

@@ -1,6 +1,5 @@
 """The confidence gate: code_t5/engine/confidence.py, the Completer's use of it, scripts/fit_confidence.py."""
 
-import dataclasses
 import importlib.util
 import json
 import math
@@ -13,15 +12,10 @@ import pytest
 from code_t5 import test_utils
 from code_t5.engine import complete
 from code_t5.engine import confidence
+from code_t5.engine.decoding import Line
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
-
-@dataclasses.dataclass
-class Line:
-  text: str
-  score: float
-  tokens: int
 
 
 def _load_script(name):
@@ -37,6 +31,7 @@ def test_features_are_the_best_lines_score_margin_length_and_the_line_start():
   assert confidence.features(lines[:1], False) == [-0.5, confidence.NO_SECOND_MARGIN,
                                                    math.log1p(3), 0.0]
   assert confidence.features([], False) is None
+  assert confidence.features([Line("import numpy as np", -1.7, 5, unlikely=True)], True) is None
   # The margin is over the best-scoring rival, wherever the engine ranked it.
   ranked = [Line("import logging", -2.2, 3), Line("x = 1", -9.7, 3), Line("import numpy", -1.5, 3)]
   assert confidence.features(ranked, True)[1] == pytest.approx(-0.7)
@@ -90,12 +85,17 @@ def test_the_shipped_model_gates_on_its_confidence_and_reports_it(shipped):
                           "            ret")
   assert sure.completion == "urn x" and sure.confidence >= shipped.min_confidence
   assert sure.reply()["confidence"] == round(sure.confidence, 4)
-  unsure = shipped.complete("import os\n\n\n")
+  guess = "import os\n\n\ndef main():\n    path = os.getcwd()\n    "
+  unsure = shipped.complete(guess)
   assert unsure.confidence < shipped.min_confidence and unsure.candidates == ()
+  # A best line the engine itself ranks after the others (here every line is an import of a
+  # package nothing in the code knows: `import numpy as np`): no confidence, nothing shown.
+  guessed = shipped.complete("import os\n\n\n")
+  assert guessed.confidence is None and guessed.candidates == ()
   # --min-score given: the score gate instead (here: every line); the confidence still reported.
   every = complete.Completer(test_utils.PRETRAINED,
                              complete.EngineOptions(min_score=complete.DEFAULT_MIN_SCORE))
-  shown = every.complete("import os\n\n\n")
+  shown = every.complete(guess)
   assert shown.candidates and shown.confidence == pytest.approx(unsure.confidence)
   strict = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_confidence=1.0))
   assert strict.complete(sure_prefix := "x = 1\ny = x\nz = y\nw = ").candidates == ()

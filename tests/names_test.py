@@ -1,6 +1,5 @@
 """Completing a half-typed word to a name the file already uses (code_t5/engine/names.py)."""
 
-import dataclasses
 
 import pytest
 
@@ -9,13 +8,12 @@ from code_t5.data import flcc
 from code_t5.data import line_completion
 from code_t5.data import sources
 from code_t5.engine import complete
+from code_t5.engine import decoding
 from code_t5.engine import names
 
 
-@dataclasses.dataclass(frozen=True)
-class Line:
-  text: str
-  score: float
+def Line(text: str, score: float) -> decoding.Line:  # pylint: disable=invalid-name
+  return decoding.Line(text, score, tokens=1)
 
 
 PREFIX = "def read(fp):\n    result = fp.read()\n    return re"

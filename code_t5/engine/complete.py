@@ -666,9 +666,10 @@ def kept_lines(ranked) -> List[decoding.Line]:
 
 
 def _last_if(lines: Sequence[decoding.Line], moved: Sequence[bool]) -> List[decoding.Line]:
-  """`lines` with those whose `moved` is true after the others (each group in its order)."""
+  """`lines` with those whose `moved` is true after the others (each group in its order), marked
+  `unlikely`."""
   return ([line for line, last in zip(lines, moved) if not last]
-          + [line for line, last in zip(lines, moved) if last])
+          + [dataclasses.replace(line, unlikely=True) for line, last in zip(lines, moved) if last])
 
 
 def last_if_hopeless(lines: Sequence[decoding.Line]) -> List[decoding.Line]:

@@ -27,8 +27,10 @@ NO_SECOND_MARGIN = 5.0
 
 
 def features(lines: Sequence, line_start: bool) -> Optional[List[float]]:
-  """FEATURES of the kept lines, best first (anything with .score and .tokens); None if none."""
-  if not lines:
+  """FEATURES of the kept lines, best first (anything with .score and .tokens); None if none, or
+  if the best is one the engine itself ranked after the others (`.unlikely`: every kept line is
+  a guessed import, a loop, a line that does not fit...): the gate shows no such line."""
+  if not lines or getattr(lines[0], "unlikely", False):
     return None
   best = lines[0]
   # Against the best-scoring rival, not the next in rank: the engine ranks some lines below

@@ -104,6 +104,9 @@ class Line:
   text: str  # the rest of the line after the cursor, no newline
   score: float  # log-probability / tokens ** LENGTH_EXPONENT
   tokens: int
+  # Ranked after the others by the engine's own checks (code_t5.engine.complete: a guessed or
+  # repeated import, a line that does not fit where it stands, a loop): never shown by the gate.
+  unlikely: bool = False
 
 
 @dataclasses.dataclass

@@ -85,7 +85,7 @@ class _Shown:
   score: float
   correct: bool
   chars: int  # the target's characters
-  confidence: Optional[float]  # None without a confidence model
+  confidence: Optional[float]  # None without a confidence model, or for a best line never shown
 
 
 def check_rungs(names: Sequence[str]) -> List[str]:
@@ -182,7 +182,7 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
       for threshold in sorted(set(THRESHOLDS) | ({float(gate)} if gate is not None else set()))]
   sure_rows = [
       {"min_confidence": threshold, "model_gate": threshold == sure_gate,
-       **row([s for s in shown if s.confidence >= threshold])}
+       **row([s for s in shown if s.confidence is not None and s.confidence >= threshold])}
       for threshold in sorted(set(CONFIDENCE_THRESHOLDS) | {sure_gate})] if model else []
   return {"systems": systems, "predictions": predictions, "scores": scores,
           "features": point_features,
