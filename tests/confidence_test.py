@@ -92,6 +92,14 @@ def test_the_shipped_model_gates_on_its_confidence_and_reports_it(shipped):
   # package nothing in the code knows: `import numpy as np`): no confidence, nothing shown.
   guessed = shipped.complete("import os\n\n\n")
   assert guessed.confidence is None and guessed.candidates == ()
+  # Beside a shown line, no alternative the engine ranks unlikely, however well it scores: after
+  # `import os` / `import re`, `import numpy as np` outscores the best line, `import warnings`.
+  listed = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_confidence=0.0))
+  _, ranked = listed.ranked("import os\nimport re\n")
+  guessed = [line for line, _ in ranked if line.text == "import numpy as np"]
+  assert guessed and guessed[0].unlikely and guessed[0].score >= listed.min_score
+  texts = [c.text for c in listed.complete("import os\nimport re\n").candidates]
+  assert texts[0] == "import warnings" and "import numpy as np" not in texts
   # --min-score given: the score gate instead (here: every line); the confidence still reported.
   every = complete.Completer(test_utils.PRETRAINED,
                              complete.EngineOptions(min_score=complete.DEFAULT_MIN_SCORE))

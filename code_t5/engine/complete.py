@@ -916,8 +916,10 @@ class Completer:
     sure = self.confidence_of(confidence.features(kept, confidence.at_line_start(prefix)))
     if self.min_confidence is not None:
       # Whether to show anything is the confidence's call; beside the best line, only the
-      # alternatives that pass the score gate too (an editor's list is no place for guesses).
-      shown = ([kept[0]] + [line for line in kept[1:] if line.score >= self.min_score]
+      # alternatives that pass the score gate too and that the engine did not rank as unlikely
+      # (an editor's list is no place for guesses).
+      shown = ([kept[0]] + [line for line in kept[1:]
+                            if line.score >= self.min_score and not line.unlikely]
                if sure is not None and sure >= self.min_confidence else [])
     else:
       shown = [line for line in kept if line.score >= self.min_score]
