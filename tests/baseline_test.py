@@ -201,3 +201,23 @@ def test_progress_has_rates_and_etas(monkeypatch, tmp_path):
              for line in lines)
   assert any(line.startswith("n-gram test: 1/72 points, ") and "/s, ETA " in line
              for line in lines)
+
+
+def test_a_held_out_root_keeps_its_copies_out_of_the_ngram(tmp_path):
+  """`--held-out-root`: the n-gram is counted without the train files that copy a held-out root's
+  file (as `code-t5 train --held-out-root` trains), and cached under another key."""
+  train = tmp_path / "train"
+  shutil.copytree(sources.DEV_ROOT, train)
+  held_out = next(flcc.read_files(sources.DEV_ROOT, only_split="validation"))
+  beside = next(flcc.read_files(train, only_split="train"))
+  (train / beside.dataset_path).with_name("vendored_copy_1.py").write_text(
+      held_out.text + "\nvendored = True\n", encoding="utf-8")
+  splits = flcc.Splits()
+  without = flcc.Filters(held_out_roots=(str(sources.DEV_ROOT),))
+  plain = baseline.ngram_model(train, splits, echo=lambda *_: None)
+  kept_out = baseline.ngram_model(train, splits, echo=lambda *_: None, filters=without)
+  assert kept_out.stats["files"] == plain.stats["files"] - 1
+  assert baseline.ngram_cache_key(train, splits) != baseline.ngram_cache_key(
+      train, splits, filters=without)
+  results, _ = _evaluate(train_root=train, max_files=1, held_out_roots=[sources.DEV_ROOT])
+  assert results["held_out_roots"] == ["dataset-dev"]

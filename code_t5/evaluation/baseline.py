@@ -88,26 +88,27 @@ class _Every:
     return True
 
 
-def ngram_cache_key(train_root, splits: flcc.Splits,
-                    file_counts: Optional[dict] = None) -> str:
-  """What a saved n-gram is valid for: the train root's content (flcc.fingerprint, with the
-  reader's default filters and `splits`), the split fractions, and the n-gram's format, order and
-  constants. `file_counts` is filled as flcc.fingerprint fills it."""
+def ngram_cache_key(train_root, splits: flcc.Splits, file_counts: Optional[dict] = None,
+                    filters: flcc.Filters = flcc.Filters()) -> str:
+  """What a saved n-gram is valid for: the train root's content (flcc.fingerprint, with `filters`
+  -- the reader's defaults, perhaps with held-out roots -- and `splits`), the split fractions, and
+  the n-gram's format, order and constants. `file_counts` is filled as flcc.fingerprint fills it."""
   return hashlib.sha256(json.dumps({
-      "fingerprint": flcc.fingerprint(train_root, flcc.Filters(), splits, file_counts),
+      "fingerprint": flcc.fingerprint(train_root, filters, splits, file_counts),
       "validation": splits.validation, "test": splits.test, "format": ngram_lib.FORMAT,
       "order": ngram_lib.ORDER, "top_continuations": ngram_lib.TOP_CONTINUATIONS,
       "token_re": ngram_lib.TOKEN_RE.pattern}, sort_keys=True).encode()).hexdigest()
 
 
 def ngram_model(train_root, splits: flcc.Splits, cache: Optional[pathlib.Path] = None,
-                echo=print) -> ngram_lib.NgramModel:
-  """The n-gram counted on the train split of `train_root`: loaded from the folder `cache` when
+                echo=print, filters: flcc.Filters = flcc.Filters()) -> ngram_lib.NgramModel:
+  """The n-gram counted on the train split of `train_root` (read with `filters`; a train file
+  copying a held-out root's file is left out with Filters.held_out_roots): loaded from `cache` when
   it holds one saved under the same key (ngram_cache_key), else fitted (and saved there, written
   to a temporary file and renamed). A damaged cache file is fitted again, with a one-line note.
   Without `cache`, fitted every time."""
   file_counts: Dict[str, int] = {}
-  key = ngram_cache_key(train_root, splits, file_counts)
+  key = ngram_cache_key(train_root, splits, file_counts, filters)
   path = None
   if cache is not None:
     path = pathlib.Path(cache) / f"{pathlib.Path(train_root).resolve().name}-{key[:24]}.npz"
@@ -132,7 +133,7 @@ def ngram_model(train_root, splits: flcc.Splits, cache: Optional[pathlib.Path] =
 
   def train_texts():
     nonlocal read
-    for source_file in flcc.read_files(train_root, splits=splits, only_split="train"):
+    for source_file in flcc.read_files(train_root, filters, splits, only_split="train"):
       read += 1
       if due():
         rate = read / (time.time() - start)
@@ -202,14 +203,16 @@ def evaluate(root, split: Union[str, Sequence[str]] = "validation",
              train_root=None, max_files: Optional[int] = None, examples: int = 10,
              checkpoints: Sequence[pathlib.Path] = (), echo=print,
              rungs: Optional[Sequence[str]] = None,
-             ngram_cache: Optional[pathlib.Path] = None) -> dict:
+             ngram_cache: Optional[pathlib.Path] = None,
+             held_out_roots: Sequence[pathlib.Path] = ()) -> dict:
   """Scores the baselines (and the models' eval decodes) at the split's completion points.
 
   The n-gram counts the train split of `train_root` (default: `root`), so a model and an n-gram
-  trained on one root are judged on another's held-out repositories alike; with `ngram_cache` (a
-  folder) it is fitted once and loaded from there afterwards (ngram_model). `max_files` draws the
-  points from that many files of the split (line_completion.sample_files), as
-  `code-t5 eval --line-completion --max-files` does. `examples` random points are kept with every
+  trained on one root are judged on another's held-out repositories alike (without the train files
+  that copy a file of `held_out_roots`, as `code-t5 train --held-out-root` trains); with
+  `ngram_cache` (a folder) it is fitted once and loaded from there afterwards (ngram_model).
+  `max_files` draws the points from that many files of the split (line_completion.sample_files),
+  as `code-t5 eval --line-completion --max-files` does. `examples` random points are kept with every
   system's prediction, for a reader to judge. Each of `checkpoints` is run through the completion
   engine at the points, once per rung of code_t5.evaluation.engine_eval.RUNGS (or of `rungs`),
   with each point's repository in the root (all its files in the split, the point's file left
@@ -222,7 +225,8 @@ def evaluate(root, split: Union[str, Sequence[str]] = "validation",
   """
   names = split_names(split)
   train_root = root if train_root is None else train_root
-  for flag, path in (("--root", root), ("--train-root", train_root)):
+  for flag, path in (("--root", root), ("--train-root", train_root),
+                     *(("--held-out-root", r) for r in held_out_roots)):
     if not pathlib.Path(path).exists():
       raise BaselineError(f"{flag} {path} does not exist: give the folder that holds v3/")
   if max_files is not None and max_files < 1:
@@ -233,13 +237,15 @@ def evaluate(root, split: Union[str, Sequence[str]] = "validation",
                    for d in model_dirs] for name in names}
   inputs = {name: _split_points(root, split_files, name, max_files)
             for name, split_files in _read_splits(root, splits, names).items()}
-  model = ngram_model(train_root, splits, ngram_cache, echo)
+  model = ngram_model(train_root, splits, ngram_cache, echo,
+                      flcc.Filters(held_out_roots=tuple(str(r) for r in held_out_roots)))
   results = {name: _evaluate_split(root, name, train_root, model, models[name], model_dirs,
                                    *inputs[name], max_files, examples, checkpoints, echo, rungs)
              for name in names}
+  held_out = {"held_out_roots": [_shown(r) for r in held_out_roots]} if held_out_roots else {}
   if len(names) == 1:
-    return results[names[0]]
-  return {"root": _shown(root), "train_root": _shown(train_root), "splits": results}
+    return {**results[names[0]], **held_out}
+  return {"root": _shown(root), "train_root": _shown(train_root), **held_out, "splits": results}
 
 
 def _read_splits(root, splits: flcc.Splits, names: Sequence[str]
@@ -426,7 +432,8 @@ def _cli(args) -> int:
                        args.max_files, checkpoints=args.checkpoint,
                        rungs=args.rungs.split(",") if args.rungs else None,
                        ngram_cache=None if args.no_ngram_cache
-                       else args.ngram_cache or default_ngram_cache())
+                       else args.ngram_cache or default_ngram_cache(),
+                       held_out_roots=args.held_out_root)
   except flcc.FlccError as e:
     raise BaselineError(str(e)) from None
   write_json(results, args.out, args.force)
@@ -485,6 +492,10 @@ def register_cli(subparsers) -> None:
   parser.add_argument("--train-root", type=pathlib.Path, default=None,
                       help="count the n-gram on this root's train split (default: --root), "
                       "e.g. the root the model was trained on")
+  parser.add_argument("--held-out-root", type=pathlib.Path, action="append", default=[],
+                      metavar="ROOT", help="count the n-gram without the train files that copy "
+                      "this root's validation or test files, as `code-t5 train --held-out-root` "
+                      "trains (repeatable)")
   parser.add_argument("--max-files", type=int, default=None,
                       help="draw the points from this many files of the split (spread over its "
                       "repositories; the same as `code-t5 eval --line-completion --max-files`)")
