@@ -29,6 +29,7 @@ warnings.filterwarnings("ignore", message="pkg_resources is deprecated", categor
 from code_t5 import errors  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5 import processes  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.data import flcc  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5.training import launcher  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
 def main(argv=None):
@@ -49,11 +50,11 @@ def main(argv=None):
     if path is not None and path.exists() and not args.force:
       print(f"{flag} {path} exists: pass --force to replace it", file=sys.stderr)
       return 2
-  for root in args.held_out_root:
-    if not root.exists():
-      print(f"--held-out-root {root} does not exist: give the folder that holds v3/",
-            file=sys.stderr)
-      return 2
+  try:
+    launcher.check_held_out_roots(args.held_out_root)  # the one-line error `code-t5 train` gives
+  except launcher.LaunchError as e:
+    print(e, file=sys.stderr)
+    return 2
   try:
     filters = flcc.Filters(held_out_roots=tuple(str(r) for r in args.held_out_root))
     files = list(flcc.read_files(args.root, filters, only_split=args.split))

@@ -540,24 +540,29 @@ class LineContext:
     if (below is None or self._start.stack or self._start.continued or "\n" in completion
         or below.lstrip()[0] in ")]}"):
       return False
-    line = (self._head + completion + self._suffix).rstrip("\r")
+    line = self._completed(completion)
+    if _column(below) <= _column(line):
+      return False
     stack = []
     scan = _scan_line(line, stack)
     code = _STRINGS_AND_COMMENTS.sub("", line).rstrip()
-    if scan.outcome != _OK or scan.in_string or stack or not code or code.endswith("\\"):
-      return False
-    return not code.endswith(":") and _column(below) > _column(line)
+    return (scan.outcome == _OK and not scan.in_string and not stack and bool(code)
+            and not code.endswith(("\\", ":")))
 
   def leaves_open(self, completion: str) -> bool:
     """Whether the cursor's line completed with `completion` (and the suffix) leaves a bracket
     open or ends in a backslash: its statement would go on on the next line."""
     if self._accept_all or "\n" in completion:
       return False
-    line = (self._head + completion + self._suffix).rstrip("\r")
+    line = self._completed(completion)
     stack = list(self._start.stack)
     scan = _scan_line(line, stack)
     return scan.outcome == _OK and not scan.in_string and (
         bool(stack) or (not scan.in_comment and line.rstrip().endswith("\\")))
+
+  def _completed(self, completion: str) -> str:
+    """The cursor's line as `completion` completes it, with the suffix (no final "\\r")."""
+    return (self._head + completion + self._suffix).rstrip("\r")
 
   def owns_nothing(self, completion: str) -> bool:
     """Whether the cursor's line completed with `completion` is an `else`, `elif`, `except` or
