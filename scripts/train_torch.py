@@ -397,6 +397,13 @@ def heldout_loss(torch, net, held, device):
   return total / count
 
 
+def train_loss(torch, forward, tokens, segments, device):
+  """(loss with z-loss, nats per piece) of one batch, in bfloat16 autocast on a GPU."""
+  with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=device == "cuda"):
+    logits = forward(tokens, segments)
+  return loss_fn(torch, logits, tokens)
+
+
 def batches(args, texts, worker_seed, paths=None):
   encoder = Encoder(args.vocab, args.alpha)
   stream = iter(Examples(texts, encoder, seed=worker_seed, paths=paths,
@@ -431,6 +438,9 @@ def main(argv=None):
   parser.add_argument("--similar-rate", type=float, default=0.0, help="share of the examples "
                       "whose inputs begin with the code most like the cursor's from its "
                       "repository (similar_code.find), as the engine reads it")
+  parser.add_argument("--compile", action="store_true", help="run each network through "
+                      "torch.compile (fused kernels: this 5M-weight network is bound by kernel "
+                      "launches on a GPU); a network whose first compiled step fails trains eagerly")
   args = parser.parse_args(argv)
   if args.similar_rate and not args.paths:
     parser.error("--similar-rate needs --paths (export_texts.py --paths)")
@@ -454,7 +464,8 @@ def main(argv=None):
     net.to(device)
     optimizer = torch.optim.AdamW(net.parameters(), lr=float(lr), betas=(0.9, 0.98), eps=1e-8,
                                   weight_decay=0.0, **({"fused": True} if device == "cuda" else {}))
-    models.append({"name": name, "net": net, "opt": optimizer, "lr": float(lr), "log": []})
+    models.append({"name": name, "net": net, "opt": optimizer, "lr": float(lr), "log": [],
+                   "forward": torch.compile(net) if args.compile else net})
 
   texts = read_texts(args.texts)  # once, shared with the forked workers
   paths = json.loads(args.paths.read_text()) if args.paths else None
@@ -518,9 +529,15 @@ def main(argv=None):
       lr = m["lr"] * min(1.0, (step + 1) / args.warmup) * max(0.0, 1.0 - frac)
       for group in m["opt"].param_groups:
         group["lr"] = lr
-      with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=device == "cuda"):
-        logits = m["net"](tokens, segments)
-      loss, nll = loss_fn(torch, logits, tokens)
+      try:
+        loss, nll = train_loss(torch, m["forward"], tokens, segments, device)
+      except Exception as e:  # pylint: disable=broad-except
+        if m["forward"] is m["net"] or m["steps"]:
+          raise
+        print(f"{m['name']}: torch.compile failed ({type(e).__name__}: {str(e)[:200]}); "
+              "training eagerly", flush=True)
+        m["forward"] = m["net"]
+        loss, nll = train_loss(torch, m["forward"], tokens, segments, device)
       m["opt"].zero_grad(set_to_none=True)
       loss.backward()
       torch.nn.utils.clip_grad_norm_(m["net"].parameters(), 1.0)

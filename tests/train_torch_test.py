@@ -187,6 +187,34 @@ def test_main_trains_and_its_weights_become_a_model_the_engine_runs(tmp_path):
   assert sorted(p.name for p in tmp_path.iterdir()) == ["model", "out", "packed", "texts.xz"]
 
 
+def test_compiled_training_computes_the_eager_loss_and_gradients(tmp_path):
+  """--compile (torch.compile, for a GPU's kernel launches) trains the same network: its loss and
+  gradients on a packed batch are eager's to float rounding, and a --compile run learns. (Runs
+  are not compared weight by weight: Adam's first steps move every weight by about the rate
+  whatever its gradient's size, so a gradient that rounds to the other sign moves a weight the
+  other way.)"""
+  net = train_torch.build(torch, 4)
+  net.load(train_torch.read_weights(SHIPPED_RUNTIME))
+  tokens, segments = (torch.from_numpy(a) for a in _packed(
+      [([5, 6, 7, 1], [8, 9, 1]), ([10, 11, 1], [12, 13, 14, 1])]))
+  results = []
+  for forward in (net, torch.compile(net)):
+    loss, _ = train_torch.train_loss(torch, forward, tokens, segments, "cpu")
+    results.append((float(loss), torch.autograd.grad(loss, list(net.parameters()))))
+  (eager_loss, eager_grads), (compiled_loss, compiled_grads) = results
+  assert abs(compiled_loss - eager_loss) < 1e-5 * eager_loss
+  for eager, compiled in zip(eager_grads, compiled_grads):
+    assert float((compiled - eager).abs().max()) <= 1e-4 * float(eager.abs().max())
+
+  _write_texts(tmp_path / "texts.xz", [TEXT * 20, "def f():\n    return 1\n" * 40])
+  train_torch.main(["--texts", str(tmp_path / "texts.xz"), "--vocab", str(VOCAB),
+                    "--model", f"m:4:1e-3:{SHIPPED_RUNTIME}", "--rows", "2", "--max-steps", "3",
+                    "--warmup", "1", "--workers", "0", "--heldout", str(tmp_path / "texts.xz"),
+                    "--heldout-rows", "16", "--out", str(tmp_path / "out"), "--compile"])
+  log = json.loads((tmp_path / "out" / "m.json").read_text())
+  assert log["steps"] == 3 and log["heldout_after"] < log["heldout_before"] - 0.05
+
+
 def test_more_layers_than_the_init_start_as_no_ops():
   """A deeper network grown from the shipped weights computes the shipped network's logits
   until it trains: its new layers add nothing to the residual stream."""
