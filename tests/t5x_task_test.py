@@ -27,8 +27,10 @@ import seqio
 import tensorflow as tf
 
 import code_t5  # pylint: disable=unused-import  (registers the project's tasks)
+from code_t5 import test_utils
 from code_t5.data import flcc
 from code_t5.data import line_completion
+from code_t5.data import near_copies
 from code_t5.data import preprocessors
 from code_t5.data import sources
 from code_t5.data import spm_vocabulary
@@ -156,6 +158,10 @@ def test_its_copies_of_the_project_constants_are_the_project_ones():
   assert t5x_task._BYTES_PER_TOKEN == preprocessors._BYTES_PER_TOKEN  # pylint: disable=protected-access
   # v4's: a drifted count or separator reads a different context than the project trained on.
   assert t5x_task.BELOW_TOKENS == task_names.BELOW_TOKENS
+  assert (t5x_task.NEAR_COPY_MIN_CHARS, t5x_task.NEAR_COPY_MIN_LONG_LINES) == (
+      near_copies.MIN_CHARS, near_copies.MIN_LONG_LINES)
+  for f in flcc.read_files(sources.DEV_ROOT, only_split="test"):
+    assert t5x_task._long_lines(f.text) == near_copies.long_lines(f.text)  # pylint: disable=protected-access
   for size in (t5x_task.vocabulary().vocab_size, 8100, 32_100):
     assert t5x_task.below_separator(size) == task_names.below_separator(size)
 
@@ -165,6 +171,37 @@ def test_reader_yields_the_project_files_in_its_order(split, count):
   expected = [f.text for f in flcc.read_files(sources.DEV_ROOT, only_split=split)]
   assert len(expected) == count
   assert list(t5x_task.read_files(str(sources.DEV_ROOT), split)) == expected
+
+
+def test_reader_drops_the_train_files_that_copy_a_held_out_roots_file_as_the_project_does(
+    tmp_path):
+  """--held-out-root in T5X: over a root whose train split holds backports of dataset-dev's
+  validation and test files (whole, three quarters, a third), the reader keeps the files the
+  project's reader keeps with the same held-out root and share, in its order, every split."""
+  dev = {f.path: f.text for f in flcc.read_files(sources.DEV_ROOT) if f.split != "train"}
+  socketserver = dev["socketserver.py"].splitlines(keepends=True)
+  tracemalloc = dev["tracemalloc.py"].splitlines(keepends=True)
+  root = test_utils.make_flcc_tree(tmp_path / "root", {
+      test_utils.repo_in_split("train"): {
+          "backports/socketserver.py": "".join(socketserver),
+          "backports/tracemalloc.py": "".join(tracemalloc[:len(tracemalloc) * 3 // 4]),
+          "borrows.py": "".join(tracemalloc[:len(tracemalloc) // 3]),
+          "own.py": "x = 1\n"},
+      test_utils.repo_in_split("validation"): {"socketserver_again.py": "".join(socketserver)},
+      test_utils.repo_in_split("train", skip=1): {"other.py": "y = 2\n"}})
+  for share in (0.5, 0.3):
+    filters = flcc.Filters(held_out_roots=(str(sources.DEV_ROOT),), held_out_min_share=share)
+    for split in flcc.SPLITS:
+      expected = [f.text for f in flcc.read_files(root, filters, only_split=split)]
+      assert list(t5x_task.read_files(str(root), split, held_out_roots=[str(sources.DEV_ROOT)],
+                                      held_out_min_share=share)) == expected
+  kept = list(t5x_task.read_files(str(root), "train", held_out_roots=str(sources.DEV_ROOT)))
+  assert "".join(tracemalloc[:len(tracemalloc) // 3]) in kept and "x = 1\n" in kept
+  assert not any(text.startswith(("".join(tracemalloc[:40]), "".join(socketserver[:40])))
+                 for text in kept if text != "".join(tracemalloc[:len(tracemalloc) // 3]))
+  # The validation copy stays: the backport dropped from train claims no content.
+  assert list(t5x_task.read_files(str(root), "validation",
+                                  held_out_roots=[str(sources.DEV_ROOT)])) == ["".join(socketserver)]
 
 
 # ---------------------------------------------------------------- the tasks

@@ -356,6 +356,25 @@ def test_task_gin_gives_each_cursor_lm_version_its_settings(version, tmp_path):
     assert line in task_gin, (line, task_gin)
 
 
+def test_task_gin_keeps_the_held_out_roots_the_model_trained_without(tmp_path):
+  """A model trained with --held-out-root (code_t5.flcc_dataset.held_out_roots in its operative
+  config): task.gin gives T5X's reader the same roots and share, so a continuation in T5X keeps
+  the same files unseen; without them, task.gin names none."""
+  text = (test_utils.PRETRAINED / operative_config.FILE_NAME).read_text()
+  (tmp_path / operative_config.FILE_NAME).write_text(
+      text + "\ncode_t5.flcc_dataset.held_out_roots = ['/data/held_out']\n"
+      "code_t5.flcc_dataset.held_out_min_share = 0.3\n")
+  prefix = checkpoints.find_checkpoint(test_utils.PRETRAINED)
+  shapes = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
+  for folder, expected in ((tmp_path, True), (test_utils.PRETRAINED, False)):
+    operative = operative_config.OperativeConfig.of_model_dir(folder)
+    model = checkpoints.plan(shapes, prefix, True, operative).model
+    task_gin = t5x.task_gin_text(model, prefix, test_utils.PRETRAINED_STEP, operative, True)
+    assert ("  held_out_roots = ['/data/held_out']  #" in task_gin) is expected
+    assert ("  held_out_min_share = 0.3" in task_gin) is expected
+    assert ("held_out" in task_gin) is expected
+
+
 # ---------------------------------------------------------------- logits parity
 
 def _numpy_logits(model, checkpoint_dir, batch, targets, bidirectional_decoder_relpos=True):

@@ -435,6 +435,11 @@ def task_gin_text(model: checkpoints.Model, prefix: str, step: int,
                  ("below_rate", f"{below_rate!r}  # the code below the cursor's line first (v4)")]
   settings += [(f"{split}_fraction", repr(operative.value(f"flcc_dataset.{split}_fraction", 0.05)))
                for split in ("validation", "test")]
+  held_out_roots = operative.value("flcc_dataset.held_out_roots")
+  if held_out_roots:  # --held-out-root: the files trained without stay out in T5X too
+    settings += [("held_out_roots", f"{list(held_out_roots)!r}  # code_t5.flcc_dataset's"),
+                 ("held_out_min_share",
+                  repr(operative.value("flcc_dataset.held_out_min_share", 0.5)))]
   if layout == "targets_only":
     feature_lengths = {"targets": lengths["inputs"] + lengths["targets"]}
   else:

@@ -199,47 +199,110 @@ def _files(folder: str) -> List[str]:
   return sorted(found, key=lambda p: os.path.relpath(p, folder).replace(os.sep, "/"))
 
 
-def kept_files(root: str, split: str, validation_fraction: float = 0.05,
-               test_fraction: float = 0.05) -> Iterator[str]:
-  """The paths of one split's kept files of an FLCC root (the folder holding v3/, or v3/).
+# code_t5/data/near_copies.py: a file is judged by its distinct stripped lines longer than this.
+NEAR_COPY_MIN_CHARS = 25
+NEAR_COPY_MIN_LONG_LINES = 10
 
-  The project's reader (code_t5/data/flcc.py read_files, default filters) for a well-formed
-  tree: the same files in the same order -- train repositories, then validation, then test,
-  sorted; exact duplicates kept at their first occurrence (so the splits before `split` are
-  read too). It does not guard against symlinks out of the tree or count what it drops, as the
-  project's does.
-  """
-  if split not in SPLITS:
-    raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+
+def _long_lines(text: str) -> frozenset:
+  return frozenset(line.strip() for line in text.splitlines()
+                   if len(line.strip()) > NEAR_COPY_MIN_CHARS)
+
+
+class _HeldOutLines:
+  """code_t5.data.near_copies.HeldOutLines: the long lines of held-out files, by file."""
+
+  def __init__(self, texts):
+    self._sizes, self._owners = [], collections.defaultdict(list)
+    for text in texts:
+      lines = _long_lines(text)
+      if len(lines) >= NEAR_COPY_MIN_LONG_LINES:
+        for line in lines:
+          self._owners[line].append(len(self._sizes))
+        self._sizes.append(len(lines))
+
+  def copies(self, text: str, min_share: float) -> bool:
+    """Whether `text` holds at least `min_share` of one held-out file's long lines."""
+    counts = collections.Counter()
+    for line in _long_lines(text):
+      counts.update(self._owners.get(line, ()))
+    return any(count / self._sizes[key] >= min_share for key, count in counts.items())
+
+
+def _base(root: str) -> str:
   base = os.path.abspath(root)
   if os.path.basename(base) == "v3" and os.path.isdir(os.path.join(base, "languages")):
     base = os.path.dirname(base)
   if not os.path.isdir(os.path.join(base, "v3", "languages", "Python", ".py")):
     raise ValueError(f"FLCC root {root} has no v3/languages/Python/.py folder")
+  return base
+
+
+def _kept_paths(base: str, last_split: str, validation_fraction: float, test_fraction: float,
+                held_out: Optional[_HeldOutLines] = None, held_out_min_share: float = 0.5):
+  """(split, path, text) of the kept files of the splits up to `last_split`, in reading order."""
   repos = _repositories(base)
   assignment = _assign_splits((r[0] for r in repos), validation_fraction, test_fraction)
   seen = set()
-  for current in SPLITS[:SPLITS.index(split) + 1]:
+  for current in SPLITS[:SPLITS.index(last_split) + 1]:
     for repo_id, _, folder, meta in repos:
       if assignment[repo_id] != current or not _has_paths_json(meta):
         continue
       for path in _files(folder):
         with open(path, "rb") as f:
           data = f.read()
-        if _kept(data) is None:
+        text = _kept(data)
+        if text is None:
+          continue
+        # As the project's reader: a train file that copies a held-out file is dropped before
+        # the duplicate check, so it claims no content.
+        if current == "train" and held_out and held_out.copies(text, held_out_min_share):
           continue
         digest = hashlib.sha256(data).digest()
         if digest in seen:
           continue
         seen.add(digest)
-        if current == split:
-          yield path
+        yield current, path, text
+
+
+def kept_files(root: str, split: str, validation_fraction: float = 0.05,
+               test_fraction: float = 0.05, held_out_roots: Sequence[str] = (),
+               held_out_min_share: float = 0.5) -> Iterator[str]:
+  """The paths of one split's kept files of an FLCC root (the folder holding v3/, or v3/).
+
+  The project's reader (code_t5/data/flcc.py read_files, default filters) for a well-formed
+  tree: the same files in the same order -- train repositories, then validation, then test,
+  sorted; exact duplicates kept at their first occurrence (so the splits before `split` are
+  read too). held_out_roots / held_out_min_share: code_t5.flcc_dataset's (`--held-out-root`):
+  the train files that hold at least that share of the long lines of one of those roots'
+  validation or test files are dropped. It does not guard against symlinks out of the tree or
+  count what it drops, as the project's does.
+  """
+  if split not in SPLITS:
+    raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+  if isinstance(held_out_roots, str):
+    held_out_roots = (held_out_roots,)
+  if not 0 < held_out_min_share <= 1:
+    raise ValueError(f"held_out_min_share must be a fraction in (0, 1], got {held_out_min_share!r}")
+  base = _base(root)
+  held_out = None
+  if held_out_roots:  # each held-out root as the project reads it: its own default fractions
+    held_out = _HeldOutLines(text for held_root in held_out_roots
+                             for kept_split, _, text in _kept_paths(_base(held_root), "test",
+                                                                    0.05, 0.05)
+                             if kept_split != "train")
+  for current, path, _ in _kept_paths(base, split, validation_fraction, test_fraction, held_out,
+                                      held_out_min_share):
+    if current == split:
+      yield path
 
 
 def read_files(root: str, split: str, validation_fraction: float = 0.05,
-               test_fraction: float = 0.05) -> Iterator[str]:
+               test_fraction: float = 0.05, held_out_roots: Sequence[str] = (),
+               held_out_min_share: float = 0.5) -> Iterator[str]:
   """The texts of `kept_files`."""
-  for path in kept_files(root, split, validation_fraction, test_fraction):
+  for path in kept_files(root, split, validation_fraction, test_fraction, held_out_roots,
+                         held_out_min_share):
     with open(path, "rb") as f:
       yield f.read().decode("utf-8")
 
@@ -248,14 +311,16 @@ class FlccSource(seqio.DataSource):
   """{text} per kept file of an FLCC root's split (`kept_files`, listed once per process; the
   files are read by tf.data)."""
 
-  def __init__(self, root: str, validation_fraction: float = 0.05, test_fraction: float = 0.05):
+  def __init__(self, root: str, validation_fraction: float = 0.05, test_fraction: float = 0.05,
+               held_out_roots: Sequence[str] = (), held_out_min_share: float = 0.5):
     self._root, self._fractions = str(root), (validation_fraction, test_fraction)
+    self._held_out = (held_out_roots, held_out_min_share)
     self._paths = {}
     super().__init__(splits=SPLITS)
 
   def paths(self, split: str) -> List[str]:
     if split not in self._paths:
-      self._paths[split] = list(kept_files(self._root, split, *self._fractions))
+      self._paths[split] = list(kept_files(self._root, split, *self._fractions, *self._held_out))
     return self._paths[split]
 
   @property
@@ -482,6 +547,7 @@ def register(objective: str = "cursor_lm", layout: str = "targets_only",
              line_start_rate: float = 0.5, cursors_in_indentation: bool = False,
              subword_alpha: float = 0.0, below_rate: float = 0.0,
              validation_fraction: float = 0.05, test_fraction: float = 0.05,
+             held_out_roots: Sequence[str] = (), held_out_min_share: float = 0.5,
              name: Optional[str] = None) -> str:
   """Registers one task over an FLCC root (replacing one of the same name) and returns its name.
 
@@ -492,6 +558,7 @@ def register(objective: str = "cursor_lm", layout: str = "targets_only",
   the separator below_separator(vocab_size), before the code before the cursor; with
   targets_only, that is the start of `targets`). inputs_length/targets_length: Mesh TF's
   run.sequence_length; a targets_only task's TASK_FEATURE_LENGTHS is {'targets': their sum}.
+  held_out_roots / held_out_min_share: `kept_files`'s, the training's `--held-out-root`.
   """
   if objective not in OBJECTIVES:
     raise ValueError(f"objective {objective!r} is not one of {', '.join(OBJECTIVES)}")
@@ -504,7 +571,8 @@ def register(objective: str = "cursor_lm", layout: str = "targets_only",
     raise ValueError("root: the FLCC root to read (the folder holding v3/)")
   vocab = vocab or vocabulary()
   name = name or f"code_t5_{objective}_{layout}"
-  source = FlccSource(root, validation_fraction, test_fraction)
+  source = FlccSource(root, validation_fraction, test_fraction, held_out_roots,
+                      held_out_min_share)
   if objective == "cursor_lm":
     # The cache placeholders sit where the project's tasks have theirs: seqio seeds the steps
     # after one from the seed + 42 x its index, so the same seed draws the same cursors or spans.
