@@ -19,7 +19,7 @@ dataset-dev's held-out points such a line had never been the target.
 import collections
 import re
 import sys
-from typing import Dict, FrozenSet, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 # An import line's first module: `import a.b as c, d` -> a, `from a.b import c` -> a (relative
 # imports name none).
@@ -33,6 +33,12 @@ _IMPORT_STATEMENT = re.compile(r"(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+(.*)")
 _BOUND = re.compile(r"[ \t(]*([\w.]+)(?:[ \t]+as[ \t]+(\w+))?[ \t)]*")
 
 STANDARD_LIBRARY = frozenset(sys.stdlib_module_names) | {"__future__"}
+
+
+def _bound_names(imported: str) -> List[str]:
+  """The names an import statement's list after `import` (`a, b as c`) binds, in order."""
+  bound = [_BOUND.fullmatch(part) for part in imported.split(",")]
+  return [m.group(2) or m.group(1) for m in bound if m is not None]
 
 
 def imported_modules(code: str) -> FrozenSet[str]:
@@ -102,6 +108,7 @@ class ImportCheck:
     self._path = path
     self._file_modules: Optional[FrozenSet[str]] = None
     self._module_level: Optional[Set[str]] = None
+    self._from_imported: Set[str] = set()
 
   def unknown(self, line: str) -> bool:
     """Whether the cursor's line completed with `line` imports a module that the standard
@@ -120,7 +127,10 @@ class ImportCheck:
 
   def repeats(self, line: str) -> bool:
     """Whether the cursor's line completed with `line` is an import statement that the file has
-    at module level already (above the cursor or below it), or that binds one name twice."""
+    at module level already (above the cursor or below it), that binds one name twice, or a
+    `from` import of a name that a module-level `from` import of the file binds already
+    (`from .loader import TestLoader` four lines under `from .loader import TestLoader,
+    defaultTestLoader`). Not `import a.b` after `import a`: that binds `a` again on purpose."""
     statement = (self._head + line).strip()
     match = _IMPORT_STATEMENT.fullmatch(statement)
     if match is None:
@@ -128,8 +138,12 @@ class ImportCheck:
     if self._module_level is None:
       self._module_level = {text.rstrip() for text in (self._above + self._below).split("\n")
                             if text[:1] in ("i", "f")}  # unindented import lines start so
+      for text in self._module_level:
+        found = _IMPORT_STATEMENT.fullmatch(text)
+        if found is not None and text.startswith("from "):
+          self._from_imported.update(_bound_names(found.group(1)))
     if statement in self._module_level:
       return True
-    bound = [_BOUND.fullmatch(part) for part in match.group(1).split(",")]
-    names = [m.group(2) or m.group(1) for m in bound if m is not None]
-    return len(names) != len(set(names))
+    names = _bound_names(match.group(1))
+    return len(names) != len(set(names)) or (
+        statement.startswith("from ") and not self._from_imported.isdisjoint(names))
