@@ -127,7 +127,7 @@ def main(argv=None) -> int:
     ax.set_xlim(0, 100)
     ax.set_ylim(0, 100)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower left", fontsize="small")
+    ax.legend(loc="upper right", fontsize="small")  # the curves fall from upper left
   fig.tight_layout()
   args.out.parent.mkdir(parents=True, exist_ok=True)
   processes.write_file_beside(args.out, lambda f: fig.savefig(f, format="png", dpi=110),

@@ -78,4 +78,7 @@ def test_a_cursor_at_the_start_of_a_file_reads_only_the_code_below(completer):
   below = "import os\nimport sys\n"
   context, ids = completer.context_ids("", below)
   assert context == "" and ids[-1] == task_names.below_separator(completer.tokenizer.vocab_size)
-  assert completer.complete("", below=below).candidates  # heals nothing, completes something
+  # It decodes from the separator alone (nothing to heal). The shipped model was not trained to
+  # read below (cursor_lm v3), so what it writes there is no test of quality: only that lines come.
+  context, lines = completer.ranked("", below=below)
+  assert context == "" and lines

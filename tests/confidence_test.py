@@ -10,6 +10,8 @@ import shutil
 import pytest
 
 from code_t5 import test_utils
+from code_t5.data import flcc
+from code_t5.data import sources
 from code_t5.engine import complete
 from code_t5.engine import confidence
 from code_t5.engine.decoding import Line
@@ -85,21 +87,25 @@ def test_the_shipped_model_gates_on_its_confidence_and_reports_it(shipped):
                           "            ret")
   assert sure.completion == "urn x" and sure.confidence >= shipped.min_confidence
   assert sure.reply()["confidence"] == round(sure.confidence, 4)
-  guess = "import os\n\n\ndef main():\n    path = os.getcwd()\n    "
+  guess = "import os\n\n\ndef main():\n    path = os.getcwd()\n    files = os.listdir(path)\n    "
   unsure = shipped.complete(guess)
   assert unsure.confidence < shipped.min_confidence and unsure.candidates == ()
-  # A best line the engine itself ranks after the others (here every line is an import of a
-  # package nothing in the code knows: `import numpy as np`): no confidence, nothing shown.
-  guessed = shipped.complete("import os\n\n\n")
+  # A best line the engine itself ranks after the others (here every line repeats an import the
+  # file has: dataset-dev's unittest/__init__.py at `from .lo|`, under `from .loader import
+  # TestLoader, defaultTestLoader` and `from .suite import BaseTestSuite, TestSuite`): no
+  # confidence, nothing shown.
+  [init] = [f for f in flcc.read_files(sources.DEV_ROOT) if f.path == "unittest/__init__.py"]
+  typed = init.text[:init.text.index("from .loader import makeSuite") + len("from .lo")]
+  guessed = shipped.complete(typed)
   assert guessed.confidence is None and guessed.candidates == ()
   # Beside a shown line, no alternative the engine ranks unlikely, however well it scores: after
-  # `import os` / `import re`, `import numpy as np` outscores the best line, `import warnings`.
+  # `import os`, `import numpy as np` outscores the best line, `from pathlib import Path`.
   listed = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_confidence=0.0))
-  _, ranked = listed.ranked("import os\nimport re\n")
+  _, ranked = listed.ranked("import os\n")
   guessed = [line for line, _ in ranked if line.text == "import numpy as np"]
   assert guessed and guessed[0].unlikely and guessed[0].score >= listed.min_score
-  texts = [c.text for c in listed.complete("import os\nimport re\n").candidates]
-  assert texts[0] == "import warnings" and "import numpy as np" not in texts
+  texts = [c.text for c in listed.complete("import os\n").candidates]
+  assert texts[0] == "from pathlib import Path" and "import numpy as np" not in texts
   # --min-score given: the score gate instead (here: every line); the confidence still reported.
   every = complete.Completer(test_utils.PRETRAINED,
                              complete.EngineOptions(min_score=complete.DEFAULT_MIN_SCORE))

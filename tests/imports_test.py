@@ -50,25 +50,27 @@ def test_a_guessed_import_is_one_nothing_knows_and_the_user_did_not_type():
   assert not unknown("x = 1") and not unknown("from . import db")
 
 
-def test_the_corpus_package_the_model_guesses_in_unittest_main_is_ranked_last(
+def test_the_corpus_package_the_model_guesses_in_tty_is_ranked_last(
     shipped_best_line, monkeypatch):
-  """dataset-dev's unittest/__main__.py:4, the line after `import sys` (the file goes on with
-  `if sys.argv[0].endswith("__main__.py"):`): the shipped model's own best line is `import numpy
-  as np`, a package of its training corpus that neither the standard library's unittest nor the
-  file imports (the model trained for 4,500 steps wrote `from huggingface_hub.utils import
-  namedtuple` in socketserver.py)."""
-  best_line = shipped_best_line("unittest/__main__.py", "\nimport sys\n", "",
-                                repo="python/unittest")
+  """dataset-dev's tty.py:6, the line after `from termios import *` (the file goes on with
+  `__all__ = ["setraw", "setcbreak"]`): the shipped model's own best line is `from
+  tensorflow.python.framework import dtypes`, a package of its training corpus that neither the
+  standard library nor the file imports (earlier models wrote `import numpy as np` in
+  unittest/__main__.py and `from huggingface_hub.utils import namedtuple` in socketserver.py)."""
+  best_line = shipped_best_line("tty.py", "from termios import *\n\n",
+                                '__all__ = ["setraw", "setcbreak"]')
+  files = list(flcc.read_files(DEV_DATASET))
+  [repo] = [f.repo for f in files if f.path == "tty.py"]
   modules = imports.ModuleIndex()
-  for f in flcc.read_files(DEV_DATASET):
-    if f.repo == "python/unittest":
+  for f in files:
+    if f.repo == repo:
       modules.add(f.path, f.text)
-  check = imports.ImportCheck('"""Main entry point"""\n\nimport sys\n', "", modules,
-                              "unittest/__main__.py")
+  check = imports.ImportCheck('"""Terminal utilities."""\n\n\nfrom termios import *\n\n', "",
+                              modules, "tty.py")
   assert not check.unknown(best_line())
   # Without the ranking, the model's own best line is the guessed import.
   monkeypatch.setattr(complete, "last_if_unlikely", lambda lines, *_: lines)
-  assert best_line() == "import numpy as np"
+  assert best_line() == "from tensorflow.python.framework import dtypes"
 
 
 def test_an_import_the_file_has_at_module_level_or_a_name_imported_twice_is_a_repeat():
@@ -82,18 +84,26 @@ def test_an_import_the_file_has_at_module_level_or_a_name_imported_twice_is_a_re
   assert repeats("from m import (x, y as x)") and repeats("import a as b, c as b")
   assert not repeats("import os.path") and not repeats("import a, b")
   assert not repeats("ageFile", above="from . import Image, Im")
+  # A name a module-level `from` import binds already, from any module: bound again for nothing.
+  loader = "from .loader import TestLoader, defaultTestLoader\nfrom .main import main\n"
+  assert repeats("from .loader import TestLoader", above=loader)
+  assert repeats("from .other import main as main", above=loader)
+  assert not repeats("from .loader import makeSuite", above=loader)
+  assert not repeats("import os.path", above="import os\n")  # binds os again, on purpose
+  # Only module-level imports count: `try: from a import x / except: from b import x` is not one.
+  assert not repeats("from b import x", above="try:\n    from a import x\nexcept ImportError:\n    ")
   assert not repeats("x = 1") and not repeats("important = sys")
   # Another function's own import is no repeat: it is not visible here.
   assert not repeats("import warnings", above="def f():\n    import warnings\n\ndef g():\n    ")
 
 
-def test_an_import_of_one_name_thrice_is_not_the_best_line_in_unittest_init(
+def test_an_import_the_file_has_is_not_the_best_line_in_socketserver(
     shipped_best_line, monkeypatch):
-  """dataset-dev's unittest/__init__.py:62, `from .su|` (the target: `from .suite import
-  BaseTestSuite, TestSuite`): the shipped model's own best line imports `SkipTestCase` three
-  times."""
-  best_line = shipped_best_line("unittest/__init__.py", "from .su",
-                                "ite import BaseTestSuite, TestSuite", repo="python/unittest")
-  assert best_line() == "ite import SkipTestCase"
+  """dataset-dev's socketserver.py:128, `import |` under `import socket`, `import selectors` and
+  `import os` (the target: `sys`): the shipped model's own best line is `socket`, imported two
+  lines above; the line put first instead is the target. (An earlier model's, at
+  unittest/__init__.py:62's `from .su|`, imported `SkipTestCase` three times.)"""
+  best_line = shipped_best_line("socketserver.py", "import selectors\nimport os\nimport ", "sys")
+  assert best_line() == "sys"
   monkeypatch.setattr(imports.ImportCheck, "repeats", lambda self, line: False)
-  assert best_line() == "ite import SkipTestCase, SkipTestCase, SkipTestCase"
+  assert best_line() == "socket"

@@ -396,13 +396,12 @@ def test_a_clause_needs_a_statement_above_that_it_continues(prefix, completion, 
   assert line_filters.LineContext.of(prefix).owns_nothing(completion) is not owned
 
 
-def test_an_else_that_nothing_owns_is_not_the_best_line_in_unittest_result(
-    shipped_best_line, monkeypatch):
-  """dataset-dev's unittest/result.py:205, the second line of `if first:`'s body under `ret =
-  tb` (the target: `first = False`): the shipped model's own best line is `else:`, which no
-  statement above at its indentation can own."""
-  best_line = shipped_best_line("unittest/result.py", "    ret = tb\n" + " " * 16,
-                                "first = False", with_repository=False)
+def test_an_else_that_nothing_owns_is_not_the_best_line_in_trace(shipped_best_line, monkeypatch):
+  """dataset-dev's trace.py:416, the line after `funcs = [f for f in gc.get_referrers(code) if
+  inspect.isfunction(f)]` (the target: `if len(funcs) == 1:`): the shipped model's own best line is
+  `else:`, which the assignment above cannot own."""
+  best_line = shipped_best_line("trace.py", "if inspect.isfunction(f)]\n" + " " * 12,
+                                "if len(funcs) == 1:", with_repository=False)
   assert best_line() != "else:"
   monkeypatch.setattr(line_filters.LineContext, "owns_nothing", lambda self, completion: False)
   assert best_line() == "else:"
@@ -426,13 +425,13 @@ def test_a_statement_that_the_line_below_does_not_fit(prefix, completion, below,
   assert context.misfits_below(completion) is misfits
 
 
-def test_a_decorator_above_a_deeper_line_is_not_the_best_line_in_socketserver(
+def test_a_statement_above_a_deeper_line_is_not_the_best_line_in_tracemalloc(
     shipped_best_line, monkeypatch):
-  """dataset-dev's socketserver.py, the line before `def fileno(self):`'s docstring (the target is
-  that def): the shipped model's own best line is `@property`, which the deeper docstring below
-  cannot follow; the line put first instead is a def."""
-  best_line = shipped_best_line("socketserver.py", "", "def fileno(self):",
-                                with_repository=False)
-  assert best_line().startswith("def ")
+  """dataset-dev's tracemalloc.py:101, the line above `average = self.size / self.count`, one
+  level deeper (the target: `if self.count:`): the shipped model's own best line is `return
+  text`, which the deeper line below cannot follow; the line put first instead is the target."""
+  best_line = shipped_best_line("tracemalloc.py", "self.count_diff))\n" + " " * 8,
+                                "if self.count:", with_repository=False)
+  assert best_line() == "if self.count:"
   monkeypatch.setattr(line_filters.LineContext, "misfits_below", lambda self, completion: False)
-  assert best_line() == "@property"
+  assert best_line() == "return text"
