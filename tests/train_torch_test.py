@@ -200,7 +200,7 @@ def test_compiled_training_computes_the_eager_loss_and_gradients(tmp_path):
   results = []
   for forward in (net, torch.compile(net)):
     loss, _ = train_torch.train_loss(torch, forward, tokens, segments, "cpu")
-    results.append((float(loss), torch.autograd.grad(loss, list(net.parameters()))))
+    results.append((float(loss.detach()), torch.autograd.grad(loss, list(net.parameters()))))
   (eager_loss, eager_grads), (compiled_loss, compiled_grads) = results
   assert abs(compiled_loss - eager_loss) < 1e-5 * eager_loss
   for eager, compiled in zip(eager_grads, compiled_grads):
