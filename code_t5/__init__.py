@@ -11,6 +11,7 @@ and each command calls `registration.register()` itself when it needs the regist
 are other programs and register.
 """
 
+import importlib.util
 import os
 import sys
 
@@ -32,5 +33,15 @@ def _in_console_script() -> bool:
       for flag, module in zip(command_line, command_line[1:] + [""]))
 
 
-if not _in_console_script():
+def _tensorflow_installed() -> bool:
+  """Whether TensorFlow can be imported here. Where it cannot (a GPU machine with PyTorch only),
+  `import code_t5` registers nothing, so the data tools that need no TensorFlow still run there:
+  `code-t5 import`, the FLCC reader, scripts/export_texts.py."""
+  try:
+    return importlib.util.find_spec("tensorflow") is not None
+  except ValueError:  # sys.modules["tensorflow"] is None: its import is blocked
+    return False
+
+
+if not _in_console_script() and _tensorflow_installed():
   registration.register()

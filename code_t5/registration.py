@@ -18,12 +18,23 @@ This module itself imports nothing heavy: importing it is free, calling `registe
 """
 
 import importlib.resources
+import pathlib
 import threading
 
 from code_t5 import processes
 
-# The gin_configs/ folder (the package code_t5.gin_configs), as gin's search path gets it.
-GIN_CONFIGS = str(importlib.resources.files("code_t5.gin_configs"))
+def _gin_configs_folder() -> str:
+  """The gin_configs/ folder: the package code_t5.gin_configs where the project is installed;
+  in a checkout read without installing it (a GPU machine with PyTorch and no TensorFlow, which
+  imports only the data tools), the folder beside the package, which is what setup.py installs."""
+  try:
+    return str(importlib.resources.files("code_t5.gin_configs"))
+  except ModuleNotFoundError:
+    return str(pathlib.Path(__file__).resolve().parent.parent / "gin_configs")
+
+
+# The gin_configs/ folder, as gin's search path gets it.
+GIN_CONFIGS = _gin_configs_folder()
 
 # The modules that define gin configurables, by the paths they had before the package was split
 # into sub-packages by stage -> their paths now. A model dir trained before then has an

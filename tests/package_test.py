@@ -14,6 +14,8 @@ The floors, bottom first; a module imports its own sub-package and the floors be
 import ast
 import graphlib
 import pathlib
+import subprocess
+import sys
 from typing import Dict, Optional, Set
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -126,3 +128,39 @@ def test_each_module_imports_its_own_sub_package_and_the_floors_below_only():
                   if _floor(target) != _floor(module)
                   and FLOORS[_floor(target)] >= FLOORS[_floor(module)])
   assert not upward
+
+
+def test_the_data_tools_run_where_tensorflow_is_not_installed(tmp_path):
+  """A GPU machine with PyTorch and no TensorFlow (the device machine lent to some sessions):
+  there `import code_t5` registers nothing, and scripts/export_texts.py writes the texts
+  scripts/train_torch.py reads, held-out roots applied. Here TensorFlow is blocked in a child
+  interpreter (sys.modules["tensorflow"] = None makes its import fail, as where it is absent)."""
+  out = tmp_path / "texts.xz"
+  dev = REPO / "dataset-dev"
+  child = (
+      "import runpy, sys\n"
+      "sys.modules['tensorflow'] = None\n"
+      f"sys.argv = ['export_texts.py', '--root', {str(dev)!r}, '--split', 'validation',\n"
+      f"            '--out', {str(out)!r}, '--held-out-root', {str(dev)!r}]\n"
+      "try:\n"
+      f"  runpy.run_path({str(REPO / 'scripts' / 'export_texts.py')!r}, run_name='__main__')\n"
+      "except SystemExit as e:\n"
+      "  code = e.code\n"
+      "heavy = sorted(m for m in ('seqio', 't5', 'mesh_tensorflow', 'gin') if m in sys.modules)\n"
+      "print(code, heavy)\n")
+  result = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=300, check=False)
+  assert result.stdout.strip().splitlines()[-1] == "0 []", result.stderr[-2000:]
+  assert out.stat().st_size > 0 and "24 of 24 files" in result.stdout
+
+
+def test_gin_configs_is_the_folder_beside_the_package_in_a_checkout_not_installed(monkeypatch):
+  import importlib.resources  # pylint: disable=g-import-not-at-top
+  from code_t5 import registration  # pylint: disable=g-import-not-at-top
+  assert pathlib.Path(registration.GIN_CONFIGS).samefile(REPO / "gin_configs")  # installed
+
+  def not_installed(name):
+    raise ModuleNotFoundError(f"No module named {name!r}")
+
+  monkeypatch.setattr(importlib.resources, "files", not_installed)
+  assert pathlib.Path(registration._gin_configs_folder()) == REPO / "gin_configs"  # pylint: disable=protected-access
