@@ -265,19 +265,9 @@ def _kept_paths(base: str, last_split: str, validation_fraction: float, test_fra
         yield current, path, text
 
 
-def kept_files(root: str, split: str, validation_fraction: float = 0.05,
-               test_fraction: float = 0.05, held_out_roots: Sequence[str] = (),
-               held_out_min_share: float = 0.5) -> Iterator[str]:
-  """The paths of one split's kept files of an FLCC root (the folder holding v3/, or v3/).
-
-  The project's reader (code_t5/data/flcc.py read_files, default filters) for a well-formed
-  tree: the same files in the same order -- train repositories, then validation, then test,
-  sorted; exact duplicates kept at their first occurrence (so the splits before `split` are
-  read too). held_out_roots / held_out_min_share: code_t5.flcc_dataset's (`--held-out-root`):
-  the train files that hold at least that share of the long lines of one of those roots'
-  validation or test files are dropped. It does not guard against symlinks out of the tree or
-  count what it drops, as the project's does.
-  """
+def _split_files(root: str, split: str, validation_fraction: float, test_fraction: float,
+                 held_out_roots: Sequence[str], held_out_min_share: float):
+  """(path, text) of one split's kept files: `kept_files`, with the text each was judged by."""
   if split not in SPLITS:
     raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
   if isinstance(held_out_roots, str):
@@ -291,20 +281,37 @@ def kept_files(root: str, split: str, validation_fraction: float = 0.05,
                              for kept_split, _, text in _kept_paths(_base(held_root), "test",
                                                                     0.05, 0.05)
                              if kept_split != "train")
-  for current, path, _ in _kept_paths(base, split, validation_fraction, test_fraction, held_out,
-                                      held_out_min_share):
+  for current, path, text in _kept_paths(base, split, validation_fraction, test_fraction,
+                                         held_out, held_out_min_share):
     if current == split:
-      yield path
+      yield path, text
+
+
+def kept_files(root: str, split: str, validation_fraction: float = 0.05,
+               test_fraction: float = 0.05, held_out_roots: Sequence[str] = (),
+               held_out_min_share: float = 0.5) -> Iterator[str]:
+  """The paths of one split's kept files of an FLCC root (the folder holding v3/, or v3/).
+
+  The project's reader (code_t5/data/flcc.py read_files, default filters) for a well-formed
+  tree: the same files in the same order -- train repositories, then validation, then test,
+  sorted; exact duplicates kept at their first occurrence (so the splits before `split` are
+  read too). held_out_roots / held_out_min_share: code_t5.flcc_dataset's (`--held-out-root`):
+  the train files that hold at least that share of the long lines of one of those roots'
+  validation or test files are dropped. It does not guard against symlinks out of the tree or
+  count what it drops, as the project's does.
+  """
+  for path, _ in _split_files(root, split, validation_fraction, test_fraction, held_out_roots,
+                              held_out_min_share):
+    yield path
 
 
 def read_files(root: str, split: str, validation_fraction: float = 0.05,
                test_fraction: float = 0.05, held_out_roots: Sequence[str] = (),
                held_out_min_share: float = 0.5) -> Iterator[str]:
-  """The texts of `kept_files`."""
-  for path in kept_files(root, split, validation_fraction, test_fraction, held_out_roots,
-                         held_out_min_share):
-    with open(path, "rb") as f:
-      yield f.read().decode("utf-8")
+  """The texts of `kept_files` (as the reader read them: each file is read once)."""
+  for _, text in _split_files(root, split, validation_fraction, test_fraction, held_out_roots,
+                              held_out_min_share):
+    yield text
 
 
 class FlccSource(seqio.DataSource):
