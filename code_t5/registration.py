@@ -23,6 +23,7 @@ import threading
 
 from code_t5 import processes
 
+
 def _gin_configs_folder() -> str:
   """The gin_configs/ folder: the package code_t5.gin_configs where the project is installed;
   in a checkout read without installing it (a GPU machine with PyTorch and no TensorFlow, which

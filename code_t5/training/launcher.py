@@ -19,6 +19,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 from code_t5 import errors
 from code_t5 import processes
+from code_t5 import registration
 from code_t5.data import line_completion as line_completion_lib
 from code_t5.training import checkpoints
 
@@ -26,7 +27,7 @@ from code_t5.training import checkpoints
 # and the `code-t5` command line imports this module to build its parser.
 _REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 _DEV_ROOT = _REPO_ROOT / "dataset-dev"
-GIN_CONFIGS = _REPO_ROOT / "gin_configs"
+GIN_CONFIGS = pathlib.Path(registration.GIN_CONFIGS)  # one place says where gin_configs/ is
 MODELS = ("shared-prefix_lm", "shared-cursor_lm", "prefix_lm", "causal_lm", "span_corruption")
 SIZES = ("tiny", "mini", "small", "base")
 RUNS = ("cpu", "cpu_x2", "cpu_x4", "gpu", "gpu_x2", "gpu_x4", "gpu_x8", "tpu_v3_8", "tpu_v3_32")
