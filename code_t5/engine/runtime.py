@@ -370,13 +370,18 @@ def _gelu(x):
   return 0.5 * x * (1.0 + np.tanh(np.float32(np.sqrt(2.0 / np.pi)) * (x + 0.044715 * x ** 3)))
 
 
-_ACTIVATIONS = {"relu": lambda x: np.maximum(x, 0.0), "gelu": _gelu, "linear": lambda x: x}
+# Each applied to a product's fresh result, so relu may write into it.
+_ACTIVATIONS = {"relu": lambda x: np.maximum(x, 0.0, out=x), "gelu": _gelu,
+                "linear": lambda x: x}
 
 
 def _softmax(logits):
-  logits = logits - logits.max(axis=-1, keepdims=True)
-  weights = np.exp(logits)
-  return weights / weights.sum(axis=-1, keepdims=True)
+  """The softmax over the last axis, computed in `logits` (a temporary of the caller's): the same
+  bits as with new arrays, without allocating three."""
+  logits -= logits.max(axis=-1, keepdims=True)
+  np.exp(logits, out=logits)
+  logits /= logits.sum(axis=-1, keepdims=True)
+  return logits
 
 
 @dataclasses.dataclass
@@ -403,7 +408,10 @@ class _Attention:
 
   def query_key_value_heads(self, x):
     """heads(x, query), heads(x, key), heads(x, value), with one matrix product."""
-    return tuple(self.split(y) for y in np.split(x @ self._query_key_value, 3, axis=-1))
+    y = x @ self._query_key_value
+    width = y.shape[-1] // 3  # slices, not np.split: the same views without its Python overhead
+    return (self.split(y[..., :width]), self.split(y[..., width:2 * width]),
+            self.split(y[..., 2 * width:]))
 
   def merge(self, y):
     """[..., heads, n, head_dim] -> [..., n, d_model]."""
