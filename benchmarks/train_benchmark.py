@@ -22,7 +22,14 @@ in `shared-prefix_lm`, or, for `causal_lm`, transformers' T5 decoder stack alone
 encoder-decoder attention) with the logits through the embedding; ReLU, no dropout, Adafactor.
 Prints figures only; asserts nothing.
 
+With --profile N, every N-th step is traced (`code_t5.train_model.profile_steps`) and the last
+trace is summed up: the traced step's wall time, the ops' summed time (above the wall where ops
+ran at once on TensorFlow's inter-op threads) by op type, and the matrix products by what they
+compute (logits, MLP, attention projections, attention scores) -- where the step's time goes.
+
     python benchmarks/train_benchmark.py --model causal_lm --size mini --vocab spm_dev --torch
+    python benchmarks/train_benchmark.py --model causal_lm --size mini --vocab spm_dev \
+        --steps 25 --profile 10
 """
 
 import argparse
@@ -30,6 +37,7 @@ import collections
 import json
 import math
 import pathlib
+import re
 import shutil
 import statistics
 import sys
@@ -180,6 +188,39 @@ def _torch_tied_encoder_decoder(transformers, config):
   return model
 
 
+def _product_kind(name: str) -> str:
+  """What a traced product (an Einsum op, by its node name) computes in Mesh TF's transformer."""
+  if "DenseReluDense" in name:
+    return "MLP"
+  if "SelfAttention" in name or "EncDecAttention" in name:
+    # einsum_6 / einsum_7 (Mesh TF's attention): q.k and weights.v; the rest project.
+    return ("attention scores and values" if re.search(r"/einsum_[67]/", name)
+            else "attention projections")
+  return "logits and the rest"
+
+
+def profile_summary(trace: pathlib.Path, top: int = 12) -> str:
+  """The traced step of a ProfilerHook timeline (Chrome trace JSON), summed up."""
+  events = json.loads(trace.read_text())["traceEvents"]
+  lanes = {e["pid"]: e["args"]["name"] for e in events
+           if e.get("ph") == "M" and e.get("name") == "process_name"}
+  ops = [e for e in events if e.get("ph") == "X" and "Compute" in lanes.get(e["pid"], "")]
+  wall = (max(e["ts"] + e["dur"] for e in ops) - min(e["ts"] for e in ops)) / 1e3
+  by_type, by_kind = collections.Counter(), collections.Counter()
+  for e in ops:
+    op = e["args"].get("op", e["name"])
+    by_type[op] += e["dur"] / 1e3
+    if "Einsum" in op or "MatMul" in op:
+      by_kind[_product_kind(e["args"].get("name", ""))] += e["dur"] / 1e3
+  total = sum(by_type.values())
+  lines = [f"traced step ({trace.name}): {wall:,.0f} ms wall, {total:,.0f} ms of ops "
+           f"({total / wall:.2f} at once on average)"]
+  lines += [f"  {op:40s} {ms:8,.0f} ms {ms / total:6.1%}" for op, ms in by_type.most_common(top)]
+  lines.append("  matrix products by what they compute:")
+  lines += [f"    {kind:38s} {ms:8,.0f} ms {ms / total:6.1%}" for kind, ms in by_kind.most_common()]
+  return "\n".join(lines)
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("--model", default="shared-prefix_lm", choices=launcher.MODELS)
@@ -203,6 +244,9 @@ def main(argv=None):
   parser.add_argument("--label", default="")
   parser.add_argument("--json", type=pathlib.Path, help="append the figures as one JSON line")
   parser.add_argument("--keep", type=pathlib.Path, help="keep the model dir here")
+  parser.add_argument("--profile", type=int, default=0, metavar="N",
+                      help="trace every N-th step and print where the last traced step's "
+                      "time went")
   parser.add_argument("--prepared-dir", type=pathlib.Path,
                       default=pathlib.Path(tempfile.gettempdir()) / "code_t5_bench" / "prepared")
   args = parser.parse_args(argv)
@@ -225,6 +269,8 @@ def main(argv=None):
     params.append(f"utils.run.save_checkpoints_steps = {save_steps}")
   if args.summary_steps:
     params.append(f"code_t5.train_model.summary_steps = {args.summary_steps}")
+  if args.profile:
+    params.append(f"code_t5.train_model.profile_steps = {args.profile}")
   experiment = launcher.Experiment(
       model=args.model, size=args.size, run=args.run, vocab=args.vocab,
       model_dir=model_dir / f"{args.model}-{args.size}-{args.run}",
@@ -273,6 +319,11 @@ def main(argv=None):
   if losses:
     print(f"loss: step {losses[0][0]} {losses[0][1]:.3f} -> step {losses[-1][0]} "
           f"{losses[-1][1]:.3f}")
+
+  traces = sorted(experiment.model_dir.glob("profile/timeline-*.json"),
+                  key=lambda path: int(path.stem.split("-")[1]))
+  if traces:
+    print(profile_summary(traces[-1]))
 
   if args.torch:
     vocab_size = checkpoint_vocab_size(experiment.model_dir)

@@ -1,6 +1,7 @@
 """code_t5.training.training's options change how fast training starts and ends, never what it
 reads."""
 
+import json
 import os
 
 from google.protobuf import text_format
@@ -91,18 +92,26 @@ def test_input_pipeline_without_autotune_starts_no_autotuning_thread():
   assert without < with_autotune, (without, with_autotune)
 
 
-def test_step_increment_waits_for_the_steps_reads_of_global_step(tmp_path, prepared_dir):
+@pytest.fixture(scope="module")
+def two_step_run(tmp_path_factory, prepared_dir):
+  """The model dir of a real two-step training run that wrote its graph and traced its second
+  step (ProfilerHook never traces the first)."""
+  model_dir = tmp_path_factory.mktemp("two_steps")
+  experiment = launcher.Experiment(run="cpu", model_dir=model_dir, gin_params=[
+      f"code_t5.flcc_dataset.prepared_dir = '{prepared_dir}'",
+      "code_t5.train_model.write_graph_def = True", "code_t5.train_model.profile_steps = 1"])
+  log = model_dir / "train.log"
+  assert launcher.run(experiment.train_command(2), log, echo=lambda *_: None) == 0, \
+      log.read_text()[-4000:]
+  return model_dir
+
+
+def test_step_increment_waits_for_the_steps_reads_of_global_step(two_step_run):
   """Mesh TF's `global_step += 1` is unordered against the same step's reads of global_step (the
   learning rate, Adafactor's decay rate); where it ran first the step used the next step's rates
   and an identical run trained differently. In the graph a real run trains (written with
   write_graph_def), the increment waits for every op of the step that reads the step."""
-  experiment = launcher.Experiment(run="cpu", model_dir=tmp_path, gin_params=[
-      f"code_t5.flcc_dataset.prepared_dir = '{prepared_dir}'",
-      "code_t5.train_model.write_graph_def = True"])
-  log = tmp_path / "train.log"
-  assert launcher.run(experiment.train_command(1), log, echo=lambda *_: None) == 0, \
-      log.read_text()[-4000:]
-  graph = text_format.Parse((tmp_path / "graph.pbtxt").read_text(), tf.GraphDef())
+  graph = text_format.Parse((two_step_run / "graph.pbtxt").read_text(), tf.GraphDef())
   inputs = {n.name: [i.lstrip("^").split(":")[0] for i in n.input] for n in graph.node}
   users = {name: [] for name in inputs}
   for name, names in inputs.items():
@@ -128,3 +137,13 @@ def _reached(names, neighbours):
       seen.add(name)
       todo.extend(neighbours[name])
   return seen
+
+
+def test_profile_steps_trace_where_the_step_s_time_goes(two_step_run):
+  # code_t5.train_model.profile_steps: the traced step's ops, with their durations, in Chrome's
+  # trace format (what benchmarks/train_benchmark.py --profile sums up).
+  trace, = two_step_run.glob("profile/timeline-*.json")
+  events = [e for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
+  products = [e for e in events if "Einsum" in e["args"].get("op", "")]
+  assert any("DenseReluDense" in e["args"]["name"] for e in products)
+  assert all(e["dur"] >= 0 for e in events) and sum(e["dur"] for e in products) > 0

@@ -66,7 +66,8 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
                 seen_data_init_step=0, checkpoint_input_pipeline=False, *,
                 write_graph_def=True, intra_op_threads=None, inter_op_threads=None,
                 meta_optimizer=True, xla_jit=False, cpu_devices=None, soft_placement=None,
-                summary_steps=None, autograph=True, data_autotune=True, random_seed=None):
+                summary_steps=None, autograph=True, data_autotune=True, random_seed=None,
+                profile_steps=None):
   """`mesh_tensorflow.transformer.utils.train_model` under the given session options.
 
   Args (the Mesh TF ones are passed through; these are set in gin):
@@ -91,6 +92,9 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
     random_seed: the graph's random seed (RunConfig.tf_random_seed), so the initial weights are
       the same in every run; with `mesh_train_dataset_fn.seed` (the examples, their cursors and
       their order) and `updates_after_backward`, a run trains the same each time.
+    profile_steps: every this many steps (never the first), the step's ops are traced into the
+      model dir's `profile/timeline-STEP.json` (Chrome trace format; tf.train.ProfilerHook): where
+      the step's time goes (benchmarks/train_benchmark.py --profile sums it up by op type).
   """
   config = session_config(
       estimator.config.session_config, intra_op_threads=intra_op_threads,
@@ -111,7 +115,11 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
                      else code_t5_compat.tf_data_without_autograph())
   if not data_autotune:
     train_dataset_fn = without_autotune(train_dataset_fn)
-  with graph_files, input_functions, _with_hook(estimator, _StepIncrementAfterReads()):
+  hooks = [_StepIncrementAfterReads()]
+  if profile_steps:
+    hooks.append(tf.train.ProfilerHook(save_steps=profile_steps,
+                                       output_dir=f"{estimator.model_dir}/profile"))
+  with graph_files, input_functions, _with_hooks(estimator, *hooks):
     mtf_utils.train_model(
         estimator, vocabulary, sequence_length, batch_size, train_dataset_fn, train_steps,
         ensemble_inputs, dataset_split=dataset_split, skip_seen_data=skip_seen_data,
@@ -120,14 +128,15 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
 
 
 @contextlib.contextmanager
-def _with_hook(estimator, hook):
-  """`estimator.train` runs `hook` beside the hooks it is given (Mesh TF builds its own list)."""
+def _with_hooks(estimator, *added):
+  """`estimator.train` runs the `added` hooks beside those it is given (Mesh TF builds its own
+  list)."""
   train = estimator.train
 
-  def train_with_hook(*args, hooks=None, **kwargs):
-    return train(*args, hooks=[*(hooks or []), hook], **kwargs)
+  def train_with_hooks(*args, hooks=None, **kwargs):
+    return train(*args, hooks=[*(hooks or []), *added], **kwargs)
 
-  estimator.train = train_with_hook
+  estimator.train = train_with_hooks
   try:
     yield
   finally:
