@@ -66,9 +66,10 @@ def measure(threads: int) -> dict:
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("--threads", type=int, default=os.cpu_count())
-  parser.add_argument("--measure", choices=["0", "1"], help=argparse.SUPPRESS)
+  # The child's mode: its environment says which library (read once, when TensorFlow starts).
+  parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
   args = parser.parse_args(argv)
-  if args.measure is not None:
+  if args.measure:
     print(json.dumps(measure(args.threads)))
     return
   print(f"{bench_utils.cpu_kind()}; {args.threads} threads; load average before: "
@@ -76,7 +77,7 @@ def main(argv=None):
   rates = {}
   for onednn in ("0", "1"):
     env = {**os.environ, "TF_ENABLE_ONEDNN_OPTS": onednn, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    output = subprocess.run([sys.executable, __file__, "--measure", onednn,
+    output = subprocess.run([sys.executable, __file__, "--measure",
                              "--threads", str(args.threads)], env=env, check=True,
                             capture_output=True, text=True).stdout
     rates[onednn] = json.loads(output.strip().splitlines()[-1])
