@@ -139,7 +139,8 @@ class _ChainNetwork:
   num_heads, head_dim, layers = 1, 1, ()
 
   def __init__(self, pieces, table):
-    self.tokenizer = types.SimpleNamespace(piece_bytes=pieces)
+    self.tokenizer = tokenizers.Tokenizer()
+    self.tokenizer.piece_bytes = pieces
     self.vocab_rows = len(pieces)
     self._logits = np.log(np.asarray(table, np.float32) + 1e-30)
 

@@ -172,7 +172,7 @@ def split_heal(ids: Sequence[int], tokenizer: tokenizers.Tokenizer) -> Tuple[Lis
     if not piece or b"\n" in piece:
       break
     text = piece + text
-    if text in tokenizer.piece_prefixes:  # always for k = 1: the last piece is a piece
+    if tokenizer.is_piece_prefix(text):  # always for k = 1: the last piece is a piece
       taken, heal = k, text
   before = tokenizer.piece_of(ids[-taken - 1]) if taken < len(ids) else None
   if not heal.strip() and before and b"\n" not in before:  # spaces after code: with its word
@@ -208,8 +208,9 @@ class LineSearch:
     allowed[tokenizers.EOS_ID] = True
     self._blocked = ~allowed
     self._ends = np.array([p is not None and b"\n" in p for p in self._pieces])
-    # For _heal_mask: the pieces by their bytes, and the ids of each piece's bytes.
-    ordered = sorted((p, i) for i, p in enumerate(self._pieces) if p is not None)
+    # For _heal_mask: the pieces by their bytes (the tokenizer's order, those the network has
+    # rows for), and the ids of each piece's bytes.
+    ordered = [(p, i) for p, i in zip(*network.tokenizer.sorted_pieces) if i < rows]
     self._sorted_pieces = [p for p, _ in ordered]
     self._sorted_ids = np.array([i for _, i in ordered], np.int64)
     self._ids_of_piece: Dict[bytes, List[int]] = {}
