@@ -5,12 +5,14 @@ import contextlib
 import gin
 import pytest
 import seqio
+import tensorflow.compat.v2 as tf
 from t5.models import mesh_transformer
 
 import code_t5  # pylint: disable=unused-import  (registers the tasks)
 from code_t5.data import flcc
 from code_t5.data import line_completion
 from code_t5.data import mixtures
+from code_t5.data import preprocessors
 from code_t5.data import sources
 from code_t5.data import spm_vocabulary
 from code_t5.data import task_names
@@ -125,6 +127,32 @@ def test_cursor_lm_tokenizes_each_side_of_an_editor_cursor_on_its_own():
   # also end inside words, as a user's do while typing.
   assert 0.35 * len(examples) <= line_starts <= 0.75 * len(examples)
   assert cut_words >= 0.05 * len(examples)
+
+
+
+@pytest.mark.parametrize("side", ["inputs", "targets"])
+def test_each_side_encoded_near_the_cursor_gives_the_whole_texts_pieces(side):
+  # cursor_lm cuts each side 16 characters per piece long; encode_near_cursor encodes the 6 per
+  # piece next to the cursor, from (or up to) a word's start, and the whole text only where they
+  # hold too few pieces. Either way the pieces kept are the whole text's.
+  spm = spm_vocabulary.get_vocabulary("spm_dev")
+  keep = 40
+  texts = [f.text for f in flcc.read_files(sources.DEV_ROOT, only_split="validation")][:6]
+  cuts = [t[k:k + 16 * keep] for t in texts for k in range(0, 4000, 137)]
+  cuts += ["x" * 900,  # one word: no word starts near the cursor
+           " ".join(["abcdefghijklmnopqrstuvwxyz" * 2] * 40),  # long words: too few pieces near
+           "  " + "y = 1\n" * 30, "", "ab", "\u00e9 \u2581 \U0001F600 " * 60]
+  near_path = long_code = 0
+  for k, text in enumerate(cuts):
+    whole = spm.encode(text)
+    expected = whole[-keep:] if side == "inputs" else whole[:keep]
+    ids = preprocessors.encode_near_cursor(spm.encode_tf, tf.constant(text), keep, side).numpy()
+    got = ids.tolist()[-keep:] if side == "inputs" else ids.tolist()[:keep]
+    assert got == expected, text[:60]
+    if k < len(cuts) - 6 and len(text) == 16 * keep:  # code as cursor_lm cuts it
+      long_code += 1
+      near_path += len(ids) < len(whole)
+  assert near_path >= 0.9 * long_code  # and nearly always read near the cursor only
 
 
 def _line_start_share(count=300):

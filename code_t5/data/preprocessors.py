@@ -204,9 +204,92 @@ def cursor_lm(dataset: tf.data.Dataset, sequence_length, output_features,
   return draw_cursors(dataset).flat_map(cut_at_cursors)
 
 
+# Characters per piece a side's first encoding reads (cursor_lm's texts hold
+# line_completion.MAX_CHARS_PER_TOKEN = 16 per piece, so that the cut never runs short): code
+# averages ~4.3 (dev vocabulary, benchmarks/vocab_benchmark.py), so 6 per piece nearly always
+# gives the pieces kept, and the whole text is encoded only when it does not.
+NEAR_CHARS_PER_TOKEN = 6
+_SPACE = ord(" ")
+
+
+def _word_starts(text, offset, length):
+  """Positions p in [offset, offset + length) of `text` (characters) where a word starts for
+  SentencePiece: a space after a non-space (its split_by_whitespace; the project's vocabularies,
+  code_t5.data.vocab.TRAINER_OPTIONS). Pieces never cross one, so the text from there on is
+  encoded as the whole text encodes it."""
+  before = tf.maximum(offset - 1, 0)  # the character before the first one, if there is one
+  codepoints = tf.strings.unicode_decode(
+      tf.strings.substr(text, before, offset + length - before, unit="UTF8_CHAR"), "UTF-8")
+  space = tf.equal(codepoints, _SPACE)
+  after_space = tf.concat([[False], space[:-1]], 0)  # the text's first character follows none
+  starts = tf.logical_and(space, tf.logical_not(after_space))[offset - before:]
+  return tf.cast(tf.where(starts)[:, 0], tf.int32) + offset
+
+
+def encode_near_cursor(encode, text, keep: int, side: str):
+  """encode(text)'s last `keep` pieces (side "inputs": the code before a cursor) or its first
+  `keep` (side "targets": the code after it), encoding only the NEAR_CHARS_PER_TOKEN * keep
+  characters next to the cursor where they hold that many pieces.
+
+  cursor_lm cuts each side 16 characters per piece long, so that the pieces kept never run
+  short; encoding all of them was most of the input pipeline's work, and of the time to a
+  run's first step (docs/speed.md). The shorter text starts (inputs) or ends (targets) where a
+  word starts, so its pieces are exactly the whole text's there: `encode` canonical, the same
+  ids (tests/preprocessors_test.py compares them); `encode` sampling (BPE-dropout), the same
+  distribution. Where it holds fewer than `keep` pieces the whole text is encoded."""
+  window = NEAR_CHARS_PER_TOKEN * keep
+  length = tf.strings.length(text, unit="UTF8_CHAR")
+
+  def whole():
+    return encode(text)
+
+  def near():
+    if side == "inputs":
+      starts = _word_starts(text, length - window, window)
+      begin = tf.cond(tf.size(starts) > 0, lambda: starts[0], lambda: length)
+      ids = encode(tf.strings.substr(text, begin, length - begin, unit="UTF8_CHAR"))
+    else:
+      starts = _word_starts(text, 1, window - 1)  # the first word is the text's own start
+      end = tf.cond(tf.size(starts) > 0, lambda: starts[-1], lambda: 0)
+      ids = encode(tf.strings.substr(text, 0, end, unit="UTF8_CHAR"))
+    return tf.cond(tf.size(ids) >= keep, lambda: ids, whole)
+
+  return tf.cond(length > window, near, whole)
+
+
+def _kept_lengths(output_features, sequence_length):
+  """fit_to_lengths' pieces kept per side (None without lengths: keep everything)."""
+  if not sequence_length:
+    return None
+  return {key: sequence_length[key] - int(output_features[key].add_eos)
+          for key in ("inputs", "targets") if key in sequence_length}
+
+
+def tokenize_near_cursor(dataset: tf.data.Dataset, output_features,
+                         sequence_length=None) -> tf.data.Dataset:
+  """seqio's tokenize (the texts kept as `*_pretokenized`) for cursor_lm's examples, each side
+  encoded near the cursor (encode_near_cursor): the same ids as tokenize gives after
+  fit_to_lengths, in a fraction of the time."""
+  keep = _kept_lengths(output_features, sequence_length)
+  if keep is None:
+    return seqio.preprocessors.tokenize(dataset, output_features)
+
+  @seqio.map_over_dataset
+  def encode(example):
+    example = dict(example)
+    for key, feature in output_features.items():
+      if key in example and key in keep:
+        example[f"{key}_pretokenized"] = example[key]
+        example[key] = encode_near_cursor(feature.vocabulary.encode_tf, example[key],
+                                          keep[key], key)
+    return example
+
+  return encode(dataset)
+
+
 @gin.configurable(module="code_t5", allowlist=["alpha"])
 def tokenize_with_subword_sampling(dataset: tf.data.Dataset, output_features,
-                                   alpha: float = 0.1) -> tf.data.Dataset:
+                                   sequence_length=None, alpha: float = 0.1) -> tf.data.Dataset:
   """seqio's tokenize (the texts kept as `*_pretokenized`), with BPE-dropout: a SentencePiece
   vocabulary skips each merge with probability `alpha` (`code_t5.tokenize_with_subword_sampling.
   alpha`; 0.1 as in Provilkov et al. 2020), so a word often comes split into smaller pieces than
@@ -214,7 +297,8 @@ def tokenize_with_subword_sampling(dataset: tf.data.Dataset, output_features,
   cursor is and the continuation starts inside a word (cursor_lm): a canonical encoding shows the
   model one such cut per example, sampling shows it pieces that continue a part-word all through
   the example. Training only: the eval and `complete` encode canonically. About 14 % more pieces
-  per character at 0.1 on dataset-dev. A byte vocabulary has one encoding: plain tokenize.
+  per character at 0.1 on dataset-dev. A byte vocabulary has one encoding: tokenize_near_cursor.
+  Given the lengths, each side is sampled near the cursor (encode_near_cursor).
   """
   if not 0 <= alpha < 1:
     raise ValueError(f"code_t5.tokenize_with_subword_sampling.alpha = {alpha}: a merge's dropout "
@@ -222,7 +306,8 @@ def tokenize_with_subword_sampling(dataset: tf.data.Dataset, output_features,
   sampled = {key: feature.vocabulary for key, feature in output_features.items()
              if alpha and not isinstance(feature.vocabulary, seqio.ByteVocabulary)}
   if not sampled:
-    return seqio.preprocessors.tokenize(dataset, output_features)
+    return tokenize_near_cursor(dataset, output_features, sequence_length)
+  keep = _kept_lengths(output_features, sequence_length) or {}
 
   @seqio.map_over_dataset
   def encode(example):
@@ -230,7 +315,9 @@ def tokenize_with_subword_sampling(dataset: tf.data.Dataset, output_features,
     for key, vocabulary in sampled.items():
       if key in example:
         example[f"{key}_pretokenized"] = example[key]
-        example[key] = vocabulary.encode_tf_sampled(example[key], alpha)
+        sample = lambda text, v=vocabulary: v.encode_tf_sampled(text, alpha)
+        example[key] = (encode_near_cursor(sample, example[key], keep[key], key) if key in keep
+                        else sample(example[key]))
     return example
 
   return encode(dataset)

@@ -81,7 +81,7 @@ def register(name, objective, features):
       metric_fns=[metrics.completion_metrics])
 
 
-def register_on_text(name, objective, features, tokenize=seqio.preprocessors.tokenize,
+def register_on_text(name, objective, features, tokenize=preprocessors.tokenize_near_cursor,
                      below=False):
   """A task whose objective cuts texts, then tokenizes each side on its own (cursor_lm); `below`:
   the objective also gives the code below the cursor's line, put before the inputs."""
