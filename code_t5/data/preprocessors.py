@@ -235,7 +235,7 @@ def encode_near_cursor(encode, text, keep: int, side: str):
   short; encoding all of them was most of the input pipeline's work, and of the time to a
   run's first step (docs/speed.md). The shorter text starts (inputs) or ends (targets) where a
   word starts, so its pieces are exactly the whole text's there: `encode` canonical, the same
-  ids (tests/preprocessors_test.py compares them); `encode` sampling (BPE-dropout), the same
+  ids (tests/tasks_test.py compares them); `encode` sampling (BPE-dropout), the same
   distribution. Where it holds fewer than `keep` pieces the whole text is encoded."""
   window = NEAR_CHARS_PER_TOKEN * keep
   length = tf.strings.length(text, unit="UTF8_CHAR")
