@@ -33,7 +33,6 @@ mini trained 1.3-1.4x faster there (docs/speed.md); on the AVX-512 machine it ch
 """
 
 import contextlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
@@ -50,8 +49,14 @@ def patch_tensorflow_for_mesh_tensorflow():
         tensor_conversion_registry.register_tensor_conversion_function)
 
 
-class _PatchBeforeMeshTensorflow(importlib.abc.MetaPathFinder):
-  """Runs the patch when `mesh_tensorflow` is first imported; finds nothing itself."""
+# The finders below are finders by their methods alone (find_spec; create_module and exec_module
+# for a loader): importlib.abc's base classes would import importlib.resources and tempfile at
+# every interpreter start-up, ~18 ms of each process of this venv on the slower 2-core machine.
+
+
+class _PatchBeforeMeshTensorflow:
+  """A meta path finder that runs the patch when `mesh_tensorflow` is first imported; finds
+  nothing itself."""
 
   def find_spec(self, fullname, path=None, target=None):
     if fullname == "mesh_tensorflow":
@@ -239,7 +244,7 @@ class _HfModelOnFirstUse(types.ModuleType):
     return getattr(_real_hf_model(), name)
 
 
-class _DeferHfModel(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class _DeferHfModel:  # a meta path finder and the loader of what it finds
   """Makes `import t5.models` (as mesh_transformer_main does) leave out PyTorch.
 
   Why: t5/models/__init__.py imports hf_model, t5's PyTorch model, whose first lines import torch

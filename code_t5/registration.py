@@ -17,7 +17,7 @@ Who calls it:
 This module itself imports nothing heavy: importing it is free, calling `register()` is not.
 """
 
-import importlib.resources
+import importlib.util
 import pathlib
 import threading
 
@@ -27,11 +27,15 @@ from code_t5 import processes
 def _gin_configs_folder() -> str:
   """The gin_configs/ folder: the package code_t5.gin_configs where the project is installed;
   in a checkout read without installing it (a GPU machine with PyTorch and no TensorFlow, which
-  imports only the data tools), the folder beside the package, which is what setup.py installs."""
+  imports only the data tools), the folder beside the package, which is what setup.py installs.
+  (Found by its spec, not importlib.resources: that import costs ~16 ms of every cold start.)"""
   try:
-    return str(importlib.resources.files("code_t5.gin_configs"))
+    spec = importlib.util.find_spec("code_t5.gin_configs")
   except ModuleNotFoundError:
-    return str(pathlib.Path(__file__).resolve().parent.parent / "gin_configs")
+    spec = None
+  if spec is not None and spec.submodule_search_locations:
+    return str(list(spec.submodule_search_locations)[0])
+  return str(pathlib.Path(__file__).resolve().parent.parent / "gin_configs")
 
 
 # The gin_configs/ folder, as gin's search path gets it.
