@@ -17,9 +17,8 @@ writers (stdlib only; Linux for the parent-death signal).
 
 import atexit
 import contextlib
-import ctypes
-import ctypes.util
 import errno
+import functools
 import fcntl
 import gc
 import os
@@ -27,9 +26,7 @@ import pathlib
 import re
 import shutil
 import signal
-import socket
 import subprocess
-import tempfile
 import threading
 from typing import IO, Callable, Iterator, List, Optional, Sequence
 
@@ -43,8 +40,13 @@ class LockedError(errors.UserError):
   """Another live process holds the lock; the message names it."""
 
 
+@functools.lru_cache(maxsize=None)
 def _prctl():
-  """libc's prctl, loaded in the parent: a child between fork and exec must not load libraries."""
+  """libc's prctl, loaded in the parent (by start_child, before it forks: a child between fork
+  and exec must not load libraries), once, when the first child starts: ctypes and finding libc
+  took ~10 ms of every command's start-up, most of which start no child."""
+  import ctypes  # pylint: disable=g-import-not-at-top
+  import ctypes.util  # pylint: disable=g-import-not-at-top
   try:
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     return libc.prctl
@@ -52,14 +54,11 @@ def _prctl():
     return None
 
 
-_PRCTL = _prctl()
-
-
-def _die_with(parent_pid: int):
+def _die_with(parent_pid: int, prctl):
   """preexec_fn: ask the kernel for SIGKILL when the parent dies; if it already has, die now."""
   def preexec():
-    if _PRCTL is not None:
-      _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if prctl is not None:
+      prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     # The parent may have died between fork() and prctl(): then the signal will never come.
     if os.getppid() != parent_pid:
       os.kill(os.getpid(), signal.SIGKILL)
@@ -72,8 +71,8 @@ def start_child(command: Sequence[str], **popen_kwargs) -> subprocess.Popen:
   Its own group so that signals for the child's whole tree go to one group (killpg), and a
   terminal's Ctrl-C reaches the parent first, which forwards it (forward_signals).
   """
-  return subprocess.Popen(list(command), preexec_fn=_die_with(os.getpid()), process_group=0,
-                          **popen_kwargs)
+  return subprocess.Popen(list(command), preexec_fn=_die_with(os.getpid(), _prctl()),
+                          process_group=0, **popen_kwargs)
 
 
 def kill_group(process: subprocess.Popen, signum=signal.SIGKILL) -> None:
@@ -190,6 +189,7 @@ _TEMPORARY = re.compile(r"\.tmp-(?P<host>[^-]+)-(?P<pid>\d+)(?:-[a-z0-9_]+)?$")
 
 def _host() -> str:
   # A file system may be shared between machines (Beam workers): a pid means nothing elsewhere.
+  import socket  # pylint: disable=g-import-not-at-top  (only where a temporary is named)
   return re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname()) or "localhost"
 
 
@@ -250,6 +250,7 @@ def write_file_beside(out: pathlib.Path, write: Callable[[IO], None], binary: bo
   """write(file) into a temporary file beside `out` (unique: concurrent writers do not clobber
   each other's), renamed to `out` when `write` returns; removed if it raises. The file gets the
   permissions a plain open() would give it. `out`'s folder must exist."""
+  import tempfile  # pylint: disable=g-import-not-at-top  (only where a file is written)
   fd, tmp = tempfile.mkstemp(prefix=out.name + ".tmp-", dir=out.parent, text=not binary)
   try:
     with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
