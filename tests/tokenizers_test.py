@@ -76,3 +76,17 @@ def test_is_piece_prefix_is_every_prefix_of_every_piece(pair):
     assert tokenizer.is_piece_prefix(text)
   for text in (b"\x00zz", b"qqqqqq", b"self.xyzzy", b" " * 40):
     assert tokenizer.is_piece_prefix(text) == (text in prefixes)
+
+
+def test_text_encoded_in_chunks_cut_where_words_start_gives_the_whole_texts_pieces():
+  # Pieces.encode calls sentencepiece on chunks of ~2k characters (each call holds the GIL); cut
+  # where a word starts, chunks of any size give the pieces of the whole text.
+  tokenizer = tokenizers.Pieces(pathlib.Path(vocab.DEV_SPM_MODEL).read_bytes(), 100)
+  sp = tokenizer._sp  # pylint: disable=protected-access
+  texts = _dev_texts(60) + [" " * 300 + "x", "a" * 5000, "x  = 1\n" * 900, "\t  \n  " * 400]
+  for text in texts:
+    for size in (7, 50, 2048):
+      chunks = tokenizers._word_chunks(text, size)  # pylint: disable=protected-access
+      assert "".join(chunks) == text
+      assert [i for chunk in chunks for i in sp.encode(chunk)] == sp.encode(text), (size, text[:60])
+  assert len(tokenizers._word_chunks(_dev_texts(1)[0] * 3, 50)) > 10  # pylint: disable=protected-access

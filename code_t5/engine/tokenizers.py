@@ -106,8 +106,33 @@ class Pieces(Tokenizer):
     for i, part in enumerate(text.split(SPACE_SYMBOL)):
       if i:
         ids.extend(self._space_symbol_ids)
-      ids.extend(self._sp.encode(part))
+      for chunk in _word_chunks(part):
+        ids.extend(self._sp.encode(chunk))
     return ids
+
+
+# Characters per sentencepiece call at most (about): a call holds the GIL throughout, and the LSP
+# server encodes the workspace's files on a thread while its model thread answers the first
+# completions (whole files held it for up to ~50 ms at a time on the slower 2-core machine).
+CHUNK_CHARS = 2048
+
+
+def _word_chunks(text: str, size: int = CHUNK_CHARS) -> List[str]:
+  """`text` cut where a word starts (a space after a non-space) every `size` characters or so:
+  the project's vocabularies never join pieces across one (split_by_whitespace,
+  code_t5.data.vocab.TRAINER_OPTIONS), so the chunks' pieces are the whole text's
+  (tests/tokenizers_test.py)."""
+  chunks, start, n = [], 0, len(text)
+  while n - start > size:
+    cut = text.find(" ", start + size)
+    while cut > 0 and text[cut - 1] == " ":  # inside a run of spaces: its first one starts a word
+      cut = text.find(" ", cut + 1)
+    if cut < 0:
+      break
+    chunks.append(text[start:cut])
+    start = cut
+  chunks.append(text[start:])
+  return chunks
 
 
 # SentencePiece's piece types (sentencepiece_model.proto, ModelProto.SentencePiece.Type).
