@@ -18,8 +18,8 @@ writers (stdlib only; Linux for the parent-death signal).
 import atexit
 import contextlib
 import errno
-import functools
 import fcntl
+import functools
 import gc
 import os
 import pathlib
@@ -43,8 +43,8 @@ class LockedError(errors.UserError):
 @functools.lru_cache(maxsize=None)
 def _prctl():
   """libc's prctl, loaded in the parent (by start_child, before it forks: a child between fork
-  and exec must not load libraries), once, when the first child starts: ctypes and finding libc
-  took ~10 ms of every command's start-up, most of which start no child."""
+  and exec must not load libraries), once, when the first child starts: finding libc took
+  several ms of every command's start-up, most of which start no child."""
   import ctypes  # pylint: disable=g-import-not-at-top
   import ctypes.util  # pylint: disable=g-import-not-at-top
   try:
