@@ -57,10 +57,14 @@ def test_pieces_read_from_the_model_file_are_those_sentencepiece_gives(model_fil
   # control ids included.
   path = (vocab.DEV_SPM_MODEL if model_file == "dev" else
           next(test_utils.PRETRAINED.glob("runtime/*/vocab.model")))
-  tokenizer = tokenizers.Pieces(pathlib.Path(path).read_bytes(), 100)
-  asked = tokenizer._piece_bytes(tokenizer._sp.get_piece_size())  # pylint: disable=protected-access
-  assert tokenizer.piece_bytes == asked
-  assert sum(p is None for p in asked) == 3 and asked[3:259] == [bytes([b]) for b in range(256)]
+  proto = pathlib.Path(path).read_bytes()
+  tokenizer = tokenizers.Pieces(proto, 100)
+  read = tokenizers._model_pieces(proto)  # pylint: disable=protected-access
+  asked = tokenizer._asked_pieces(tokenizer._sp.get_piece_size())  # pylint: disable=protected-access
+  assert [piece for piece, _ in read] == [piece for piece, _ in asked]
+  assert tokenizer.piece_bytes == tokenizers._piece_bytes(asked)  # pylint: disable=protected-access
+  table = tokenizer.piece_bytes
+  assert sum(p is None for p in table) == 3 and table[3:259] == [bytes([b]) for b in range(256)]
 
 
 def test_a_model_file_the_reader_cannot_parse_falls_back_to_sentencepiece():

@@ -265,6 +265,24 @@ def _kept_lengths(output_features, sequence_length):
           for key in ("inputs", "targets") if key in sequence_length}
 
 
+def _encode_sides(dataset: tf.data.Dataset, encoders, keep) -> tf.data.Dataset:
+  """Each feature of `encoders` (key -> encode(text) -> ids) encoded, the text kept as
+  `<key>_pretokenized`: near the cursor (encode_near_cursor) where `keep` gives its pieces kept,
+  else whole."""
+
+  @seqio.map_over_dataset
+  def encode(example):
+    example = dict(example)
+    for key, encode_text in encoders.items():
+      if key in example:
+        example[f"{key}_pretokenized"] = example[key]
+        example[key] = (encode_near_cursor(encode_text, example[key], keep[key], key)
+                        if key in keep else encode_text(example[key]))
+    return example
+
+  return encode(dataset)
+
+
 def tokenize_near_cursor(dataset: tf.data.Dataset, output_features,
                          sequence_length=None) -> tf.data.Dataset:
   """seqio's tokenize (the texts kept as `*_pretokenized`) for cursor_lm's examples, each side
@@ -273,18 +291,8 @@ def tokenize_near_cursor(dataset: tf.data.Dataset, output_features,
   keep = _kept_lengths(output_features, sequence_length)
   if keep is None:
     return seqio.preprocessors.tokenize(dataset, output_features)
-
-  @seqio.map_over_dataset
-  def encode(example):
-    example = dict(example)
-    for key, feature in output_features.items():
-      if key in example and key in keep:
-        example[f"{key}_pretokenized"] = example[key]
-        example[key] = encode_near_cursor(feature.vocabulary.encode_tf, example[key],
-                                          keep[key], key)
-    return example
-
-  return encode(dataset)
+  return _encode_sides(dataset, {key: feature.vocabulary.encode_tf
+                                 for key, feature in output_features.items()}, keep)
 
 
 @gin.configurable(module="code_t5", allowlist=["alpha"])
@@ -307,20 +315,10 @@ def tokenize_with_subword_sampling(dataset: tf.data.Dataset, output_features,
              if alpha and not isinstance(feature.vocabulary, seqio.ByteVocabulary)}
   if not sampled:
     return tokenize_near_cursor(dataset, output_features, sequence_length)
-  keep = _kept_lengths(output_features, sequence_length) or {}
-
-  @seqio.map_over_dataset
-  def encode(example):
-    example = dict(example)
-    for key, vocabulary in sampled.items():
-      if key in example:
-        example[f"{key}_pretokenized"] = example[key]
-        sample = lambda text, v=vocabulary: v.encode_tf_sampled(text, alpha)
-        example[key] = (encode_near_cursor(sample, example[key], keep[key], key) if key in keep
-                        else sample(example[key]))
-    return example
-
-  return encode(dataset)
+  return _encode_sides(
+      dataset, {key: lambda text, v=vocabulary: v.encode_tf_sampled(text, alpha)
+                for key, vocabulary in sampled.items()},
+      _kept_lengths(output_features, sequence_length) or {})
 
 
 def below_first(dataset: tf.data.Dataset, output_features, sequence_length=None):
@@ -355,10 +353,9 @@ def below_first(dataset: tf.data.Dataset, output_features, sequence_length=None)
 def fit_to_lengths(dataset: tf.data.Dataset, output_features, sequence_length=None):
   """Keeps the LAST inputs tokens (the code nearest the cursor) and the FIRST targets tokens,
   leaving a slot for each EOS, and re-decodes both `*_pretokenized` texts to match."""
-  if not sequence_length:
+  keep = _kept_lengths(output_features, sequence_length)
+  if keep is None:
     return dataset
-  keep = {key: sequence_length[key] - int(output_features[key].add_eos)
-          for key in ("inputs", "targets")}
 
   @seqio.map_over_dataset
   def fit(example):
