@@ -67,10 +67,14 @@ def test_pieces_read_from_the_model_file_are_those_sentencepiece_gives(model_fil
   assert sum(p is None for p in table) == 3 and table[3:259] == [bytes([b]) for b in range(256)]
 
 
-def test_a_model_file_the_reader_cannot_parse_falls_back_to_sentencepiece():
+def test_a_model_file_the_reader_cannot_parse_falls_back_to_sentencepiece(monkeypatch):
   proto = pathlib.Path(vocab.DEV_SPM_MODEL).read_bytes()
   assert tokenizers._model_pieces(proto[:-3]) is None  # pylint: disable=protected-access
   assert tokenizers._model_pieces(b"\x0a\x05\x0a\x09ab") is None  # pylint: disable=protected-access
+  # Where the reader gives up, the table comes from sentencepiece's API: the same table.
+  read = tokenizers.Pieces(proto, 100).piece_bytes
+  monkeypatch.setattr(tokenizers, "_model_pieces", lambda model_proto: None)
+  assert tokenizers.Pieces(proto, 100).piece_bytes == read
 
 
 def test_is_piece_prefix_is_every_prefix_of_every_piece(pair):
