@@ -41,9 +41,9 @@ def test_the_file_wins_equal_matches_and_the_repository_longer_ones():
   index._files = {"a.py": np.array([1, 2, 3, 8]), "b.py": np.array([5, 1, 2, 3, 9])}  # pylint: disable=protected-access
   pieces = index.pieces_for("b.py")  # b.py is the cursor's file: left out
   assert pieces.files == 1
-  cache = copy_cache.FileCache(pieces, [1, 2, 3, 7, 5, 1, 2, 3, 9])
+  cache = copy_cache.FileCache(pieces, copy_cache.PieceCache([[1, 2, 3, 7, 5, 1, 2, 3, 9]]))
   assert list(cache.lookup([0, 2, 3]).ids) == [7, 9]  # the file's (match 2 both ways)
-  cache = copy_cache.FileCache(pieces, [4, 2, 3, 7])
+  cache = copy_cache.FileCache(pieces, copy_cache.PieceCache([[4, 2, 3, 7]]))
   assert list(cache.lookup([1, 2, 3]).ids) == [8]  # the repository's three pieces win
 
 

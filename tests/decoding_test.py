@@ -249,6 +249,21 @@ def test_a_reply_does_not_depend_on_the_requests_before_it():
           (c.text, c.score) for c in want.candidates]
 
 
+def test_a_reply_after_moving_to_other_lines_of_a_file_is_a_fresh_completers():
+  # Moving the cursor from line to line, the Completer encodes only the changed parts of the file
+  # (encoding_memo) and keeps the file's cache index while it stays on a line: every reply is a
+  # fresh Completer's, down the file, back up, and in another file.
+  moving = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_score=-1e9))
+  (text, _), (other, other_cursor) = _points(1)[0], _points(12)[-1]
+  starts = [k + 1 for k, c in enumerate(text) if c == "\n"]
+  cursors = [(text, starts[k] + 4) for k in (30, 31, 32, 40, 31)] + [(other, other_cursor)]
+  for source, cursor in cursors:
+    fresh = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_score=-1e9))
+    got, want = moving.complete_at(source, cursor), fresh.complete_at(source, cursor)
+    assert [(c.text, c.score) for c in got.candidates] == [
+        (c.text, c.score) for c in want.candidates]
+
+
 def test_the_context_starts_at_a_line_unless_that_drops_much_of_it(completer):
   text, cursor = _points(1)[0]
   prefix = text[:cursor] * 3  # long enough to be cut

@@ -45,6 +45,7 @@ from code_t5.data import task_names
 from code_t5.engine import confidence
 from code_t5.engine import copy_cache
 from code_t5.engine import decoding
+from code_t5.engine import encoding_memo
 from code_t5.engine import imports
 from code_t5.engine import line_retrieval
 from code_t5.engine import names
@@ -743,10 +744,11 @@ class Completer:
     self.reads_below = task_names.reads_below(self.info.task)
     self.runtime_dir = runtime.runtime_dir(self.info.model_dir, self.info.step)
     self._search = decoding.LineSearch(self.network)
-    # What consecutive requests share (see `ranked` and `_encoded`); either is only ever used
+    # What consecutive requests share (see `ranked` and `file_cache`); each is only ever used
     # where it equals what would be computed afresh.
     self._reading: Optional[runtime.Prefix] = None
-    self._encodings: Dict[str, List[int]] = {}
+    self._file_pieces: Optional[Tuple[str, str, copy_cache.PieceCache]] = None
+    self._encoding_memo = encoding_memo.EncodingMemo(self.tokenizer)
     max_tokens = options.max_tokens or DEFAULT_MAX_TOKENS[self.network.meta["vocabulary"]["kind"]]
     self.max_tokens = min(max_tokens, self.info.sequence_length["targets"])
     # The project's other files (--repo): indexed once, within repository.INDEX_SECONDS.
@@ -828,20 +830,22 @@ class Completer:
   def file_cache(self, prefix: str, repository=None, below: str = ""):
     """The copy cache of a request: `repository` (copy_cache.RepositoryPieces or None) and the
     file around the cursor's line: above it, and `below` it (the line itself is left out: its
-    typed part is the context's end, which the cache would otherwise match against itself)."""
+    typed part is the context's end, which the cache would otherwise match against itself).
+    The file's part is kept while the user types on a line (~4 ms a request to index in
+    dataset-dev's files, 6 ms in a 120 kB one); on another line only the changed parts of the
+    file are encoded again (encoding_memo)."""
     above = prefix[:prefix.rfind("\n") + 1]
-    return copy_cache.FileCache(repository, self._encoded(above),
-                                self._encoded(below) if below else ())
+    if self._file_pieces is None or self._file_pieces[:2] != (above, below):
+      encode = self._encoding_memo.encode
+      self._file_pieces = (above, below, copy_cache.PieceCache(
+          [encode(below) if below else (), encode(above)]))  # above last: the nearest places
+    return copy_cache.FileCache(repository, self._file_pieces[2])
 
-  def _encoded(self, text: str) -> List[int]:
-    """`text`'s pieces, remembered for the last two texts asked: the file above and below the
-    cursor's line stay the same while the user types on it (~4 ms a request in dataset-dev's
-    files, more in long ones)."""
-    memo = self._encodings
-    if text not in memo:
-      ids = self.tokenizer.encode(text)
-      self._encodings = memo = {**dict(list(memo.items())[-1:]), text: ids}
-    return memo[text]
+  def forget_requests(self) -> None:
+    """Drops what was kept from the requests before (benchmarks/latency_benchmark.py compares
+    requests with and without it)."""
+    self._reading = self._file_pieces = None
+    self._encoding_memo = encoding_memo.EncodingMemo(self.tokenizer)
 
   def _with_retrieved(self, lines, prefix, ids, heal, cache, state, repository, path, below):
     """The search's lines and the retrieved ones (line_retrieval), each line the file or

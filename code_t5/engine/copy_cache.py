@@ -142,13 +142,13 @@ def mix(logprobs: np.ndarray, lookup: Optional[Lookup]) -> np.ndarray:
 
 class FileCache:
   """A request's cache: the repository's pieces (indexed once per file being completed) and the
-  file above the cursor (indexed per request). A look-up asks both and keeps the longer match;
-  on equal matches the file's, the nearer code."""
+  file's (`file`: the lines below the cursor's, then those above it, the nearest places last;
+  indexed once per line the cursor is on). A look-up asks both and keeps the longer match; on
+  equal matches the file's, the nearer code."""
 
-  def __init__(self, repository: Optional["RepositoryPieces"], file_ids: Sequence[int],
-               below_ids: Sequence[int] = ()):
+  def __init__(self, repository: Optional["RepositoryPieces"], file: PieceCache):
     self.repository = repository.cache if repository is not None else None
-    self.file = PieceCache([below_ids, file_ids])  # above last: the nearest places
+    self.file = file
 
   def lookup(self, history: Sequence[int]) -> Optional[Lookup]:
     found = self.file.lookup(history)
