@@ -43,6 +43,17 @@ def test_a_line_completing_to_a_known_name_goes_first_among_near_equals():
       Line("x", -1.0), Line("", -2.0)]
 
 
+def test_names_count_from_the_lines_above_and_the_cursors_own():
+  lines = [Line("tfp", -5.0), Line("sult", -6.0)]
+  assert names.rank(lines, "x = 1\ny = f(result, re")[0].text == "sult"  # on the cursor's line
+  assert names.rank(lines, "result = 1\n\ny = re")[0].text == "sult"  # above it
+  assert names.rank(lines, "x = 1\ny = re")[0].text == "tfp"  # neither
+  # After a dot, on the line or a line above (inside brackets), only attributes count.
+  attribute = [Line("tfp", -5.0), Line("sult", -6.0)]
+  assert names.rank(attribute, "a.result\nb = (x.\n     re")[0].text == "sult"
+  assert names.rank(attribute, "result = 1\nb = x.re")[0].text == "tfp"
+
+
 def test_without_a_typed_word_the_search_order_stands():
   lines = [Line("tfp.getvalue()", -5.6), Line("result", -7.7)]
   assert names.rank(lines, PREFIX + "turn ") == lines

@@ -18,16 +18,16 @@ gave +3, +4, +6 and +6 exact lines; 3 is the smallest of the best.
 """
 
 import builtins
+import functools
 import keyword
 import re
-from typing import Sequence, Set, TypeVar
+from typing import FrozenSet, Sequence, Set, TypeVar
 
 NAME_BONUS = 3.0  # in the lines' score units: log-probability / sqrt(pieces)
 _WORD = re.compile(r"\w+")
 _TYPED = re.compile(r"\w+\Z")
 _LEADING_WORD = re.compile(r"\w*")
 _ATTRIBUTE = re.compile(r"\.\s*(\w+)")
-_AFTER_DOT = re.compile(r"\.\s*\w+\Z")
 ALWAYS_KNOWN = frozenset(keyword.kwlist) | frozenset(dir(builtins))
 
 Line = TypeVar("Line")  # anything with .text (the rest of the line) and .score
@@ -35,13 +35,21 @@ Line = TypeVar("Line")  # anything with .text (the rest of the line) and .score
 
 def typed_word(prefix: str) -> str:
   """The part of a word typed before the cursor ("" when the cursor is not inside a word)."""
-  match = _TYPED.search(prefix)
+  # Searched in the cursor's line only (no word spans lines): a search of the whole prefix
+  # tries every offset, 5 ms a request in a 120 kB file on the slower 2-core machine.
+  match = _TYPED.search(prefix, prefix.rfind("\n") + 1)
   return match.group(0) if match else ""
 
 
 def known_names(code: str) -> Set[str]:
   """The words of `code`, keywords and builtins."""
   return set(_WORD.findall(code)) | ALWAYS_KNOWN
+
+
+@functools.lru_cache(maxsize=2)
+def _known_names_above(above: str) -> FrozenSet[str]:
+  """known_names of the lines above the cursor's: the same while the user types on a line."""
+  return frozenset(known_names(above))
 
 
 def known_attributes(code: str) -> Set[str]:
@@ -57,10 +65,18 @@ def rank(lines: Sequence[Line], prefix: str, bonus: float = NAME_BONUS) -> list:
   if not typed or len(lines) < 2:
     return list(lines)
   before = prefix[:-len(typed)]
-  known = known_attributes(before) if _AFTER_DOT.search(prefix) else known_names(before)
+  if before.rstrip().endswith("."):  # after a dot (and perhaps spaces): an attribute
+    attributes = known_attributes(before)
+    is_known = attributes.__contains__
+  else:
+    # No word spans lines: the lines above are read once per line the cursor is on (~5 ms per
+    # keystroke in a 120 kB file on the slower 2-core machine), the cursor's line each time.
+    line_start = before.rfind("\n") + 1
+    above, on_line = _known_names_above(before[:line_start]), set(_WORD.findall(before, line_start))
+    is_known = lambda name: name in above or name in on_line
 
   def key(line):
     completed = typed + _LEADING_WORD.match(line.text).group(0)
-    return line.score + (bonus if completed in known else 0.0)
+    return line.score + (bonus if is_known(completed) else 0.0)
 
   return sorted(lines, key=key, reverse=True)
