@@ -3,6 +3,7 @@ what it replaced.
 
     python benchmarks/latency_benchmark.py [--requests 60] [--no-shipped] [--no-small]
                                            [--no-savedmodel] [--clients 8] [--keystrokes 300]
+                                           [--moves 120]
     python benchmarks/latency_benchmark.py --concurrency-only [--clients 8] [--workers N]
                                            [--serve-from CHECKOUT]
 
@@ -21,6 +22,9 @@ Per model it prints:
   lines, as an editor asks while the user types, through one Completer: as it runs (each
   request reusing the one before's reading of the context and the file's pieces) and again with
   nothing kept, p50/p95 and their ratio;
+- moving (--moves): the same at the start of consecutive lines of dataset-dev's largest
+  validation files, as an editor asks while the user moves down a file (the file above and
+  below the cursor's line changes at every request);
 - where the default's time goes: encoding the context (SentencePiece + left truncation),
   reading it (`Network.start`: one pass over ~255 tokens), the decode steps (per step, and how
   many), and the Python around them (search bookkeeping, filters);
@@ -140,17 +144,40 @@ def _typing(model_dir, points, keystrokes: int) -> dict:
   (the first `keystrokes`, in order, one Completer as in an editor's LSP or serve): ms per
   request as it runs (each request reusing what the one before computed: its reading of the
   context and the file's pieces), and the same requests with nothing kept between them."""
+  return _kept_and_afresh(model_dir, [(text, k, repo, path) for text, cursor, repo, path in points
+                                      for k in test_utils.keystrokes(text, cursor)][:keystrokes])
+
+
+def _moving(model_dir, moves: int) -> dict:
+  """As `_typing`, at the start of consecutive lines (after their indentation) from the middle
+  of dataset-dev's three largest validation files, `moves` in all: an editor moving down a file,
+  where the file above and below the cursor's line changes at every request."""
+  files = sorted(flcc.read_files(sources.DEV_ROOT, only_split="validation"),
+                 key=lambda f: -len(f.text))[:3]
+  requests = []
+  for f in files:
+    starts = [k + 1 for k, c in enumerate(f.text) if c == "\n"]
+    middle = len(starts) // 2
+    for start in starts[middle:middle + moves // len(files)]:
+      indent = len(f.text[start:]) - len(f.text[start:].lstrip(" "))
+      requests.append((f.text, start + indent, f.repo, f.path))
+  result = _kept_and_afresh(model_dir, requests)
+  result["file_kb"] = [len(f.text) / 1000 for f in files]
+  return result
+
+
+def _kept_and_afresh(model_dir, requests) -> dict:
+  """ms per request (p50, p95) of the default engine with the repository through one Completer,
+  as it runs and with nothing kept between requests (Completer.forget_requests)."""
   completer = complete.Completer(model_dir, DEFAULT, echo=lambda line: None)
   repositories = _repositories(completer)
-  requests = [(text, k, repo, path) for text, cursor, repo, path in points
-              for k in test_utils.keystrokes(text, cursor)][:keystrokes]
   for text, cursor, *_ in requests[:2]:  # warm-up
     completer.complete_at(text, cursor)
   times = {"kept": [], "afresh": []}
   for kept in (True, False):
     for text, cursor, repo, path in requests:
       if not kept:
-        completer._reading, completer._encodings = None, {}  # pylint: disable=protected-access
+        completer.forget_requests()
       result = completer.complete_at(text, cursor, repository=repositories.get(repo), path=path)
       times["kept" if kept else "afresh"].append(result.ms)
   return {"requests": len(requests), "kept": _percentiles(times["kept"]),
@@ -392,7 +419,7 @@ def measure(name, model_dir, points, args) -> dict:
       print(f"  serve of {checkout or 'this checkout'}, 1 then {args.clients} clients: "
             f"{time.perf_counter() - start:.1f} s", flush=True)
     return figures
-  stages = 12 + args.savedmodel
+  stages = 13 + args.savedmodel
   seconds = {}
 
   def timed(label, function, *arguments):
@@ -414,6 +441,7 @@ def measure(name, model_dir, points, args) -> dict:
     figures[f"{label}_chars"] = statistics.mean(lengths)
   figures["typing"] = timed(f"typing, {args.keystrokes} keystrokes x 2", _typing, model_dir,
                             points, args.keystrokes)
+  figures["moving"] = timed(f"moving, {args.moves} lines x 2", _moving, model_dir, args.moves)
   figures["breakdown"] = timed("breakdown", _breakdown, model_dir, points)
   figures["uncached"] = _percentiles(timed("no cache", _uncached_greedy, model_dir, points))
   figures["serve"] = timed("serve", _serve, model_dir, points)
@@ -454,6 +482,16 @@ def _report(rows):
     print(f"{r['name']:<10}{t['requests']:>11}{t['kept'][0]:>8.0f} / {t['kept'][1]:<4.0f}"
           f"{t['afresh'][0]:>8.0f} / {t['afresh'][1]:<4.0f}{t['kept'][0] / t['afresh'][0]:>10.2f}x"
           f"{t['kept'][1] / t['afresh'][1]:>10.2f}x")
+  print("\nmoving: the default best line at the start of consecutive lines of dataset-dev's "
+        "largest validation files, one Completer, ms (p50 / p95):")
+  print(f"{'model':<10}{'lines':>11}{'as it runs':>14}{'nothing kept':>14}{'ratio p50':>11}"
+        f"{'ratio p95':>11}  files")
+  for r in rows:
+    t = r["moving"]
+    print(f"{r['name']:<10}{t['requests']:>11}{t['kept'][0]:>8.0f} / {t['kept'][1]:<4.0f}"
+          f"{t['afresh'][0]:>8.0f} / {t['afresh'][1]:<4.0f}{t['kept'][0] / t['afresh'][0]:>10.2f}x"
+          f"{t['kept'][1] / t['afresh'][1]:>10.2f}x  "
+          + ", ".join(f"{kb:.0f} kB" for kb in t["file_kb"]))
   print("\nwhere the default best line's time goes, ms per request (means):")
   print(f"{'model':<10}{'context':>9}{'start':>9}{'steps':>8}{'ms/step':>9}{'decode':>9}"
         f"{'other':>9}{'total':>9}")
@@ -479,6 +517,8 @@ def main(argv=None):
   parser.add_argument("--work", type=pathlib.Path,
                       default=pathlib.Path(tempfile.gettempdir()) / "code_t5_latency")
   parser.add_argument("--requests", type=int, default=60)
+  parser.add_argument("--moves", type=int, default=120,
+                      help="line starts of the moving figure (an editor moving down a file)")
   parser.add_argument("--keystrokes", type=int, default=300,
                       help="requests of the typing figure (default 300)")
   parser.add_argument("--no-shipped", dest="shipped", action="store_false")
