@@ -2,10 +2,13 @@
 
 import pathlib
 
+from code_t5 import test_utils
 from code_t5.data import flcc
 from code_t5.data import sources
 from code_t5.data import vocab
+from code_t5.engine import complete
 from code_t5.engine import encoding_memo
+from code_t5.engine import repository
 from code_t5.engine import tokenizers
 
 EDGE_TEXTS = ["", "\n", " ", "x", "    " * 3 + "pass\n" * 3, "a b\n" * 500, "\n" * 300 + "  x",
@@ -79,3 +82,24 @@ def test_bytes_are_encoded_directly():
   memo = encoding_memo.EncodingMemo(tokenizer)
   assert memo.encode("x = 'é'\n") == tokenizer.encode("x = 'é'\n")
   assert len(memo) == 0
+
+
+def test_a_file_the_repository_holds_is_not_encoded_again_for_its_first_completion():
+  # The LSP server adds a document it opens to the repository's index; the first completion in
+  # it finds the file's parts in the tokenizer's shared memo (all but the cursor line's part).
+  completer = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions())
+  memo = encoding_memo.shared(completer.tokenizer)
+  text = max(_dev_texts(60), key=len)
+  project = repository.Repository(completer.tokenizer)
+  project.add("big.py", text)
+  cursor = text.index("\n", len(text) // 2) + 5
+  before = memo.encoded_chars
+  completer.complete_at(text, cursor, repository=project, path="big.py")
+  assert memo.encoded_chars - before < 3000, (memo.encoded_chars - before, len(text))
+  fresh = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions())
+  fresh.forget_requests()  # the shared memo emptied: the same reply from encoding afresh
+  want = fresh.complete_at(text, cursor, repository=repository.Repository(fresh.tokenizer),
+                           path="big.py")
+  got = completer.complete_at(text, cursor, repository=repository.Repository(fresh.tokenizer),
+                              path="big.py")
+  assert [(c.text, c.score) for c in got.candidates] == [(c.text, c.score) for c in want.candidates]

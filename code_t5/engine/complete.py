@@ -748,7 +748,7 @@ class Completer:
     # where it equals what would be computed afresh.
     self._reading: Optional[runtime.Prefix] = None
     self._file_pieces: Optional[Tuple[str, str, copy_cache.PieceCache]] = None
-    self._encoding_memo = encoding_memo.EncodingMemo(self.tokenizer)
+    self._encoding_memo = encoding_memo.shared(self.tokenizer)  # with the repository's index
     max_tokens = options.max_tokens or DEFAULT_MAX_TOKENS[self.network.meta["vocabulary"]["kind"]]
     self.max_tokens = min(max_tokens, self.info.sequence_length["targets"])
     # The project's other files (--repo): indexed once, within repository.INDEX_SECONDS.
@@ -845,7 +845,7 @@ class Completer:
     """Drops what was kept from the requests before (benchmarks/latency_benchmark.py compares
     requests with and without it)."""
     self._reading = self._file_pieces = None
-    self._encoding_memo = encoding_memo.EncodingMemo(self.tokenizer)
+    self._encoding_memo.clear()
 
   def _with_retrieved(self, lines, prefix, ids, heal, cache, state, repository, path, below):
     """The search's lines and the retrieved ones (line_retrieval), each line the file or

@@ -25,6 +25,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from code_t5.engine import encoding_memo
+
 # Longest match looked for, in pieces: beyond ~16 pieces (~60 characters) the next piece is
 # settled; a longer window only costs time.
 MAX_MATCH = 16
@@ -196,7 +198,9 @@ class RepositoryIndex:
     self.builds = 0  # how many times `pieces_for` indexed the pieces (tests read it)
 
   def add(self, path: str, text: str) -> None:
-    ids = np.asarray(self.tokenizer.encode(text), dtype=np.int64)
+    # Through the tokenizer's shared memo: the Completer finds the parts of a file the editor
+    # opened already encoded (code_t5.engine.encoding_memo).
+    ids = np.asarray(encoding_memo.shared(self.tokenizer).encode(text), dtype=np.int64)
     with self._lock:
       self._files[path] = ids
       self._version += 1

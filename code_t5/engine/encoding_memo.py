@@ -12,6 +12,8 @@ cut outside its own part, and remembers each part's pieces, least recently used 
 
 import collections
 import re
+import threading
+import weakref
 from array import array
 from typing import List
 
@@ -38,33 +40,65 @@ def parts(text: str, cut_every: int = CUT_EVERY) -> List[str]:
 
 class EncodingMemo:
   """`encode` as the tokenizer's, from the remembered pieces of the text's parts. A tokenizer
-  other than `tokenizers.Pieces` (bytes: nothing to save, any cut would do) encodes directly."""
+  other than `tokenizers.Pieces` (bytes: nothing to save, any cut would do) encodes directly.
+  Thread-safe: the LSP server's reader adds the documents it opens (through the repository's
+  index) while its model thread completes in them; parts are encoded outside the lock."""
 
   def __init__(self, tokenizer: tokenizers.Tokenizer, max_chars: int = MAX_CHARS):
     self.tokenizer = tokenizer
     self.max_chars = max_chars
     self._parts: "collections.OrderedDict[str, array]" = collections.OrderedDict()
     self._chars = 0
+    self._lock = threading.Lock()
     self.encoded_chars = 0  # characters the tokenizer was given (tests and benchmarks read it)
 
   def encode(self, text: str) -> List[int]:
     if not isinstance(self.tokenizer, tokenizers.Pieces):
       self.encoded_chars += len(text)
       return self.tokenizer.encode(text)
-    ids = array("i")
-    for part in parts(text):
-      found = self._parts.get(part)
-      if found is None:
-        found = self._parts[part] = array("i", self.tokenizer.encode(part))
-        self._chars += len(part)
-        self.encoded_chars += len(part)
-      else:
-        self._parts.move_to_end(part)
-      ids.extend(found)
-    while self._chars > self.max_chars:  # the least recently used parts out first
-      part, _ = self._parts.popitem(last=False)
-      self._chars -= len(part)
-    return ids.tolist()
+    texts = parts(text)
+    with self._lock:
+      found = [self._parts.get(part) for part in texts]
+      for part, ids in zip(texts, found):
+        if ids is not None:
+          self._parts.move_to_end(part)
+    for k, part in enumerate(texts):
+      if found[k] is None:
+        found[k] = array("i", self.tokenizer.encode(part))
+    with self._lock:
+      for part, ids in zip(texts, found):
+        if part not in self._parts:
+          self._parts[part] = ids
+          self._chars += len(part)
+          self.encoded_chars += len(part)
+      while self._chars > self.max_chars:  # the least recently used parts out first
+        part, _ = self._parts.popitem(last=False)
+        self._chars -= len(part)
+    joined = array("i")
+    for ids in found:
+      joined.extend(ids)
+    return joined.tolist()
+
+  def clear(self) -> None:
+    with self._lock:
+      self._parts.clear()
+      self._chars = 0
 
   def __len__(self) -> int:
     return len(self._parts)
+
+
+_SHARED: "weakref.WeakKeyDictionary[tokenizers.Tokenizer, EncodingMemo]" = (
+    weakref.WeakKeyDictionary())
+_SHARED_LOCK = threading.Lock()
+
+
+def shared(tokenizer: tokenizers.Tokenizer) -> EncodingMemo:
+  """The memo of `tokenizer` that the repository's index and the Completer share: a file the
+  editor opens is encoded once, as the repository's copy of it, and the first completion in it
+  finds all of its parts but the cursor's line's."""
+  with _SHARED_LOCK:
+    memo = _SHARED.get(tokenizer)
+    if memo is None:
+      memo = _SHARED[tokenizer] = EncodingMemo(tokenizer)
+    return memo
