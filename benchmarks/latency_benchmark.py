@@ -17,7 +17,9 @@ Requests are real cursors: dataset-dev's validation line-completion points
 Per model it prints:
 - in process (what `serve` pays per request once loaded), p50/p95 over the points: greedy best
   line (beam 1, no healing, no filters), the engine's default best line (beam 5, healing,
-  filters, --top 1) and its top 5 (--top 5);
+  filters, --top 1) and its top 5 (--top 5); the best line also with the repository's indexes
+  prepared for the point's file before its request, as `lsp` prepares them when a file is
+  opened (the first request in a file builds them otherwise);
 - typing (--keystrokes): the default with the repository at every keystroke of the points'
   lines, as an editor asks while the user types, through one Completer: as it runs (each
   request reusing the one before's reading of the context and the file's pieces) and again with
@@ -124,15 +126,19 @@ def _small_model(work: pathlib.Path) -> pathlib.Path:
   return model_dir
 
 
-def _in_process(model_dir, options, points, with_repository=False):
+def _in_process(model_dir, options, points, with_repository=False, prepared=False):
   """Per request ms and line length; with_repository: each point's repository (its file left
-  out) is the engine's, as in an editor with the project open."""
+  out) is the engine's, as in an editor with the project open; prepared: its indexes built for
+  the point's file before the request (Repository.prepare, untimed), as `lsp` builds them when
+  a file is opened or saved. Otherwise the first request in each file builds them."""
   completer = complete.Completer(model_dir, options, echo=lambda line: None)
   repositories = _repositories(completer) if with_repository else {}
   for text, cursor, *_ in points[:2]:  # warm-up (BLAS threads, first allocations)
     completer.complete_at(text, cursor)
   times, lengths = [], []
   for text, cursor, repo, path in points:
+    if prepared and repo in repositories:
+      repositories[repo].prepare(path)
     result = completer.complete_at(text, cursor, repository=repositories.get(repo), path=path)
     times.append(result.ms)
     lengths.append(len(result.completion))
@@ -419,7 +425,7 @@ def measure(name, model_dir, points, args) -> dict:
       print(f"  serve of {checkout or 'this checkout'}, 1 then {args.clients} clients: "
             f"{time.perf_counter() - start:.1f} s", flush=True)
     return figures
-  stages = 13 + args.savedmodel
+  stages = 14 + args.savedmodel
   seconds = {}
 
   def timed(label, function, *arguments):
@@ -431,12 +437,12 @@ def measure(name, model_dir, points, args) -> dict:
 
   timed("load", complete.Completer, model_dir, DEFAULT, lambda line: None)
   figures["load_s"] = seconds["load"]
-  for label, options, with_repository in (("greedy", GREEDY, False),
-                                         ("file_only", FILE_ONLY, False),
-                                         ("best", DEFAULT, True), ("top5", TOP5, True),
-                                         ("no_similar", NO_SIMILAR, True)):
+  for label, options, with_repository, prepared in (
+      ("greedy", GREEDY, False, False), ("file_only", FILE_ONLY, False, False),
+      ("best", DEFAULT, True, False), ("best_prepared", DEFAULT, True, True),
+      ("top5", TOP5, True, False), ("no_similar", NO_SIMILAR, True, False)):
     times, lengths = timed(f"{label}, {len(points)} requests", _in_process, model_dir, options,
-                           points, with_repository)
+                           points, with_repository, prepared)
     figures[label] = _percentiles(times)
     figures[f"{label}_chars"] = statistics.mean(lengths)
   figures["typing"] = timed(f"typing, {args.keystrokes} keystrokes x 2", _typing, model_dir,
@@ -469,6 +475,9 @@ def _report(rows):
           f"{pair('top5'):>14}{r['top5'][0] / r['best'][0]:>11.2f}x{pair('uncached'):>14}"
           f"{r['uncached'][0] / r['greedy'][0]:>16.1f}x")
   for r in rows:
+    print(f"{r['name']}: best with the repository's indexes prepared for each point's file before "
+          f"its request (as `lsp` prepares them when a file is opened or saved) "
+          f"{r['best_prepared'][0]:.0f} / {r['best_prepared'][1]:.0f} ms")
     print(f"{r['name']}: the default without the similar code read first (--no-similar) "
           f"{r['no_similar'][0]:.0f} / {r['no_similar'][1]:.0f} ms; best / that: "
           f"{r['best'][0] / r['no_similar'][0]:.2f}x at p50, "
