@@ -482,25 +482,20 @@ def _report(rows):
           f"{r['no_similar'][0]:.0f} / {r['no_similar'][1]:.0f} ms; best / that: "
           f"{r['best'][0] / r['no_similar'][0]:.2f}x at p50, "
           f"{r['best'][1] / r['no_similar'][1]:.2f}x at p95")
-  print("\ntyping: the default best line at every keystroke of the points' lines, one Completer, "
-        "ms (p50 / p95):")
-  print(f"{'model':<10}{'keystrokes':>11}{'as it runs':>14}{'nothing kept':>14}{'ratio p50':>11}"
-        f"{'ratio p95':>11}")
-  for r in rows:
-    t = r["typing"]
-    print(f"{r['name']:<10}{t['requests']:>11}{t['kept'][0]:>8.0f} / {t['kept'][1]:<4.0f}"
-          f"{t['afresh'][0]:>8.0f} / {t['afresh'][1]:<4.0f}{t['kept'][0] / t['afresh'][0]:>10.2f}x"
-          f"{t['kept'][1] / t['afresh'][1]:>10.2f}x")
-  print("\nmoving: the default best line at the start of consecutive lines of dataset-dev's "
-        "largest validation files, one Completer, ms (p50 / p95):")
-  print(f"{'model':<10}{'lines':>11}{'as it runs':>14}{'nothing kept':>14}{'ratio p50':>11}"
-        f"{'ratio p95':>11}  files")
-  for r in rows:
-    t = r["moving"]
-    print(f"{r['name']:<10}{t['requests']:>11}{t['kept'][0]:>8.0f} / {t['kept'][1]:<4.0f}"
-          f"{t['afresh'][0]:>8.0f} / {t['afresh'][1]:<4.0f}{t['kept'][0] / t['afresh'][0]:>10.2f}x"
-          f"{t['kept'][1] / t['afresh'][1]:>10.2f}x  "
-          + ", ".join(f"{kb:.0f} kB" for kb in t["file_kb"]))
+  for key, what, unit in (
+      ("typing", "at every keystroke of the points' lines", "keystrokes"),
+      ("moving", "at the start of consecutive lines of dataset-dev's largest validation files",
+       "lines")):
+    print(f"\n{key}: the default best line {what}, one Completer, ms (p50 / p95):")
+    print(f"{'model':<10}{unit:>11}{'as it runs':>14}{'nothing kept':>14}{'ratio p50':>11}"
+          f"{'ratio p95':>11}")
+    for r in rows:
+      t = r[key]
+      print(f"{r['name']:<10}{t['requests']:>11}{t['kept'][0]:>8.0f} / {t['kept'][1]:<4.0f}"
+            f"{t['afresh'][0]:>8.0f} / {t['afresh'][1]:<4.0f}"
+            f"{t['kept'][0] / t['afresh'][0]:>10.2f}x{t['kept'][1] / t['afresh'][1]:>10.2f}x"
+            + (f"  files of {', '.join(f'{kb:.0f}' for kb in t['file_kb'])} kB"
+               if "file_kb" in t else ""))
   print("\nwhere the default best line's time goes, ms per request (means):")
   print(f"{'model':<10}{'context':>9}{'start':>9}{'steps':>8}{'ms/step':>9}{'decode':>9}"
         f"{'other':>9}{'total':>9}")
