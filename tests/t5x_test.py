@@ -573,6 +573,16 @@ def test_cli_convert_prints_summary(tiny_run, tmp_path):
                "tensors read", "leaves written", "MB/s"):
     assert line in result.stdout, result.stdout
   assert (tmp_path / "out" / "checkpoint_4" / "checkpoint").is_file()
+  # How to go on in T5X, with this checkpoint's paths and steps (docs/t5x.md's command): the
+  # gin files it names are there, and TRAIN_STEPS counts the converted step.
+  checkpoint = (tmp_path / "out" / "checkpoint_4").resolve()
+  command = result.stdout[result.stdout.index("To train it further in T5X"):]
+  assert f"CK={checkpoint}\n" in command
+  for name in ("model.gin", "task.gin"):
+    assert f"$CK/{name}" in command and (checkpoint / name).is_file()
+  assert f"--gin.MODEL_DIR=\"'{tmp_path.resolve() / 'out-finetuned'}'\"" in command
+  assert "--gin.TRAIN_STEPS=1004\n" in command
+  assert "pip install t5" in command  # its prefix_lm objective uses t5's preprocessors
 
 
 def test_script_reports_bad_input_in_one_line(tmp_path):

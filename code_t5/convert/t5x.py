@@ -43,6 +43,8 @@ import gzip
 import json
 import os
 import pathlib
+import re
+import shlex
 import shutil
 import sys
 import time
@@ -150,6 +152,8 @@ class Report:
   vocabulary: str = ""
   task: str = ""
   task_gin: bool = False
+  task_root: str = ""  # the FLCC root task.gin reads (the one the model was trained on)
+  objective: str = ""
 
 
 def _read(reader, name, prefix, report):
@@ -404,6 +408,12 @@ def _batch_size(operative: operative_config.OperativeConfig, lengths) -> Optiona
   return None
 
 
+def trained_root(operative: operative_config.OperativeConfig) -> str:
+  """The FLCC root the model was trained on (code_t5.flcc_dataset.root; dataset-dev if unset)."""
+  return str(operative.value("flcc_dataset.root")
+             or pathlib.Path(__file__).resolve().parents[2] / "dataset-dev")  # sources.DEV_ROOT
+
+
 def task_gin_text(model: checkpoints.Model, prefix: str, step: int,
                   operative: operative_config.OperativeConfig,
                   params_only: bool = False) -> Optional[str]:
@@ -418,8 +428,7 @@ def task_gin_text(model: checkpoints.Model, prefix: str, step: int,
   if causal and training.objective != "cursor_lm":
     return None  # a causal LM on a t5 objective: not a combination the project trains
   layout = "targets_only" if causal else "inputs_targets"
-  root = operative.value("flcc_dataset.root") or str(
-      pathlib.Path(__file__).resolve().parents[2] / "dataset-dev")  # sources.DEV_ROOT
+  root = trained_root(operative)
   settings = [("objective", repr(training.objective)), ("layout", repr(layout)),
               ("root", repr(str(root)) + "  # code_t5.flcc_dataset.root"),
               ("vocab", "%VOCABULARY  # model.gin's"),
@@ -530,6 +539,8 @@ def convert(source: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
         shutil.copyfile(TASK_MODULE, temporary / TASK_MODULE.name)
         report.task = f"{training.objective} {training.version} ({TASK_GIN}, {TASK_MODULE.name})"
         report.task_gin = True
+        report.task_root = trained_root(operative)
+        report.objective = training.objective
       else:
         report.task = (f"none for objective {training.objective!r} (t5x_task.py covers "
                        f"{', '.join(TASK_OBJECTIVES)})" if training.objective else
@@ -583,6 +594,37 @@ def summary(report: Report) -> str:
   return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
 
+# New steps in the command `continue_command` prints (an example: the user picks the number).
+EXAMPLE_NEW_STEPS = 1000
+# Path characters that need no quoting inside the command's "'...'" gin strings.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_./+=,:@-]+")
+
+
+def continue_command(report: Report) -> str:
+  """How to train the converted checkpoint further in T5X: the command docs/t5x.md gives (run
+  there for every family), with this checkpoint's paths and steps filled in."""
+  checkpoint = (report.output / f"checkpoint_{report.step}").resolve()
+  finetuned = report.output.resolve().with_name(report.output.resolve().name + "-finetuned")
+
+  def gin_string(path: pathlib.Path) -> str:
+    text = str(path)
+    return f"\"'{text}'\"" if _PLAIN_PATH.fullmatch(text) else shlex.quote(repr(text))
+
+  steps = report.step + EXAMPLE_NEW_STEPS
+  lines = [f"To train it further in T5X ({EXAMPLE_NEW_STEPS:,} more steps; TRAIN_STEPS counts the "
+           f"converted {report.step:,}), in a t5x checkout's root, with t5x's own environment"
+           + (" and `pip install t5`" if report.objective in ("prefix_lm", "span_corruption")
+              else "") + ":",
+           f"  CK={shlex.quote(str(checkpoint))}",
+           "  PYTHONPATH=$CK python -m t5x.train --gin_file=$CK/model.gin \\",
+           "    --gin_file=t5x/configs/runs/finetune.gin --gin_file=$CK/task.gin \\",
+           f"    --gin.MODEL_DIR={gin_string(finetuned)} --gin.INITIAL_CHECKPOINT_PATH=\"'$CK'\" \\",
+           f"    --gin.TRAIN_STEPS={steps}",
+           f"task.gin reads the FLCC root the model was trained on, {report.task_root}; for "
+           "another (or on another machine) add --gin.t5x_task.task_name.root=\"'DIR'\"."]
+  return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- command line
 
 def add_arguments(parser: argparse.ArgumentParser):
@@ -599,6 +641,9 @@ def run(args) -> int:
   report = convert(args.source, args.out, step=args.step, dtype=args.dtype,
                    params_only=args.params_only, force=args.force)
   print(summary(report))
+  if report.task_gin:
+    print()
+    print(continue_command(report))
   return 0
 
 
