@@ -16,7 +16,8 @@ distribution, log((1 - w) p_model + w p_cache), with a weight that grows with th
 
 The file is put last, so that when a common context occurs more than MAX_POSITIONS times the
 places kept are the file's and the nearest ones. Nothing is written to disk; an index is built
-per request for the file and once per repository (see `RepositoryIndex`).
+once per line the cursor is on for the file (`complete.Completer.file_cache`) and once per
+repository (see `RepositoryIndex`).
 """
 
 import dataclasses
