@@ -1,6 +1,8 @@
 """The copy cache: what followed the same pieces before, mixed into the model's probabilities
 (code_t5/engine/copy_cache.py)."""
 
+import collections
+
 import numpy as np
 
 from code_t5.engine import copy_cache
@@ -57,3 +59,40 @@ def test_a_model_sure_of_its_next_piece_is_not_overruled_by_a_copy():
   assert copy_cache.mix(sure, lookup).argmax() == 3
   unsure = np.log(np.full(10, 0.1, np.float32))
   assert copy_cache.mix(unsure, lookup).argmax() == 7
+
+
+def _lookup_by_hand(documents, history):
+  """PieceCache.lookup's answer, place by place in plain Python (the reference)."""
+  ids = [i for document in documents if len(document) for i in [*document, -1]]
+  matches = {}
+  for place in range(1, len(ids) - 1):
+    if ids[place - 1:place + 2].count(-1) or ids[place - 1:place + 1] != list(history[-2:]):
+      continue
+    match = 2
+    while (match < min(copy_cache.MAX_MATCH, len(history)) and place - match >= 0
+           and ids[place - match] == history[-1 - match]):
+      match += 1
+    matches[place] = match
+  places = sorted(matches)[-copy_cache.MAX_POSITIONS:]
+  if not places:
+    return None
+  longest = max(matches[p] for p in places)
+  following = collections.Counter(ids[p + 1] for p in places if matches[p] == longest)
+  return longest, dict(following)
+
+
+def test_lookups_are_the_longest_matches_place_by_place():
+  # Few piece kinds, so that matches of every length occur, up to MAX_MATCH.
+  rng = np.random.default_rng(0)
+  for trial in range(300):
+    documents = [list(rng.integers(0, 3, rng.integers(0, 60))) for _ in range(rng.integers(1, 4))]
+    cache = copy_cache.PieceCache(documents)
+    history = list(rng.integers(0, 3, rng.integers(2, 25)))
+    found, want = cache.lookup(history), _lookup_by_hand(documents, history)
+    if want is None:
+      assert found is None, trial
+      continue
+    longest, following = want
+    assert found.match == longest and found.count == sum(following.values()), trial
+    assert dict(zip(found.ids.tolist(), (found.probs * found.count).round().astype(int).tolist())
+                ) == following, trial
