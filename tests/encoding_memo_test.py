@@ -1,6 +1,7 @@
 """Tests of code_t5.engine.encoding_memo: a file's pieces from its remembered parts."""
 
 import pathlib
+import threading
 
 from code_t5 import test_utils
 from code_t5.data import flcc
@@ -103,3 +104,26 @@ def test_a_file_the_repository_holds_is_not_encoded_again_for_its_first_completi
   got = completer.complete_at(text, cursor, repository=repository.Repository(fresh.tokenizer),
                               path="big.py")
   assert [(c.text, c.score) for c in got.candidates] == [(c.text, c.score) for c in want.candidates]
+
+
+def test_threads_sharing_a_memo_get_the_tokenizers_pieces():
+  # The LSP server's reader adds documents through the repository's index while its model
+  # thread completes: both encode through the tokenizer's one memo, which forgets as they go.
+  tokenizer = _tokenizer()
+  memo = encoding_memo.EncodingMemo(tokenizer, max_chars=20_000)
+  texts = _dev_texts(12)
+  wanted = [tokenizer.encode(text) for text in texts]
+  wrong = []
+
+  def encode_all(order):
+    for k in order * 3:
+      if memo.encode(texts[k]) != wanted[k]:
+        wrong.append(k)
+
+  threads = [threading.Thread(target=encode_all, args=(order,))
+             for order in (list(range(12)), list(reversed(range(12))))]
+  for thread in threads:
+    thread.start()
+  for thread in threads:
+    thread.join()
+  assert not wrong
