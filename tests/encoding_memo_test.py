@@ -30,7 +30,7 @@ def test_the_parts_pieces_are_the_whole_texts():
   for text in _dev_texts(60) + EDGE_TEXTS:
     parts = encoding_memo.parts(text)
     assert "".join(parts) == text
-    assert memo.encode(text) == tokenizer.encode(text), text[:60]
+    assert memo.encode(text).tolist() == tokenizer.encode(text), text[:60]
   # dataset-dev's files are cut into parts of a few hundred characters.
   text = max(_dev_texts(60), key=len)
   assert len(encoding_memo.parts(text)) > len(text) / 2000
@@ -47,8 +47,8 @@ def test_moving_down_a_file_encodes_only_what_changed():
   for start, end in zip(starts[100:140], starts[101:141]):
     before = memo.encoded_chars
     above, below = text[:start], text[end:]
-    assert memo.encode(above) == tokenizer.encode(above)
-    assert memo.encode(below) == tokenizer.encode(below)
+    assert memo.encode(above).tolist() == tokenizer.encode(above)
+    assert memo.encode(below).tolist() == tokenizer.encode(below)
     encoded.append(memo.encoded_chars - before)
   assert encoded[0] > 0.9 * len(text)  # the first time: all of it (but parts seen twice)
   assert max(encoded[1:]) < len(text) / 10, (encoded, len(text))
@@ -64,7 +64,7 @@ def test_an_edit_moves_no_cut_outside_its_part():
   memo = encoding_memo.EncodingMemo(tokenizer)
   memo.encode(text)
   chars = memo.encoded_chars
-  assert memo.encode(edited) == tokenizer.encode(edited)
+  assert memo.encode(edited).tolist() == tokenizer.encode(edited)
   assert memo.encoded_chars - chars < 3000
 
 
@@ -73,7 +73,7 @@ def test_a_memo_past_its_budget_forgets_the_oldest_parts_and_stays_exact():
   memo = encoding_memo.EncodingMemo(tokenizer, max_chars=5000)
   texts = _dev_texts(8)
   for text in texts + texts:
-    assert memo.encode(text) == tokenizer.encode(text)
+    assert memo.encode(text).tolist() == tokenizer.encode(text)
     assert sum(map(len, memo._parts)) <= 5000  # pylint: disable=protected-access
   assert memo.encoded_chars >= 2 * sum(map(len, texts)) - 5000  # nothing left of the first round
 
@@ -81,7 +81,7 @@ def test_a_memo_past_its_budget_forgets_the_oldest_parts_and_stays_exact():
 def test_bytes_are_encoded_directly():
   tokenizer = tokenizers.Bytes(vocab.byte_vocabulary().extra_ids)
   memo = encoding_memo.EncodingMemo(tokenizer)
-  assert memo.encode("x = 'é'\n") == tokenizer.encode("x = 'é'\n")
+  assert memo.encode("x = 'é'\n").tolist() == tokenizer.encode("x = 'é'\n")
   assert len(memo) == 0
 
 
@@ -117,7 +117,7 @@ def test_threads_sharing_a_memo_get_the_tokenizers_pieces():
 
   def encode_all(order):
     for k in order * 3:
-      if memo.encode(texts[k]) != wanted[k]:
+      if memo.encode(texts[k]).tolist() != wanted[k]:
         wrong.append(k)
 
   threads = [threading.Thread(target=encode_all, args=(order,))

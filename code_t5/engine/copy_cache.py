@@ -201,7 +201,7 @@ class RepositoryIndex:
   def add(self, path: str, text: str) -> None:
     # Through the tokenizer's shared memo: the Completer finds the parts of a file the editor
     # opened already encoded (code_t5.engine.encoding_memo).
-    ids = np.asarray(encoding_memo.shared(self.tokenizer).encode(text), dtype=np.int64)
+    ids = encoding_memo.shared(self.tokenizer).encode(text)
     with self._lock:
       self._files[path] = ids
       self._version += 1

@@ -14,8 +14,9 @@ import collections
 import re
 import threading
 import weakref
-from array import array
 from typing import List
+
+import numpy as np
 
 from code_t5.engine import tokenizers
 
@@ -39,7 +40,8 @@ def parts(text: str, cut_every: int = CUT_EVERY) -> List[str]:
 
 
 class EncodingMemo:
-  """`encode` as the tokenizer's, from the remembered pieces of the text's parts. A tokenizer
+  """`encode`: the tokenizer's ids as an int64 array (what the copy cache indexes), from the
+  remembered pieces of the text's parts. A tokenizer
   other than `tokenizers.Pieces` (bytes: nothing to save, any cut would do) encodes directly.
   Thread-safe: the LSP server's reader adds the documents it opens (through the repository's
   index) while its model thread completes in them; parts are encoded outside the lock."""
@@ -47,15 +49,15 @@ class EncodingMemo:
   def __init__(self, tokenizer: tokenizers.Tokenizer, max_chars: int = MAX_CHARS):
     self.tokenizer = tokenizer
     self.max_chars = max_chars
-    self._parts: "collections.OrderedDict[str, array]" = collections.OrderedDict()
+    self._parts: "collections.OrderedDict[str, np.ndarray]" = collections.OrderedDict()
     self._chars = 0
     self._lock = threading.Lock()
     self.encoded_chars = 0  # characters the tokenizer was given (tests and benchmarks read it)
 
-  def encode(self, text: str) -> List[int]:
+  def encode(self, text: str) -> np.ndarray:
     if not isinstance(self.tokenizer, tokenizers.Pieces):
       self.encoded_chars += len(text)
-      return self.tokenizer.encode(text)
+      return np.asarray(self.tokenizer.encode(text), dtype=np.int64)
     texts = parts(text)
     with self._lock:
       found = [self._parts.get(part) for part in texts]
@@ -64,7 +66,7 @@ class EncodingMemo:
           self._parts.move_to_end(part)
     for k, part in enumerate(texts):
       if found[k] is None:
-        found[k] = array("i", self.tokenizer.encode(part))
+        found[k] = np.asarray(self.tokenizer.encode(part), dtype=np.int32)
     with self._lock:
       for part, ids in zip(texts, found):
         if part not in self._parts:
@@ -74,10 +76,7 @@ class EncodingMemo:
       while self._chars > self.max_chars:  # the least recently used parts out first
         part, _ = self._parts.popitem(last=False)
         self._chars -= len(part)
-    joined = array("i")
-    for ids in found:
-      joined.extend(ids)
-    return joined.tolist()
+    return np.concatenate(found).astype(np.int64)
 
   def clear(self) -> None:
     with self._lock:
