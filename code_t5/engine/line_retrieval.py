@@ -18,7 +18,7 @@ ranked with the search's own lines, a retrieved line getting RETRIEVAL_BONUS (co
 import bisect
 import collections
 import dataclasses
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from code_t5.engine import path_index
 
@@ -38,16 +38,19 @@ def _stripped_lines(text: str) -> List[str]:
   return [line.strip() for line in text.split("\n")]
 
 
+def _successions(lines: Sequence[str]) -> Iterator[Tuple[str, str]]:
+  """(non-blank line, the next non-blank line) of `lines`, where the next is short enough to be
+  proposed (MAX_LINE_CHARS)."""
+  non_blank = [line for line in lines if line]
+  return ((previous, line) for previous, line in zip(non_blank, non_blank[1:])
+          if len(line) <= MAX_LINE_CHARS)
+
+
 def _following(lines: Sequence[str]) -> Dict[str, collections.Counter]:
   """previous non-blank line -> Counter of the non-blank lines that followed it."""
   result: Dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
-  previous = None
-  for line in lines:
-    if not line:
-      continue
-    if previous is not None and len(line) <= MAX_LINE_CHARS:
-      result[previous][line] += 1
-    previous = line
+  for previous, line in _successions(lines):
+    result[previous][line] += 1
   return result
 
 
@@ -186,10 +189,9 @@ def candidates(prefix: str, index: Optional[LineIndex] = None, path: str = "",
     previous = next((l for l in reversed(parts[0]) if l), None)
     if previous is None:
       return []
-    for lines in parts:  # the non-blank lines that followed `previous` (as _following counts)
-      non_blank = [l for l in lines if l]
-      for line, after in zip(non_blank, non_blank[1:]):
-        if line == previous and len(after) <= MAX_LINE_CHARS:
+    for lines in parts:
+      for line, after in _successions(lines):
+        if line == previous:
           weights[after] += FILE_WEIGHT
     if index is not None and len(index):
       for line, count in index.followers(previous, path):
