@@ -603,8 +603,8 @@ _PLAIN_PATH = re.compile(r"[A-Za-z0-9_./+=,:@-]+")
 def continue_command(report: Report) -> str:
   """How to train the converted checkpoint further in T5X: the command docs/t5x.md gives (run
   there for every family), with this checkpoint's paths and steps filled in."""
-  checkpoint = (report.output / f"checkpoint_{report.step}").resolve()
-  finetuned = report.output.resolve().with_name(report.output.resolve().name + "-finetuned")
+  out = report.output.resolve()
+  checkpoint, finetuned = out / f"checkpoint_{report.step}", out.with_name(out.name + "-finetuned")
 
   def gin_string(path: pathlib.Path) -> str:
     text = str(path)
