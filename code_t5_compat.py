@@ -30,6 +30,9 @@ step's skinny products (4,096 x 256 by 256 x 8,192 for the logits) at 58-60 GFLO
 oneDNN's 142-153 on the same 2-core AMD EPYC (benchmarks/products_benchmark.py). The causal LM
 mini trained 1.3-1.4x faster there (docs/speed.md); on the AVX-512 machine it changes nothing
 (oneDNN was already on).
+
+6. Libraries that t5 and seqio import at their top and this project never calls, run on first
+   use (activated at interpreter start-up; LAZY_MODULES says which and why).
 """
 
 import contextlib
@@ -270,6 +273,37 @@ class _DeferHfModel:  # a meta path finder and the loader of what it finds
         "__module__": HF_MODEL, "__doc__": "t5's PyTorch model, imported on first use."})
 
 
+# Run when a name is first read from them, not when imported (6.). t5.evaluation.metrics imports
+# rouge_score (and through it nltk) and sacrebleu for metrics of other tasks than this project's;
+# seqio.dataset_providers imports pyglove for its tunable mixtures. Together ~0.6 s of every
+# process that imports t5 or seqio on the slower 2-core machine (`import code_t5` 6.6 against
+# 7.1 s at the median of 6 alternated pairs), and nothing of them runs at their importers' top.
+# scipy.stats and sklearn.metrics would be the larger part, but t5.data.glue_utils reads
+# sklearn.metrics as it is imported.
+LAZY_MODULES = frozenset({"rouge_score.rouge_scorer", "rouge_score.scoring", "sacrebleu", "pyglove"})
+
+
+class _ImportOnFirstUse:  # a meta path finder
+  """Gives LAZY_MODULES importlib's LazyLoader: `import x` binds a module whose code runs when one
+  of its attributes is first read, so a library that is imported and never used costs nothing.
+  (Python 3.11's lazy module does not lock that first read: two threads reading it at once could
+  both run its code. Nothing here reads these modules from threads.)"""
+  finding = False  # set while the real spec is looked up
+
+  def find_spec(self, fullname, path=None, target=None):
+    if fullname not in LAZY_MODULES or self.finding:
+      return None
+    self.finding = True
+    try:
+      spec = importlib.util.find_spec(fullname)
+    finally:
+      self.finding = False
+    if spec is None or not hasattr(spec.loader, "exec_module"):
+      return spec
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    return spec
+
+
 def use_onednn_everywhere():
   """TensorFlow's oneDNN kernels whatever the CPU, unless the environment says otherwise (5.)."""
   os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
@@ -283,6 +317,8 @@ def install():
     sys.meta_path.insert(0, _PatchBeforeMeshTensorflow())
   if HF_MODEL not in sys.modules and not any(isinstance(f, _DeferHfModel) for f in sys.meta_path):
     sys.meta_path.insert(0, _DeferHfModel())
+  if not any(isinstance(f, _ImportOnFirstUse) for f in sys.meta_path):
+    sys.meta_path.insert(0, _ImportOnFirstUse())
 
 
 install()
