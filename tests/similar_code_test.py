@@ -1,5 +1,7 @@
 """The code most like the lines above the cursor (code_t5/engine/similar_code.py)."""
 
+import pathlib
+
 from code_t5.engine import similar_code
 
 HANDLERS = '''def handle(request, kind):
@@ -66,3 +68,38 @@ def test_a_removed_or_changed_file_is_no_longer_found():
 def test_windows_are_compared_by_their_identifiers():
   query = similar_code.query_words("x = 1\n" * 20 + "def f(a, b):\n    return a")
   assert query == {"x", "def", "f", "a", "b", "return"}
+
+
+def _fresh_below(query, below):
+  """What the lines below gave before they were kept between requests: one file's windows, made
+  afresh from its first MAX_BELOW_LINES lines."""
+  index = similar_code.WindowIndex()
+  index.add("<below>", "\n".join(below.split("\n")[:similar_code.MAX_BELOW_LINES]))
+  return index.best(query)
+
+
+def test_the_lines_below_kept_while_moving_find_what_a_fresh_index_finds(monkeypatch):
+  # An editor moving down a file (and back up, jumping, editing the line below, near the end,
+  # past the cap): every look-up equals a fresh one-file index's, window and snippet.
+  monkeypatch.setattr(similar_code, "MAX_BELOW_LINES", 120)
+  monkeypatch.setattr(similar_code, "BELOW_MARGIN", 30)
+  monkeypatch.setattr(similar_code, "_BELOW_SOURCE", similar_code._BelowSource())
+  root = pathlib.Path(__file__).resolve().parents[1] / "dataset-dev"
+  text = max((p.read_text() for p in sorted(root.rglob("*.py"))[:40] if p.is_file()), key=len)
+  lines = text.split("\n")
+  assert len(lines) > 400
+  cursors = (list(range(20, 200)) + list(range(150, 120, -1)) + [300, 301, 303, 250]
+             + list(range(len(lines) - 14, len(lines))))
+  made = 0
+  for step, cursor in enumerate(cursors):
+    prefix = "\n".join(lines[:cursor + 1])
+    below = "\n".join(lines[cursor + 1:])
+    query = similar_code.query_words(prefix)
+    kept = similar_code._BELOW_SOURCE._kept[:]
+    assert similar_code._BELOW_SOURCE.best(query, below) == _fresh_below(query, below), cursor
+    made += similar_code._BELOW_SOURCE._kept[:1] != kept[:1]
+    if step % 25 == 0:
+      edited = below[3:]  # the line below shortened: not the lines below any line kept
+      assert similar_code._BELOW_SOURCE.best(query, edited) == _fresh_below(query, edited), cursor
+  # Made again at a jump, an edit, moving up and past the margin, not at each line.
+  assert made < len(cursors) / 4
