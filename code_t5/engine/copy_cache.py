@@ -67,7 +67,11 @@ class PieceCache:
       if len(ids):
         parts.append(np.asarray(ids, dtype=np.int64))
         parts.append(np.array([_SEPARATOR], dtype=np.int64))
-    self.ids = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    # The ids after MAX_MATCH separators (`ids` is a view of the rest): a match extended
+    # backwards past the first document reads a separator, which never matches, without a bounds
+    # check per look-up.
+    self._padded = np.concatenate([np.full(MAX_MATCH, _SEPARATOR, np.int64), *parts])
+    self.ids = self._padded[MAX_MATCH:]
     n = len(self.ids)
     # Place i (1 <= i < n - 1) is the bigram ids[i - 1], ids[i], followed by ids[i + 1].
     if n >= 3:
@@ -87,6 +91,8 @@ class PieceCache:
   def __len__(self) -> int:
     return len(self.ids)
 
+  _back = np.arange(1, MAX_MATCH - 1)  # offsets back from a bigram's first piece
+
   def lookup(self, history: Sequence[int]) -> Optional[Lookup]:
     """The next pieces after the longest earlier occurrence of `history`'s end (None if its last
     two pieces never occurred with a piece after them)."""
@@ -102,18 +108,21 @@ class PieceCache:
     places = self._places[max(lo, hi - MAX_POSITIONS):hi]
     # Extend each match backwards: offsets 2.. of the history against the places' past.
     depth = min(MAX_MATCH, len(history)) - 2
-    match = np.full(len(places), 2)
     if depth > 0:
-      back = np.arange(1, depth + 1)
-      where = places[:, None] - 1 - back[None, :]  # places - 1 is the bigram's first piece
+      # places - 1 is the bigram's first piece; _padded is ids shifted by MAX_MATCH.
+      where = places[:, None] + (MAX_MATCH - 1) - self._back[None, :depth]
       wanted = np.asarray(history[-3:-3 - depth:-1], dtype=np.int64)
-      same = np.where(where >= 0, self.ids[np.maximum(where, 0)], _SEPARATOR) == wanted[None, :]
       # The matched length is 2 + the number of leading equal pieces going back.
-      run = np.cumprod(same, axis=1).sum(axis=1)
-      match = match + run
-    longest = int(match.max())
-    chosen = places[match == longest]
-    following, counts = np.unique(self.ids[chosen + 1], return_counts=True)
+      run = np.cumprod(self._padded[where] == wanted, axis=1).sum(axis=1)
+      longest = int(run.max())
+      chosen = places[run == longest]
+      longest += 2
+    else:
+      longest, chosen = 2, places
+    if len(chosen) == 1:  # most long matches: what np.unique would give, without its sort
+      following, counts = self.ids[chosen + 1], np.ones(1, np.int64)
+    else:
+      following, counts = np.unique(self.ids[chosen + 1], return_counts=True)
     return Lookup(ids=following, probs=counts / counts.sum(), match=longest,
                   count=int(len(chosen)))
 
