@@ -119,7 +119,7 @@ class PieceCache:
       longest += 2
     else:
       longest, chosen = 2, places
-    if len(chosen) == 1:  # most long matches: what np.unique would give, without its sort
+    if len(chosen) == 1:  # one place matched longest: what np.unique gives, without its sort
       following, counts = self.ids[chosen + 1], np.ones(1, np.int64)
     else:
       following, counts = np.unique(self.ids[chosen + 1], return_counts=True)
