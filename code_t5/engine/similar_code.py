@@ -81,6 +81,24 @@ class _File:
     self.sizes = np.bincount(self.windows, minlength=len(self.starts)).astype(np.int32)
 
 
+def _query_ids(query: frozenset, word_ids: Dict[str, int]) -> np.ndarray:
+  """The ids of the query's words that some window holds (the others count only in its size)."""
+  return np.array([word_ids[w] for w in query if w in word_ids], np.int64)
+
+
+def _similarities(words: np.ndarray, windows: np.ndarray, sizes: np.ndarray,
+                  query_ids: np.ndarray, query_size: int) -> Optional[np.ndarray]:
+  """Each window's Jaccard similarity to the query, from the (word, window) pairs sorted by word
+  and the windows' sizes; None if no window holds a word of the query."""
+  lo = np.searchsorted(words, query_ids, "left")
+  hi = np.searchsorted(words, query_ids, "right")
+  hits = [windows[a:b] for a, b in zip(lo, hi) if b > a]
+  if not hits:
+    return None
+  common = np.bincount(np.concatenate(hits), minlength=len(sizes))
+  return common / (query_size + sizes - common)
+
+
 class _Merged:
   """Every file's windows in one table, the (word, window) pairs sorted by word."""
 
@@ -99,13 +117,9 @@ class _Merged:
 
   def best(self, query_ids: np.ndarray, query_size: int, path: str
            ) -> Tuple[float, Optional[str]]:
-    lo = np.searchsorted(self.words, query_ids, "left")
-    hi = np.searchsorted(self.words, query_ids, "right")
-    hits = [self.windows[a:b] for a, b in zip(lo, hi) if b > a]
-    if not hits:
+    similarity = _similarities(self.words, self.windows, self.sizes, query_ids, query_size)
+    if similarity is None:
       return 0.0, None
-    common = np.bincount(np.concatenate(hits), minlength=len(self.sizes))
-    similarity = common / (query_size + self.sizes - common)
     if path in self.paths:
       similarity[self.owners == self.paths.index(path)] = -1.0
     k = int(np.argmax(similarity))
@@ -144,8 +158,7 @@ class WindowIndex(path_index.PathIndex):
       if not query or not self._files:
         return 0.0, None
       merged = self._merge()
-      query_ids = np.array([self._word_ids[w] for w in query if w in self._word_ids], np.int64)
-    # Words no file holds count in the query's size, though in no window.
+      query_ids = _query_ids(query, self._word_ids)
     return merged.best(query_ids, len(query), path)
 
 
@@ -186,16 +199,13 @@ class _Below:
   def best(self, query: frozenset, moved: int) -> Tuple[float, Optional[str]]:
     """(similarity, snippet) of the window most like `query` among those of the lines below,
     `moved` lines under the first of these."""
-    lines = min(self.total_lines - moved, MAX_BELOW_LINES)
-    query_ids = np.array([self.word_ids[w] for w in query if w in self.word_ids], np.int64)
-    lo = np.searchsorted(self.words, query_ids, "left")
-    hi = np.searchsorted(self.words, query_ids, "right")
-    hits = [self.windows[a:b] for a, b in zip(lo, hi) if b > a]
-    if not hits:
+    similarity = _similarities(self.words, self.windows, self.file.sizes,
+                               _query_ids(query, self.word_ids), len(query))
+    if similarity is None:
       return 0.0, None
+    lines = min(self.total_lines - moved, MAX_BELOW_LINES)
     chosen = np.arange(moved, moved + lines - QUERY_LINES + 1, STRIDE)
-    common = np.bincount(np.concatenate(hits), minlength=len(self.file.sizes))[chosen]
-    similarity = common / (len(query) + self.file.sizes[chosen] - common)
+    similarity = similarity[chosen]
     k = int(np.argmax(similarity))
     if similarity[k] <= 0:
       return 0.0, None
