@@ -61,7 +61,7 @@ class JaxNetwork:
         "final_norm": jnp.asarray(network.final_norm),
         "bias": jnp.asarray(network.bias._by_relative),  # pylint: disable=protected-access
         "layers": [{
-            "qkv": jnp.asarray(layer.self_attention._query_key_value),  # pylint: disable=protected-access
+            "qkv": jnp.asarray(layer.self_attention.query_key_value),
             "out": jnp.asarray(layer.self_attention.out),
             "self_norm": jnp.asarray(layer.self_norm),
             "mlp_in": jnp.asarray(layer.mlp_in[0]),
@@ -178,7 +178,7 @@ def main(argv=None):
                                  echo=lambda line: None)
   network = completer.network
   contexts = [completer.tokenizer.encode(completer.context(text[:cursor]))
-              for text, cursor in latency_benchmark._points(args.requests)]  # pylint: disable=protected-access
+              for text, cursor, *_ in latency_benchmark._points(args.requests)]  # pylint: disable=protected-access
   length = max(len(ids) for ids in contexts) + 2  # the shifted-in 0 and EOS
   import jax  # pylint: disable=g-import-not-at-top
   fast = JaxNetwork(network, length, completer.max_tokens)

@@ -131,3 +131,41 @@ def test_a_runtime_claiming_a_huge_length_is_refused_before_anything_is_allocate
   model_json.write_text(json.dumps(meta))
   with pytest.raises(runtime.RuntimeFolderError, match=r"model.json cannot be read \(sequence_"):
     runtime.Network.load(tmp_path / "shipped")
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_relative_biases_are_the_table_looked_up_by_distance(bidirectional):
+  # Network.start/step/read_after ask for consecutive queries against consecutive keys and get
+  # a view of the table by relative position; past the table's reach the distance is clipped
+  # (its bucket is the farthest one either way).
+  table = np.random.default_rng(0).standard_normal((4, runtime._NUM_BUCKETS)).astype(np.float32)
+  max_length = 40
+  bias = runtime._RelativeBias(table, bidirectional, max_length)
+  buckets = runtime._relative_position_bucket(np.arange(-max_length, max_length + 1),
+                                              bidirectional)
+  for first_query, queries, first_key, keys in [(30, 1, 0, 30), (30, 1, 25, 6), (0, 12, 0, 12),
+                                                (12, 9, 0, 21), (20, 5, 20, 5), (39, 1, 0, 40),
+                                                (50, 1, 0, 51), (0, 60, 0, 60), (45, 3, 0, 3)]:
+    distance = (np.arange(first_key, first_key + keys)[None, :]
+                - np.arange(first_query, first_query + queries)[:, None])
+    expected = table[:, buckets[np.clip(distance, -max_length, max_length) + max_length]]
+    got = bias(first_query, queries, first_key, keys)
+    assert np.array_equal(got, expected), (first_query, queries, first_key, keys)
+
+
+def test_a_decode_steps_kernels_lie_in_one_block_from_a_huge_page():
+  # Network._in_one_block: one array that the kernel can back with 2 MB pages, holding the
+  # checkpoint's values (the logits tests above check what is computed with them).
+  net = runtime.Network.load(runtime.runtime_dir(test_utils.PRETRAINED, test_utils.PRETRAINED_STEP))
+  kernels = [net._logits_kernel]
+  for layer in net.layers:
+    kernels += [layer.self_attention.query_key_value, layer.self_attention.out, *layer.mlp_in,
+                layer.mlp_out]
+  block = kernels[0].base
+  assert block is not None and all(k.base is block for k in kernels)
+  assert kernels[0].ctypes.data % runtime._HUGE_PAGE == 0
+  ends = [(k.ctypes.data, k.ctypes.data + k.nbytes) for k in kernels]
+  assert all(end == next_start for (_, end), (next_start, _) in zip(ends, ends[1:]))
+  attention = net.layers[0].self_attention
+  assert np.array_equal(attention.query_key_value,
+                        np.concatenate([attention.query, attention.key, attention.value], axis=1))
