@@ -354,8 +354,9 @@ class _RelativeBias:
     start = first_key - first_query + self._offset  # the column of query 0 against key 0
     if start - (queries - 1) >= 0 and start + keys <= table.shape[1]:
       heads, column = table.strides
+      # np.ndarray itself: np.lib.stride_tricks.as_strided's checks took ~50 µs a call.
       view = np.ndarray((len(table), queries, keys), table.dtype, table, start * column,
-                        (heads, -column, column))  # (np.lib.stride_tricks: ~50 us a call)
+                        (heads, -column, column))
       view.flags.writeable = False
       return view
     relative = (np.arange(first_key, first_key + keys)[None, :]
@@ -557,8 +558,9 @@ class Network:
     for layer in self.layers:
       kernels += [layer.self_attention.query_key_value, layer.self_attention.out,
                   *layer.mlp_in, layer.mlp_out]
-    block = np.empty(sum(k.size for k in kernels) + _HUGE_PAGE // 4, np.float32)
-    start = (-block.ctypes.data % _HUGE_PAGE) // 4
+    floats_per_page = _HUGE_PAGE // np.dtype(np.float32).itemsize
+    block = np.empty(sum(k.size for k in kernels) + floats_per_page, np.float32)
+    start = (-block.ctypes.data % _HUGE_PAGE) // block.itemsize  # the first float on a boundary
     views = []
     for kernel in kernels:
       view = block[start:start + kernel.size].reshape(kernel.shape)
