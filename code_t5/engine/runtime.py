@@ -443,11 +443,11 @@ class _Attention:
     y = y.reshape(y.shape[:-1] + (self.num_heads, -1))
     return np.swapaxes(y, -2, -3)
 
-  # [d_model, 3 * heads * head_dim]: the three projections as one matrix product.
-  query_key_value: np.ndarray = dataclasses.field(init=False)
-
-  def __post_init__(self):
-    self.query_key_value = np.concatenate([self.query, self.key, self.value], axis=1)
+  @functools.cached_property
+  def query_key_value(self) -> np.ndarray:
+    """[d_model, 3 * heads * head_dim]: the three projections as one matrix product (made when
+    first asked for: cross-attention never is; `Network._in_one_block` replaces it with a view)."""
+    return np.concatenate([self.query, self.key, self.value], axis=1)
 
   def query_key_value_heads(self, x):
     """heads(x, query), heads(x, key), heads(x, value), with one matrix product."""

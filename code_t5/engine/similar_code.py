@@ -180,9 +180,12 @@ class _Below:
     self.word_ids: Dict[str, int] = {}
     kept = "\n".join(below.split("\n")[:MAX_BELOW_LINES + BELOW_MARGIN])
     self.file = _File(kept, self.word_ids, stride=1)
-    order = np.argsort(self.file.words, kind="stable")
-    self.words = self.file.words[order]
-    self.windows = self.file.windows[order]
+    self.table = _Merged({_BELOW: self.file})  # its (word, window) pairs sorted by word
+
+  def _lines(self, moved: int) -> int:
+    """How many of the lines `moved` under the first of these have windows (at most
+    MAX_BELOW_LINES, as a fresh index of the lines below would)."""
+    return min(self.total_lines - moved, MAX_BELOW_LINES)
 
   def offset(self, below: str) -> Optional[int]:
     """How many lines above `below` these windows start, if `below` is a suffix of their lines
@@ -191,7 +194,7 @@ class _Below:
     if cut < 0 or not self.below.endswith(below) or (cut and self.below[cut - 1] != "\n"):
       return None  # not the lines below one of these lines (an edit, or the user moved up)
     moved = self.total_lines - (below.count("\n") + 1)
-    lines = min(self.total_lines - moved, MAX_BELOW_LINES)
+    lines = self._lines(moved)
     if lines < QUERY_LINES or moved + lines > len(self.file.lines):
       return None  # one short window, or past the lines kept
     return moved
@@ -199,11 +202,11 @@ class _Below:
   def best(self, query: frozenset, moved: int) -> Tuple[float, Optional[str]]:
     """(similarity, snippet) of the window most like `query` among those of the lines below,
     `moved` lines under the first of these."""
-    similarity = _similarities(self.words, self.windows, self.file.sizes,
+    similarity = _similarities(self.table.words, self.table.windows, self.table.sizes,
                                _query_ids(query, self.word_ids), len(query))
     if similarity is None:
       return 0.0, None
-    lines = min(self.total_lines - moved, MAX_BELOW_LINES)
+    lines = self._lines(moved)
     chosen = np.arange(moved, moved + lines - QUERY_LINES + 1, STRIDE)
     similarity = similarity[chosen]
     k = int(np.argmax(similarity))
