@@ -107,17 +107,19 @@ def checkpoint_variables(prefix) -> dict:
   return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
 
 
-def run_on_mesh(mesh_shape: str, layout_rules: str, build, inputs: Mapping[str, tuple]):
+def run_on_mesh(mesh_shape: str, layout_rules: str, build, inputs: Mapping[str, tuple],
+                device: str = ""):
   """Builds a Mesh TF graph and runs it on a placement mesh of `mesh_shape` CPU slices.
 
   `inputs` maps a name to (NumPy array, [mtf.Dimension...]); each is imported into the mesh and
-  `build(**tensors)` returns the mtf tensors to compute. Returns (their NumPy values, the
+  `build(**tensors)` returns the mtf tensors to compute. `device`: every slice's device name
+  ("": TensorFlow's choice; runs/cpu.gin names "cpu:0"). Returns (their NumPy values, the
   lowered tf.Graph, for inspecting the ops). Mesh TF and TensorFlow are imported only when called.
   """
   # pylint: disable=g-import-not-at-top  (only callers that need them)
   import mesh_tensorflow as mtf
   import tensorflow.compat.v1 as tf
-  devices = [""] * mtf.convert_to_shape(mesh_shape).size
+  devices = [device] * mtf.convert_to_shape(mesh_shape).size
   graph = mtf.Graph()
   mesh = mtf.Mesh(graph, "mesh")
   with tf.Graph().as_default() as tf_graph:
