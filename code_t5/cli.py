@@ -83,6 +83,10 @@ def _train(args):
 
 def _eval(args):
   experiment = _experiment(args)
+  if launcher.latest_step(experiment.model_dir) is None:  # checked before anything is written
+    raise launcher.LaunchError(
+        f"--model-dir {experiment.model_dir} has no checkpoints (model.ckpt-*.index): train first "
+        "(`code-t5 train` with the same flags) or give the model dir that holds them")
   return launcher.run(experiment.eval_command(args.line_completion, args.max_files),
                       experiment.model_dir / "logs" / "eval.log")
 
@@ -104,7 +108,9 @@ def _prepare(args):
   read_mb = (stats["reader"]["kept"]["bytes"] +
              sum(v["bytes"] for v in stats["reader"]["dropped"].values())) / 1e6
   print(f"prepared: {prepared.path}")
-  print(f"  (written in {seconds:.1f} s, {read_mb / max(seconds, 1e-9):.1f} MB/s of code read)")
+  # A rate over a fraction of a second (a small root) says nothing.
+  rate = f", {read_mb / seconds:.1f} MB/s of code read" if seconds >= 1 else ""
+  print(f"  (written in {seconds:.1f} s{rate})")
   repos = collections.Counter(flcc.assign_splits(
       (r.repo_id for r in flcc.list_repositories(spec.root)), spec.splits).values())
   print(f"{'split':<12}{'repositories':>14}{'files':>10}{'MB':>10}")
@@ -192,7 +198,23 @@ def build_parser(command: Optional[str] = None):
     modules = [] if command in sub.choices else dict.fromkeys(SUBCOMMANDS.values())
   for module in modules:
     importlib.import_module(module).register_cli(sub)
+  parser.commands = sub.choices  # each command's own parser, for its usage in errors
   return parser
+
+
+def _parse(argv):
+  """The parsed `argv`. An option that the command does not take is reported in the command's
+  own usage (argparse would report it in the top-level one), with a hint for --verbose, which
+  goes before the command."""
+  # The command is the first word that is not an option (the only option before it is
+  # --verbose, which takes no value).
+  parser = build_parser(next((a for a in argv if not a.startswith("-")), None))
+  args, unknown = parser.parse_known_args(argv)
+  if unknown:
+    hint = ("; --verbose goes before the command: code-t5 --verbose "
+            f"{args.command} ..." if "--verbose" in unknown else "")
+    parser.commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
+  return args
 
 
 # Python loggers silenced (CRITICAL only) unless --verbose: the root logger -- what libraries log
@@ -241,17 +263,26 @@ def library_output(verbose: bool = False):
       os.environ.pop("TF_CPP_MIN_LOG_LEVEL", None)
 
 
+# The exit status of a command stopped by Ctrl-C (SIGINT): 128 + 2, as a shell reports it.
+_INTERRUPTED = 130
+
+
 def main(argv=None):
   argv = sys.argv[1:] if argv is None else list(argv)
-  # The command is the first word that is not an option (the only option before it is
-  # --verbose, which takes no value).
-  args = build_parser(next((a for a in argv if not a.startswith("-")), None)).parse_args(argv)
-  with library_output(args.verbose):
-    try:
-      return args.func(args)
-    except errors.UserError as e:
-      print(f"code-t5 {args.command}: {e}", file=sys.stderr)
-      return 2
+  try:
+    args = _parse(argv)
+    with library_output(args.verbose):
+      try:
+        return args.func(args)
+      except errors.UserError as e:
+        print(f"code-t5 {args.command}: {e}", file=sys.stderr)
+        return 2
+  except KeyboardInterrupt:
+    # Ctrl-C is how a user ends `serve`, `lsp` or a long import: no traceback. What a command
+    # writes goes to a temporary path first, and child processes die with this one.
+    if sys.stderr.isatty():
+      print(file=sys.stderr)  # past the terminal's "^C"
+    return _INTERRUPTED
 
 
 if __name__ == "__main__":

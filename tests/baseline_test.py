@@ -6,6 +6,7 @@ import shutil
 import pytest
 
 from code_t5 import cli
+from code_t5 import test_utils
 from code_t5.data import flcc
 from code_t5.data import line_completion
 from code_t5.data import sources
@@ -75,6 +76,18 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys, argv, message):
   assert "\n" not in error and error.startswith("code-t5 baseline: ")
   assert message.format(tmp=tmp_path) in error
   assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--checkpoint", "{tmp}/nosuch"], "--checkpoint {tmp}/nosuch is not a directory"),
+    (["--checkpoint", str(test_utils.PRETRAINED), "--rungs", "beam,bogus"],
+     "--rungs: unknown rung 'bogus'"),
+])
+def test_engine_flags_are_checked_before_any_work(tmp_path, capsys, argv, message):
+  argv = [a.format(tmp=tmp_path) for a in argv]
+  assert cli.main(["baseline", "--out", str(tmp_path / "out.json"), *argv]) == 2
+  out, err = capsys.readouterr()
+  assert out == "" and message.format(tmp=tmp_path) in err  # nothing fitted, nothing scored
 
 
 class _Fits:

@@ -115,6 +115,28 @@ def test_bad_fractions_are_one_line_errors(argv, flag, capsys):
   assert err.count("\n") == 1 and flag in err
 
 
+def test_an_option_a_command_lacks_is_named_in_that_commands_usage(capsys):
+  with pytest.raises(SystemExit) as exit_:
+    cli.main(["plot", "--model-dir", "m", "--bogus"])
+  err = capsys.readouterr().err
+  assert exit_.value.code == 2 and err.startswith("usage: code-t5 plot ")
+  assert err.strip().endswith("code-t5 plot: error: unrecognized arguments: --bogus")
+  with pytest.raises(SystemExit):
+    cli.main(["plot", "--verbose", "--model-dir", "m"])
+  assert capsys.readouterr().err.strip().endswith(
+      "unrecognized arguments: --verbose; --verbose goes before the command: code-t5 --verbose "
+      "plot ...")
+
+
+def test_eval_without_checkpoints_is_a_one_line_error_that_writes_nothing(tmp_path, capsys):
+  model_dir = tmp_path / "nosuch"
+  assert cli.main(["eval", "--model-dir", str(model_dir)]) == 2
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and err.startswith(f"code-t5 eval: --model-dir {model_dir} has "
+                                                 "no checkpoints (model.ckpt-*.index)")
+  assert not model_dir.exists()
+
+
 def test_prepare_prints_each_split_and_warns_on_an_empty_one(tmp_path, capsys):
   root = test_utils.make_flcc_tree(tmp_path / "flcc", {
       test_utils.repo_in_split("train", skip=i): {"m.py": f"value = {i}\n" * (i + 1)}

@@ -360,6 +360,36 @@ def test_non_utf8_file_is_a_one_line_error(model_dir, tmp_path):
   assert error.endswith(f"{path} is not UTF-8 text (byte 0xe9 at offset 8)")
 
 
+def test_a_binary_file_or_a_cursor_it_cannot_read_is_a_one_line_error(tmp_path, source_file):
+  path = tmp_path / "nul.py"
+  path.write_bytes(b"x = 1\n\0y = 2\n")  # valid UTF-8, but no Python source
+  error = _one_line_error(_code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED),
+                                   str(path)), "complete")
+  assert error.endswith(f"{path} is binary, not Python source (a NUL byte at offset 6)")
+  for cursor in ("13", "-1:1", "2:x"):  # not "FILE does not exist": the file is there
+    error = _one_line_error(_code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED),
+                                     f"{source_file}:{cursor}"), "complete")
+    assert error.endswith(f"{source_file}:{cursor}: give the cursor as FILE:LINE:COL, both "
+                          "from 1 (or FILE with --line and --col)")
+
+
+def test_complete_says_why_it_shows_nothing(source_file):
+  line, col = _cursor()
+  at = f"{source_file}:{line}:{col}"
+  shown = _code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED), "--min-confidence",
+                   "0", at)
+  assert shown.returncode == 0 and shown.stdout.strip() and not shown.stderr.strip()
+  # The same point behind a gate no line passes: an empty stdout, and a note on stderr that
+  # names the gate and how to see the line.
+  for gate, note in [(["--min-confidence", "1"], "below the gate 1 (--min-confidence 0 shows it)"),
+                     (["--min-score", "1"], "scored at least --min-score 1 (a lower --min-score "
+                                           "shows more)")]:
+    hidden = _code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED), *gate, at)
+    assert hidden.returncode == 0 and hidden.stdout == "", hidden.stderr
+    assert hidden.stderr.strip().startswith("code-t5 complete: no line shown: ")
+    assert hidden.stderr.strip().endswith(note) and hidden.stderr.count("\n") == 1
+
+
 def test_checkpoint_dir_without_checkpoints_is_a_one_line_error(tmp_path, source_file):
   error = _one_line_error(_code_t5("complete", "--checkpoint", str(tmp_path), str(source_file)),
                           "complete")

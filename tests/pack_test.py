@@ -58,13 +58,15 @@ def test_pack_replaces_an_existing_out_only_with_force_and_only_an_earlier_pack(
   out = tmp_path / "packed"
   out.mkdir()
   (out / "mine.txt").write_text("keep")
-  with pytest.raises(pack.PackError, match="--force"):
-    pack.pack(trained, out)
-  with pytest.raises(pack.PackError, match="not an earlier pack"):
-    pack.pack(trained, out, force=True)
+  for force in (False, True):  # neither error suggests a --force that would not help
+    with pytest.raises(pack.PackError,
+                       match=r"not an earlier pack \(no .*\); choose another --out"):
+      pack.pack(trained, out, force=force)
   assert (out / "mine.txt").read_text() == "keep"
   (out / "mine.txt").unlink()  # an empty folder loses nothing
   pack.pack(trained, out, force=True)
+  with pytest.raises(pack.PackError, match="--force"):
+    pack.pack(trained, out)
   (out / "stale.txt").write_text("from the earlier pack")
   summary = pack.pack(trained, out, force=True)  # an earlier pack: replaced
   assert not (out / "stale.txt").exists()
@@ -103,7 +105,7 @@ def test_force_never_replaces_a_folder_that_is_not_a_pack(model_dir, tmp_path, c
   (out / "thesis.tex").write_text("precious")
   code, err = _pack_cli(capsys, model_dir, out)
   assert code == 2 and err.count("\n") == 1, err
-  assert f"--out {out} is not an earlier pack" in err and "choose another --out" in err
+  assert f"--out {out} exists and is not an earlier pack" in err and "choose another --out" in err
   assert (out / "thesis.tex").read_text() == "precious"
   a_file = tmp_path / "notes.txt"
   a_file.write_text("mine")

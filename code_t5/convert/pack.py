@@ -62,14 +62,15 @@ def _check_out(model_dir: pathlib.Path, out: pathlib.Path, force: bool) -> None:
                     "pack to a folder of its own")
   if not (out.exists() or out.is_symlink()):
     return
-  if not force:
-    raise PackError(f"--out {out} exists: pass --force to replace it")
   if out.is_symlink():  # replacing it would replace the link, not the pack it points to
     raise PackError(f"--out {out} is a symbolic link: give the folder it points to")
-  # --force replaces an earlier pack, never an unrelated folder given by mistake.
+  # --force replaces an earlier pack, never an unrelated folder given by mistake (so only a
+  # pack's error suggests it).
   if not out.is_dir() or (any(out.iterdir()) and not (out / PACK_FILE).is_file()):
-    raise PackError(f"--out {out} is not an earlier pack (no {PACK_FILE}); refusing to replace "
-                    "it, choose another --out")
+    raise PackError(f"--out {out} exists and is not an earlier pack (no {PACK_FILE}); choose "
+                    "another --out")
+  if not force:
+    raise PackError(f"--out {out} exists: pass --force to replace it")
 
 
 def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
@@ -77,6 +78,9 @@ def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
   """Writes the weights of `model_dir`'s checkpoint `step` (default: the newest) to `out`."""
   model_dir, out = pathlib.Path(model_dir), pathlib.Path(out)
   config = model_dir / operative_config.FILE_NAME
+  if not model_dir.is_dir():
+    raise PackError(f"{model_dir} is not a directory: give the model dir that "
+                    "mesh_transformer_main trained")
   if not config.is_file():
     raise PackError(f"{model_dir} has no {operative_config.FILE_NAME}: give a model dir that "
                     "mesh_transformer_main trained")

@@ -586,12 +586,13 @@ def _check_output(out: pathlib.Path, sources: Sequence[pathlib.Path], force: boo
     if _inside(real_out, os.path.realpath(src)):
       raise CorpusError(f"--out {out} is inside the source {src}; write the root elsewhere")
   if out.exists() or out.is_symlink():
+    # --force replaces an earlier root, never an unrelated folder or file given by mistake (so
+    # only a root's error suggests it).
+    if not out.is_dir() or (any(out.iterdir()) and not (out / "v3").is_dir()):
+      raise CorpusError(f"--out {out} exists and is not an FLCC root (no v3/); choose another "
+                        "--out")
     if not force:
       raise CorpusError(f"--out {out} exists; pass --force to replace it")
-    # --force replaces an earlier root, never an unrelated folder given by mistake.
-    if not out.is_dir() or (any(out.iterdir()) and not (out / "v3").is_dir()):
-      raise CorpusError(f"--out {out} is not an FLCC root (no v3/); refusing to replace it, "
-                        f"choose another --out")
 
 
 def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,

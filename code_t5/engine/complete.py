@@ -129,7 +129,7 @@ def decode_utf8(data: bytes, name: str) -> str:
 def read_source(path: str) -> str:
   """The text of FILE, or of stdin for "-"; one-line errors for unreadable or non-UTF-8 input."""
   if path == "-":
-    return decode_utf8(sys.stdin.buffer.read(), "stdin")
+    return _text_of_code(sys.stdin.buffer.read(), "stdin")
   file = pathlib.Path(path)
   if not file.exists():
     raise CompletionError(f"{path} does not exist")
@@ -139,7 +139,16 @@ def read_source(path: str) -> str:
     data = file.read_bytes()
   except OSError as e:
     raise CompletionError(f"{path} cannot be read: {e.strerror}") from None
-  return decode_utf8(data, path)
+  return _text_of_code(data, path)
+
+
+def _text_of_code(data: bytes, name: str) -> str:
+  # A NUL byte is no Python source (the interpreter refuses it; `code-t5 import` drops such files
+  # as binary).
+  nul = data.find(b"\0")
+  if nul >= 0:
+    raise CompletionError(f"{name} is binary, not Python source (a NUL byte at offset {nul})")
+  return decode_utf8(data, name)
 
 
 _TARGET = re.compile(r"^(.*):(\d+):(\d+)$")
@@ -148,8 +157,15 @@ _TARGET = re.compile(r"^(.*):(\d+):(\d+)$")
 def parse_target(target: str) -> Tuple[str, Optional[int], Optional[int]]:
   """"FILE:LINE:COL" -> (FILE, LINE, COL); "FILE" or "-" -> (FILE, None, None)."""
   m = _TARGET.match(target)
-  if m and not pathlib.Path(target).exists():
+  if pathlib.Path(target).exists():
+    return target, None, None
+  if m:
     return m.group(1), int(m.group(2)), int(m.group(3))
+  # FILE:... that names an existing FILE but no cursor read above (FILE:LINE, FILE:-1:1): not
+  # "FILE:... does not exist".
+  if any(pathlib.Path(target[:i]).is_file() for i, c in enumerate(target) if c == ":"):
+    raise CompletionError(f"{target}: give the cursor as FILE:LINE:COL, both from 1 (or FILE "
+                          "with --line and --col)")
   return target, None, None
 
 
@@ -1039,7 +1055,19 @@ def _complete(args) -> int:
   else:
     for candidate in result.candidates:  # best first; nothing when no line is worth showing
       print(candidate.text)
+    if not result.candidates:  # say why stdout is empty, or a first try looks broken
+      print(f"code-t5 complete: {_why_nothing(completer, result)}", file=sys.stderr)
   return 0
+
+
+def _why_nothing(completer: "Completer", result: Completion) -> str:
+  if completer.min_confidence is not None and result.confidence is not None:
+    return (f"no line shown: the best line is exact with probability {result.confidence:.2f}, "
+            f"below the gate {completer.min_confidence:g} (--min-confidence 0 shows it)")
+  if completer.min_confidence is None:
+    return (f"no line shown: none passed the filters and scored at least --min-score "
+            f"{completer.min_score:g} (a lower --min-score shows more)")
+  return "no line shown: none of the lines the model wrote passed the filters"
 
 
 def _export(args) -> int:

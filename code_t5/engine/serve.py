@@ -445,6 +445,11 @@ def _handler(completer):
       self._guarded(self._post)
 
     def _get(self):
+      if self.path.rstrip("/") in ("/complete", ""):
+        self.close_connection = True
+        return self._send(405, {"error": f"GET {self.path} is not allowed: POST the request "
+                                         "to /complete (GET /health for the server's state)"},
+                          (("Allow", "POST"),))
       if self.path.rstrip("/") != "/health":
         return self._send(404, {"error": f"no such path {self.path}: POST /complete, GET /health"})
       info = completer.info

@@ -423,8 +423,14 @@ def write_json(results: dict, out: pathlib.Path, force: bool) -> None:
 
 
 def _cli(args) -> int:
-  if args.out.exists() and not args.force:  # before minutes of work
+  # Every flag is checked before the minutes of fitting and scoring.
+  if args.out.exists() and not args.force:
     raise BaselineError(f"--out {args.out} exists: pass --force to replace it")
+  for checkpoint in args.checkpoint:
+    complete.model_info(checkpoint)
+  if args.rungs:
+    from code_t5.evaluation import engine_eval  # pylint: disable=g-import-not-at-top  (as below)
+    engine_eval.check_rungs(args.rungs.split(","))
   names = split_names(args.split)
   try:
     results = evaluate(args.root or default_root(), names, args.model_dir,
