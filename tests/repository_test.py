@@ -111,6 +111,17 @@ def test_a_missing_repository_is_a_one_line_error(tmp_path):
       "folder"]
 
 
+def test_a_folder_too_large_to_index_in_time_is_cut_and_the_user_told(project, monkeypatch):
+  lines = []
+  whole = complete.Completer(test_utils.PRETRAINED, repo=project, echo=lines.append)
+  assert whole.repository.files == 3 and not whole.repository.cut and lines == []
+  monkeypatch.setattr(repository.__name__ + ".INDEX_SECONDS", -1.0)  # out of time at once
+  cut = complete.Completer(test_utils.PRETRAINED, repo=project, echo=lines.append)
+  assert cut.repository.files == 0 and cut.repository.cut
+  assert lines == [f"--repo {project}: indexed 0 Python files in -1 s, its limit; the rest of "
+                   "the folder is left out (give the project's own folder)"]
+
+
 SIMILAR_OTHER = '''import logging
 
 from pkg import registry

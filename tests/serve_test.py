@@ -320,3 +320,10 @@ def test_a_dead_worker_costs_its_request_only(completer):
   assert [r.get("error", "").startswith(serve.INTERNAL_ERROR) for r in replies] == [
       True, True, False, False]
   assert [_without_ms(r) for r in replies[2:]] == [expected, expected]
+
+
+def test_workers_without_a_port_is_a_one_line_error(capsys):
+  from code_t5 import cli  # pylint: disable=g-import-not-at-top
+  assert cli.main(["serve", "--checkpoint", str(test_utils.PRETRAINED), "--workers", "2"]) == 2
+  assert capsys.readouterr().err == ("code-t5 serve: --workers needs --port: requests on stdin "
+                                     "are answered one at a time\n")

@@ -769,8 +769,13 @@ class Completer:
     self.max_tokens = min(max_tokens, self.info.sequence_length["targets"])
     # The project's other files (--repo): indexed once, within repository.INDEX_SECONDS.
     self.repo = pathlib.Path(repo).resolve() if repo is not None else None
-    self.repository = (repository_lib.Repository.of_folder(self.repo, self.tokenizer)
+    self.repository = (repository_lib.Repository.of_folder(
+        self.repo, self.tokenizer, seconds=repository_lib.INDEX_SECONDS)
                        if self.repo is not None else None)
+    if self.repository is not None and self.repository.cut:
+      echo(f"--repo {repo}: indexed {self.repository.files:,} Python files in "
+           f"{repository_lib.INDEX_SECONDS:g} s, its limit; the rest of the folder is left out "
+           "(give the project's own folder)")
     self.about = model_about(self.info.model_dir)
     self.description = describe_model(self.info, self.about)
     gate = self.about.get("min_score")

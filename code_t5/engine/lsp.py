@@ -302,8 +302,9 @@ class Engine:
         if path:
           built.add(path, document.text)
       self.repository = built
+      cut = (f", its limit: the rest of {self.root} is left out" if built.cut else "")
       self.log(f"indexed {built.files} Python files of {self.root} in "
-               f"{time.monotonic() - start:.1f} s")
+               f"{time.monotonic() - start:.1f} s{cut}")
 
     thread = threading.Thread(target=build, name="code-t5-index", daemon=True)
     thread.start()

@@ -34,6 +34,7 @@ class Repository:
     self.modules = imports.ModuleIndex()
     self.windows = similar_code.WindowIndex()
     self.files = 0
+    self.cut = False  # whether `of_folder` stopped at its time limit (the rest left out)
 
   def add(self, path: str, text: str) -> None:
     self.pieces.add(path, text)
@@ -71,6 +72,7 @@ class Repository:
     start = time.monotonic()
     for path in iter_python_files(folder, MAX_FILE_BYTES):
       if seconds is not None and time.monotonic() - start > seconds:
+        repository.cut = True
         break
       try:
         text = path.read_text(encoding="utf-8")

@@ -507,6 +507,9 @@ def _serve(args) -> int:
   if args.port is not None and not 0 <= args.port <= 65535:
     raise complete_lib.CompletionError(f"--port {args.port} is not a port number (0-65535)")
   check_workers(args.workers)  # before the model loads
+  if args.workers is not None and args.port is None:
+    raise complete_lib.CompletionError("--workers needs --port: requests on stdin are answered "
+                                       "one at a time")
   completer = complete_lib.Completer(args.checkpoint, complete_lib.options_from(args),
                                      repo=args.repo)
   if args.port is None:
