@@ -87,8 +87,24 @@ def _eval(args):
     raise launcher.LaunchError(
         f"--model-dir {experiment.model_dir} has no checkpoints (model.ckpt-*.index): train first "
         "(`code-t5 train` with the same flags) or give the model dir that holds them")
-  return launcher.run(experiment.eval_command(args.line_completion, args.max_files),
+  code = launcher.run(experiment.eval_command(args.line_completion, args.max_files),
                       experiment.model_dir / "logs" / "eval.log")
+  if code == 0 and args.line_completion:
+    _show_decodes(experiment.line_completion_dir(), launcher.latest_step(experiment.model_dir))
+  return code
+
+
+def _show_decodes(eval_dir: pathlib.Path, step: int) -> None:
+  """Where the line-completion eval's decodes are and how many points they cover: Mesh TF prints
+  the metrics alone, and 0.000 from a model that ends every line at once looks like no points."""
+  from code_t5.data import postprocessors  # pylint: disable=g-import-not-at-top
+  for path in sorted(eval_dir.glob(f"*_{step}_predictions")):
+    decodes = [postprocessors.from_json_line(line)
+               for line in path.read_text(encoding="utf-8").splitlines()]
+    empty = sum(not decode.strip() for decode in decodes)
+    why = ("; the model ends every line at once: train it longer"
+           if decodes and empty == len(decodes) else "")
+    print(f"decodes: {path} ({len(decodes)} points, {empty} empty{why})")
 
 
 def _prepare(args):

@@ -8,6 +8,7 @@ engine computes and searches is in runtime_test and decoding_test.
 """
 
 import json
+import math
 import pathlib
 import shutil
 import subprocess
@@ -388,6 +389,16 @@ def test_complete_says_why_it_shows_nothing(source_file):
     assert hidden.returncode == 0 and hidden.stdout == "", hidden.stderr
     assert hidden.stderr.strip().startswith("code-t5 complete: no line shown: ")
     assert hidden.stderr.strip().endswith(note) and hidden.stderr.count("\n") == 1
+
+
+def test_with_every_score_shown_only_the_filters_can_have_hidden_the_lines():
+  # A model of your own has no confidence model and shows every score (--min-score=-inf): where
+  # it shows nothing, the filters removed what it wrote.
+  mine = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_score=-math.inf))
+  nothing = complete.Completion(candidates=(), context_chars=0, truncated=False, ms=0.0)
+  assert complete._why_nothing(mine, nothing) == (  # pylint: disable=protected-access
+      "no line shown: none of the lines the model wrote passed the filters (--no-filters shows "
+      "them)")
 
 
 def test_checkpoint_dir_without_checkpoints_is_a_one_line_error(tmp_path, source_file):

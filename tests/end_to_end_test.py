@@ -175,6 +175,7 @@ def test_code_vocabulary_trains_and_evaluates_line_completion(tmp_path, prepared
   evaluated = _code_t5("eval", "--line-completion", *flags)
   assert evaluated.returncode == 0, evaluated.stdout[-3000:] + evaluated.stderr[-3000:]
   assert "eval/flcc_py_line_completion_spm_dev_v1/exact_match" in evaluated.stdout
+  assert "flcc_py_line_completion_spm_dev_v1_2_predictions (8 points, " in evaluated.stdout
   eval_dir = tmp_path / "model" / f"validation_eval_{line_completion.eval_dir_suffix('dataset-dev')}"
   targets = (eval_dir / "flcc_py_line_completion_spm_dev_v1_targets").read_text().splitlines()
   assert len(targets) == 8 and all("\n" not in postprocessors.from_json_line(t) for t in targets)

@@ -30,6 +30,7 @@ counted in characters (code points); column len(line) + 1 is the end of the line
 
 import dataclasses
 import json
+import math
 import pathlib
 import re
 import reprlib
@@ -1069,10 +1070,11 @@ def _why_nothing(completer: "Completer", result: Completion) -> str:
   if completer.min_confidence is not None and result.confidence is not None:
     return (f"no line shown: the best line is exact with probability {result.confidence:.2f}, "
             f"below the gate {completer.min_confidence:g} (--min-confidence 0 shows it)")
-  if completer.min_confidence is None:
+  if completer.min_confidence is None and completer.min_score > -math.inf:
     return (f"no line shown: none passed the filters and scored at least --min-score "
             f"{completer.min_score:g} (a lower --min-score shows more)")
-  return "no line shown: none of the lines the model wrote passed the filters"
+  return ("no line shown: none of the lines the model wrote passed the filters (--no-filters "
+          "shows them)")
 
 
 def _export(args) -> int:
