@@ -36,6 +36,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from code_t5 import errors
+from code_t5.engine import few_rows
 from code_t5.engine import tokenizers
 
 RUNTIME_DIR = "runtime"
@@ -380,23 +381,28 @@ def _use_one_blas_thread() -> None:
 # Rows up to which OpenBLAS's vector-matrix product, row by row, beats one matrix product of all
 # of them (one thread, the slower AVX2 machine, [R, 256] by [256, 1,024]: 4 rows 108 against 228
 # µs, 12 rows 274 against 286, 16 rows 414 against 315; by the [256, 8,192] logits kernel: 4 rows
-# 0.66 against 1.81 ms, 12 rows 1.97 against 2.01 ms).
+# 0.66 against 1.81 ms, 12 rows 1.97 against 2.01 ms), and so does few_rows.product.
 _ROWS_ONE_BY_ONE = 12
+
+
+def _few_rows(rows, kernel):
+  """rows [R, d] @ kernel [d, k] for R <= _ROWS_ONE_BY_ONE: few_rows.product where it was built
+  (the kernel read once for all rows), else row by row."""
+  if few_rows.available:
+    return few_rows.product(np.ascontiguousarray(rows), kernel)
+  return (rows[:, None, :] @ kernel)[:, 0]
 
 
 def _product(x, kernel):
   """x [..., d] @ kernel [d, k] for a stack of rows (x with 3 or more axes, `step`'s beams and
-  `read_after`'s lines): all rows in one matrix product, or row by row where there are few of
+  `read_after`'s lines): all rows in one matrix product, or `_few_rows` where there are few of
   them (_ROWS_ONE_BY_ONE). numpy would multiply a [B, T, d] stack as B products of T rows,
   OpenBLAS's slowest shape for the few pieces of a retrieved line. A 2-D x (`start`'s blocks)
   is one product, as before."""
   if x.ndim < 3:
     return x @ kernel
   rows = x.reshape(-1, x.shape[-1])
-  if len(rows) <= _ROWS_ONE_BY_ONE:
-    product = (rows[:, None, :] @ kernel)[:, 0]
-  else:
-    product = rows @ kernel
+  product = _few_rows(rows, kernel) if len(rows) <= _ROWS_ONE_BY_ONE else rows @ kernel
   return product.reshape(x.shape[:-1] + (kernel.shape[1],))
 
 
@@ -640,14 +646,14 @@ class Network:
     return x + _product(hidden, layer.mlp_out)
 
   def logits(self, y) -> np.ndarray:
-    """[d_model] -> [vocab], or [B, d_model] -> [B, vocab] one row at a time: OpenBLAS's
+    """[d_model] -> [vocab], or [B, d_model] -> [B, vocab] by `_few_rows`: OpenBLAS's
     matrix-vector product is ~4x faster than its matrix product for a few rows against the
     [d_model, vocab] kernel (5 x 256 x 8,100 on one thread: 0.66 against 2.7 ms; measured
-    here), and this product is most of a decode step."""
+    here), few_rows.product ~2x faster again, and this product is most of a decode step."""
     normed = _rms_norm(y, self.final_norm)
     if normed.ndim == 1:
       return normed @ self._logits_kernel
-    return (normed[:, None, :] @ self._logits_kernel)[:, 0]  # a stack of [1, d] rows: row by row
+    return _few_rows(normed, self._logits_kernel)
 
   def _encode(self, tokens: np.ndarray) -> np.ndarray:
     """The encoder's output for [n] tokens (no padding): [n, d_model]."""
