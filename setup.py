@@ -43,11 +43,12 @@ setuptools.setup(
     package_dir={"code_t5.gin_configs": "gin_configs"},
     package_data={"code_t5.gin_configs": ["*.gin", "*/*.gin"], "code_t5": ["vocabs/*.model", "pretrained/*/*", "pretrained/*/runtime/*/*"]},
     py_modules=["code_t5_compat"],
-    # The decode step's products of a few rows (code_t5/engine/few_rows.py). A plain C library
-    # loaded with ctypes, not a Python module; optional: without a C compiler the install goes on
-    # and the engine multiplies with NumPy.
-    ext_modules=[setuptools.Extension("code_t5.engine._few_rows", ["code_t5/engine/_few_rows.c"],
-                                      extra_compile_args=["-O3"], optional=True)],
+    # The engine's decode step in C (code_t5/engine/native.py). A plain C library loaded with
+    # ctypes, not a Python module; optional: without a C compiler the install goes on and the
+    # engine computes in NumPy.
+    ext_modules=[setuptools.Extension(
+        "code_t5.engine._native", ["code_t5/engine/_few_rows.c", "code_t5/engine/_decode_step.c"],
+        extra_compile_args=["-O3"], libraries=[] if os.name == "nt" else ["m"], optional=True)],
     cmdclass={"build_py": _BuildPyWithPth, "editable_wheel": _EditableWheelWithPth},
     # The exact, tested versions live in requirements/stack.txt (installed by scripts/bootstrap.sh).
     # t5 and mesh-tensorflow are absent on purpose: they must be installed with --no-deps (see there).

@@ -29,9 +29,9 @@ Per model it prints:
   below the cursor's line changes at every request);
 - where the default's time goes: encoding the context (SentencePiece + left truncation),
   reading it (`Network.start`: one pass over ~255 tokens), the decode steps (per step, and how
-  many), and the Python around them (search bookkeeping, filters); again with the decode steps'
-  products of a few rows by NumPy, row by row, which code_t5/engine/few_rows.py replaced (its C
-  library read each weight matrix once for all the beams), and the ratio of their ms per step;
+  many), and the Python around them (search bookkeeping, filters); again with the network in
+  NumPy, which the C decode step (code_t5/engine/native.py) replaced, and the ratio of their ms
+  per step;
 - the `code-t5 serve` process over stdin: request round-trip p50/p95 and its peak RSS (VmHWM);
 - `code-t5 serve --port` under concurrency: one client, then --clients clients at once (each
   sending its next request as soon as its reply arrives, every point once, from its own
@@ -73,7 +73,7 @@ from code_t5.data import line_completion  # pylint: disable=g-import-not-at-top,
 from code_t5.data import sources  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.engine import complete  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.engine import decoding  # pylint: disable=g-import-not-at-top,wrong-import-position
-from code_t5.engine import few_rows  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5.engine import native  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.engine import repository  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.training import launcher  # pylint: disable=g-import-not-at-top,wrong-import-position
 
@@ -218,17 +218,17 @@ class _CountingNetwork:
     return result
 
 
-def _breakdown(model_dir, points, with_few_rows=True) -> dict:
+def _breakdown(model_dir, points, with_native=True) -> dict:
   """Where the default engine's time goes, summed over the points, in ms per request.
 
-  with_few_rows=False: the decode steps' products of a few rows by NumPy, row by row, as before
-  code_t5/engine/few_rows.py (what it replaced)."""
-  if not with_few_rows:
-    built, few_rows.available = few_rows.available, False
+  with_native=False: the network in NumPy, as before code_t5/engine/native.py (what it
+  replaced)."""
+  if not with_native:
+    built, native.available = native.available, False
     try:
       return _breakdown(model_dir, points)
     finally:
-      few_rows.available = built
+      native.available = built
   completer = complete.Completer(model_dir, DEFAULT, echo=lambda line: None)
   counting = _CountingNetwork(completer.network)
   # The Completer reads the context itself (Network.start) and hands the state to the search.
@@ -437,7 +437,7 @@ def measure(name, model_dir, points, args) -> dict:
       print(f"  serve of {checkout or 'this checkout'}, 1 then {args.clients} clients: "
             f"{time.perf_counter() - start:.1f} s", flush=True)
     return figures
-  stages = 14 + args.savedmodel + few_rows.available
+  stages = 14 + args.savedmodel + native.available
   seconds = {}
 
   def timed(label, function, *arguments):
@@ -461,9 +461,9 @@ def measure(name, model_dir, points, args) -> dict:
                             points, args.keystrokes)
   figures["moving"] = timed(f"moving, {args.moves} lines x 2", _moving, model_dir, args.moves)
   figures["breakdown"] = timed("breakdown", _breakdown, model_dir, points)
-  if few_rows.available:
-    figures["breakdown_numpy_rows"] = timed("breakdown, NumPy's row by row products", _breakdown,
-                                            model_dir, points, False)
+  if native.available:
+    figures["breakdown_numpy"] = timed("breakdown, the network in NumPy", _breakdown, model_dir,
+                                       points, False)
   figures["uncached"] = _percentiles(timed("no cache", _uncached_greedy, model_dir, points))
   figures["serve"] = timed("serve", _serve, model_dir, points)
   figures["concurrency"] = [timed(f"serve, 1 then {args.clients} clients", _concurrency,
@@ -515,17 +515,17 @@ def _report(rows):
   print(f"{'model':<10}{'context':>9}{'start':>9}{'steps':>8}{'ms/step':>9}{'decode':>9}"
         f"{'other':>9}{'total':>9}")
   for r in rows:
-    for key, name in (("breakdown", r["name"]), ("breakdown_numpy_rows", "  NumPy rows")):
+    for key, name in (("breakdown", r["name"]), ("breakdown_numpy", "  NumPy")):
       if key in r:
         b = r[key]
         print(f"{name:<10}{b['context_ms']:>9.1f}{b['start_ms']:>9.1f}{b['steps']:>8.1f}"
               f"{b['step_ms']:>9.2f}{b['decode_ms']:>9.1f}{b['other_ms']:>9.1f}"
               f"{b['total_ms']:>9.1f}")
-  print(f"(decode steps' products of a few rows: {few_rows.describe()}"
-        + ("; \"NumPy rows\": the same requests with NumPy's product row by row, which it "
-           "replaced, step ms ratio " + ", ".join(
-               f"{r['name']} {r['breakdown']['step_ms'] / r['breakdown_numpy_rows']['step_ms']:.2f}x"
-               for r in rows if "breakdown_numpy_rows" in r) if few_rows.available else "") + ")")
+  print(f"(the network: {native.describe()}"
+        + ("; \"NumPy\": the same requests with the network in NumPy, which it replaced, ms "
+           "per step " + ", ".join(
+               f"{r['name']} {r['breakdown']['step_ms'] / r['breakdown_numpy']['step_ms']:.2f}x"
+               for r in rows if "breakdown_numpy" in r) if native.available else "") + ")")
   print("\nprocesses:")
   print(f"{'model':<10}{'serve p50/p95 ms':>18}{'serve RSS MB':>14}{'cold complete s':>17}"
         f"{'SavedModel p50/p95 ms':>23}{'SavedModel RSS MB':>19}{'SavedModel/best':>17}")
@@ -565,7 +565,7 @@ def main(argv=None):
   if args.concurrency_only:
     args.small = args.small and not args.shipped
   print(f"{bench_utils.cpu_kind()}; load average before: {bench_utils.load_average()}")
-  print(f"decode steps' products of a few rows: {few_rows.describe()}")
+  print(f"the network's decode steps: {native.describe()}")
   points = _points(args.requests)
   models = [("shipped", test_utils.PRETRAINED)] if args.shipped else []
   if args.small:

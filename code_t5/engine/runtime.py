@@ -36,7 +36,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from code_t5 import errors
-from code_t5.engine import few_rows
+from code_t5.engine import native
 from code_t5.engine import tokenizers
 
 RUNTIME_DIR = "runtime"
@@ -381,15 +381,15 @@ def _use_one_blas_thread() -> None:
 # Rows up to which OpenBLAS's vector-matrix product, row by row, beats one matrix product of all
 # of them (one thread, the slower AVX2 machine, [R, 256] by [256, 1,024]: 4 rows 108 against 228
 # µs, 12 rows 274 against 286, 16 rows 414 against 315; by the [256, 8,192] logits kernel: 4 rows
-# 0.66 against 1.81 ms, 12 rows 1.97 against 2.01 ms), and so does few_rows.product.
+# 0.66 against 1.81 ms, 12 rows 1.97 against 2.01 ms), and so does native.product.
 _ROWS_ONE_BY_ONE = 12
 
 
 def _few_rows(rows, kernel):
-  """rows [R, d] @ kernel [d, k] for R <= _ROWS_ONE_BY_ONE: few_rows.product where it was built
+  """rows [R, d] @ kernel [d, k] for R <= _ROWS_ONE_BY_ONE: native.product where it was built
   (the kernel read once for all rows), else row by row."""
-  if few_rows.available:
-    return few_rows.product(np.ascontiguousarray(rows), kernel)
+  if native.available:
+    return native.product(np.ascontiguousarray(rows), kernel)
   return (rows[:, None, :] @ kernel)[:, 0]
 
 
@@ -499,15 +499,26 @@ class Prefix:
 
 
 class Beams:
-  """The generated part of a batch of candidate lines: per layer keys/values [B, heads, t, hd]."""
+  """The generated part of a batch of candidate lines: per layer keys/values [B, heads,
+  capacity, hd], of which the first `length` positions are the beams' so far (room for the next
+  ones, so that a step writes its position in place)."""
+
+  CAPACITY = 16  # positions at first; doubled when full (most lines end within 16 pieces)
 
   def __init__(self, network: "Network", prefix: Prefix, size: int):
     self.prefix = prefix
     self.size = size
     self.length = 0
-    heads, head_dim = network.num_heads, network.head_dim
-    self.keys = [np.zeros((size, heads, 0, head_dim), np.float32) for _ in network.layers]
-    self.values = [np.zeros((size, heads, 0, head_dim), np.float32) for _ in network.layers]
+    shape = (size, network.num_heads, self.CAPACITY, network.head_dim)
+    self.keys = [np.zeros(shape, np.float32) for _ in network.layers]
+    self.values = [np.zeros(shape, np.float32) for _ in network.layers]
+
+  def make_room(self):
+    """Room for position `length`: the capacity doubled if it is full."""
+    if self.length == self.keys[0].shape[2]:
+      grow = lambda a: np.concatenate([a, np.zeros_like(a)], axis=2)
+      self.keys = [grow(k) for k in self.keys]
+      self.values = [grow(v) for v in self.values]
 
   def reorder(self, parents: np.ndarray):
     self.keys = [k[parents] for k in self.keys]
@@ -550,6 +561,8 @@ class Network:
       self.encoder_norm = params["encoder/encoder_norm/scale"]
       self.encoder_bias = _RelativeBias(params["encoder/relpos_bias/rel_embedding"], True,
                                         max_length)
+    # `step` in C where the library was built and runs this network (else None: NumPy).
+    self.native_step = native.DecodeStep.of(self)
 
   def _in_one_block(self):
     """Moves the kernels a decode step multiplies by into one array that starts at a huge page.
@@ -649,7 +662,7 @@ class Network:
     """[d_model] -> [vocab], or [B, d_model] -> [B, vocab] by `_few_rows`: OpenBLAS's
     matrix-vector product is ~4x faster than its matrix product for a few rows against the
     [d_model, vocab] kernel (5 x 256 x 8,100 on one thread: 0.66 against 2.7 ms; measured
-    here), few_rows.product ~2x faster again, and this product is most of a decode step."""
+    here), native.product ~2x faster again, and this product is most of a decode step."""
     normed = _rms_norm(y, self.final_norm)
     if normed.ndim == 1:
       return normed @ self._logits_kernel
@@ -748,13 +761,22 @@ class Network:
     position = prefix.length + beams.length
     prefix_bias = self.bias(position, 1, 0, prefix.length)  # [heads, 1, n]
     own_bias = self.bias(position, 1, prefix.length, beams.length + 1)  # [heads, 1, t + 1]
+    t = beams.length
+    beams.make_room()
+    if self.native_step is not None:  # the same step in C (native.py)
+      logits = self.native_step(
+          self.embedding[tokens], prefix.keys_t, prefix.values,
+          np.ascontiguousarray(prefix_bias[:, 0]), beams.keys, beams.values, t,
+          np.ascontiguousarray(own_bias[:, 0]))
+      beams.length += 1
+      return logits
     x = self.embedding[tokens][:, None, :]  # [B, 1, d]
     for i, layer in enumerate(self.layers):
       q, k, v = layer.self_attention.query_key_value_heads(_rms_norm(x, layer.self_norm))
-      beams.keys[i] = np.concatenate([beams.keys[i], k], axis=2)
-      beams.values[i] = np.concatenate([beams.values[i], v], axis=2)
-      x = self._layer_after(layer, i, prefix, x, q, beams.keys[i], beams.values[i], prefix_bias,
-                            own_bias)
+      beams.keys[i][:, :, t] = k[:, :, 0]
+      beams.values[i][:, :, t] = v[:, :, 0]
+      x = self._layer_after(layer, i, prefix, x, q, beams.keys[i][:, :, :t + 1],
+                            beams.values[i][:, :, :t + 1], prefix_bias, own_bias)
     beams.length += 1
     return self.logits(x[:, 0])
 
