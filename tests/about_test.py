@@ -12,7 +12,8 @@ from code_t5.engine import complete
 def test_the_shipped_model_is_the_default_and_names_itself():
   assert complete.SHIPPED_MODEL == test_utils.PRETRAINED
   engine = complete.Completer(complete.SHIPPED_MODEL)
-  assert engine.description == ("causal_lm-mini-spm_dev-sitepackages (27,568 steps, on the "
+  assert engine.description == ("causal_lm-mini-spm_dev-sitepackages (27,568 training steps in "
+                                "all, on the "
                                 "site-packages corpus (133 Python distributions' train split), "
                                 "then on a GPU with 80 more distributions and dataset-dev's train "
                                 "split (the last 18,068 steps, with 16x the batch), 2026-11-28)")

@@ -4,6 +4,9 @@ Mesh TF's own logits for the decoder-only prefix LM; this file against NumPy for
 model and a gated-GELU variant of it, through growing and reordered beams.)"""
 
 import copy
+import importlib.machinery
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -20,6 +23,35 @@ def test_the_c_library_is_built_by_the_install():
   # silently, so a checkout that lost it should fail here.
   assert native.available, native.describe()
   assert native.describe().startswith("C, ")
+
+
+def _library_in(directory, c_source=None, data=None):
+  """`directory` (made) holding a file where native.load looks for the library: `data`, or a
+  shared library compiled from `c_source` (each case its own path: dlopen keeps what it loaded)."""
+  directory.mkdir()
+  path = directory / ("_native" + importlib.machinery.EXTENSION_SUFFIXES[0])
+  if data is not None:
+    path.write_bytes(data)
+  else:
+    (directory / "other.c").write_text(c_source)
+    subprocess.run([shutil.which("cc") or "gcc", "-shared", "-fPIC", "-o", str(path),
+                    str(directory / "other.c")], check=True)
+  return directory
+
+
+def test_a_library_that_cannot_be_used_leaves_the_engine_in_numpy(tmp_path):
+  # Nothing built; a file that is no library; a library of other code (no native_interface);
+  # one built from other sources (another interface version): each is None with the reason.
+  assert native.load(tmp_path) == (None, f"{tmp_path}/_native.* was not built (no C compiler at "
+                                         "install?)")
+  library, why = native.load(_library_in(tmp_path / "junk", data=b"not a shared library"))
+  assert library is None and "cannot be used" in why and "reinstall the package" in why
+  library, why = native.load(_library_in(tmp_path / "other", "int other(void) { return 0; }\n"))
+  assert library is None and "native_interface" in why and "cannot be used" in why
+  library, why = native.load(_library_in(tmp_path / "older",
+                                         "int native_interface(void) { return 999; }\n"))
+  assert library is None and why.endswith("was built from other sources: reinstall the package "
+                                          "(make, or pip install -e .) to rebuild it")
 
 
 @pytest.mark.parametrize("baseline", [False, True], ids=["this_cpu", "baseline_vectors"])

@@ -295,6 +295,7 @@ def test_concurrent_clients_get_the_replies_one_client_gets(shipped_completer):
       c.join()
     status, health = _parse_http(_http(port, b"GET /health HTTP/1.1\r\n\r\n"))
     assert status == 200 and health["workers"] == 3
+    assert health["decode_step"].startswith("C, ")  # the library this checkout built
   finally:
     server.shutdown()
     server.server_close()

@@ -217,6 +217,11 @@ __attribute__((target("avx2,fma"))) static int step_avx2(STEP_ARGUMENTS) {
 
 int few_rows_vectors(void);
 
+/* The interface's version: native.py uses a library only if it says the version native.py was
+   written for (a library built from older sources, left beside newer ones, is not called). Bump
+   it with any change to an exported function's arguments. */
+int native_interface(void) { return 1; }
+
 int decode_step(STEP_ARGUMENTS) {
 #if defined(__x86_64__) || defined(__i386__)
   if (few_rows_vectors()) return step_avx2(STEP_VALUES);

@@ -732,7 +732,8 @@ def describe_model(info: ModelInfo, about: dict) -> str:
   """How a model names itself everywhere (complete's log, serve's /health, the LSP's banner)."""
   if not about.get("name"):
     return f"{info.model_dir} (step {info.step})"
-  facts = [f"{about['total_steps']:,} steps" if about.get("total_steps") else None,
+  # "in all": the checkpoint's own step (serve's /health "step") counts its last stage only.
+  facts = [f"{about['total_steps']:,} training steps in all" if about.get("total_steps") else None,
            f"on {about['trained_on']}" if about.get("trained_on") else None,
            about.get("date")]
   return f"{about['name']} ({', '.join(f for f in facts if f)})"

@@ -19,23 +19,32 @@ library's: the logits agree with NumPy's to ~1e-5, not bit for bit.
 import ctypes
 import importlib.machinery
 import pathlib
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import numpy as np
 
 _LIBRARY_NAME = "_native"  # setup.py's extension code_t5.engine._native
+_INTERFACE = 1  # what _decode_step.c's native_interface() returns for the functions used below
 _ACTIVATIONS = {"linear": 0, "relu": 1, "gelu": 2}  # _decode_step.c's enum
 _WEIGHTS_PER_LAYER = 7
 
 _pointer, _size, _float_p = ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_float)
 
 
-def _load() -> Optional[ctypes.CDLL]:
-  here = pathlib.Path(__file__).resolve().parent
+def load(directory: pathlib.Path) -> Tuple[Optional[ctypes.CDLL], str]:
+  """The library built into `directory` and "", or None and why it cannot be used."""
   for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-    path = here / (_LIBRARY_NAME + suffix)
+    path = directory / (_LIBRARY_NAME + suffix)
     if path.is_file():
-      library = ctypes.CDLL(str(path))
+      rebuild = "reinstall the package (make, or pip install -e .) to rebuild it"
+      try:
+        library = ctypes.CDLL(str(path))
+        interface = library.native_interface
+      except (OSError, AttributeError) as e:  # another platform's build, or one from older sources
+        return None, f"{path} cannot be used ({e}): {rebuild}"
+      interface.restype, interface.argtypes = ctypes.c_int, []
+      if interface() != _INTERFACE:
+        return None, f"{path} was built from other sources: {rebuild}"
       for name in ("few_rows_product", "few_rows_product_baseline"):
         function = getattr(library, name)
         function.restype = None
@@ -47,18 +56,18 @@ def _load() -> Optional[ctypes.CDLL]:
           [_size, _pointer, _size, _size, _size, _size, _size, ctypes.c_int, ctypes.c_int,
            _pointer, _size, _pointer, _pointer, _pointer, _size, _size, _pointer, _pointer,
            _pointer, _pointer, _pointer, _size, _pointer])
-      return library
-  return None
+      return library, ""
+  return None, f"{directory / _LIBRARY_NAME}.* was not built (no C compiler at install?)"
 
 
-_LIBRARY = _load()
+_LIBRARY, _WHY_NOT = load(pathlib.Path(__file__).resolve().parent)
 available = _LIBRARY is not None
 
 
 def describe() -> str:
-  """What runs a decode step here, for benchmarks' headers."""
+  """What runs a decode step here, for benchmarks' headers and --verbose."""
   if _LIBRARY is None:
-    return "NumPy (code_t5/engine/_native was not built: no C compiler at install)"
+    return f"NumPy: {_WHY_NOT}"
   return "C, " + ("AVX2 + FMA" if _LIBRARY.few_rows_vectors() else "the CPU's baseline vectors")
 
 

@@ -4,7 +4,8 @@ Serving through TensorFlow costs ~0.85 GB of RAM and seconds of import before th
 and Mesh TF's decoders cannot rank whole lines (no beam search for decoder-only models, no
 constraint on the first pieces for token healing). The engine here computes what Mesh TF
 computes, in float32 NumPy, one token at a time with cached keys and values, so that
-`code_t5.engine.decoding` can search lines as it likes:
+`code_t5.engine.decoding` can search lines as it likes (a decoder-only network's decode step runs
+in C where the package's library was built: code_t5.engine.native):
 
     write(model_dir)  ->  <model_dir>/runtime/step<N>/{model.json, params.npz[, vocab.model]}
     Network.load(that dir)

@@ -57,6 +57,7 @@ from typing import Optional
 
 from code_t5 import errors
 from code_t5.engine import complete as complete_lib
+from code_t5.engine import native
 
 MAX_REQUEST_BYTES = 16 << 20
 MAX_TOP = 20  # a request's "top": each line more widens the beam (and the request's time)
@@ -464,7 +465,9 @@ def _handler(completer):
                               "min_confidence": completer.min_confidence,
                               "repo": str(completer.repo) if completer.repo else None,
                               "repo_files": repository.files if repository else 0,
-                              "workers": self.server.pool.workers})
+                              "workers": self.server.pool.workers,
+                              # C where the package's library was built, else NumPy and why
+                              "decode_step": native.describe()})
 
     def _post(self):
       # The body is not read on an error below: close, so its bytes are not taken for a request.
