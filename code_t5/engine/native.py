@@ -6,12 +6,13 @@ A decode step feeds its beams (5 by default) through the network one piece each.
 of a few rows packs the whole matrix first, and its vector-matrix product, row by row, reads the
 matrix once per row. `_few_rows.c` reads it once; `_decode_step.c` runs the whole step (every
 layer, the attention over the context and the beams, the logits) without returning to Python.
-The shipped model's step, 5 beams, on the slower (AVX2) machine: 4.75 ms in NumPy, 4.13 ms with
-the C products (docs/engine.md, "The decode step in C").
+The shipped model's step, 5 beams, on the slower (AVX2) machine: 4.11-4.32 ms in NumPy, 2.46-2.52
+ms in C (docs/engine.md, "The decode step in C").
 
 The library is built by `pip install` (setup.py's optional extension `code_t5.engine._native`;
-`make` does it) and loaded with ctypes. Where it was not built (no C compiler), `available` is
-False and the engine computes in NumPy as before. Each sum runs in the order NumPy's vector
+`make` does it) and loaded with ctypes. Where it was not built (no C compiler), cannot be loaded
+or was built from other sources, `available` is False and the engine computes in NumPy as before
+(`describe()` says why). Each sum runs in the order NumPy's vector
 products sum it, with fused multiply-adds where the CPU has them, and exp/tanh are the C
 library's: the logits agree with NumPy's to ~1e-5, not bit for bit.
 """
