@@ -143,6 +143,11 @@ def test_decode_step_is_numpy_where_it_cannot_run():
   assert native.DecodeStep.of(net) is None
   net.decoder_only, net.activations = True, ("swish",)
   assert native.DecodeStep.of(net) is None
+  net.activations, layers = ("relu",), net.layers
+  net.layers = []
+  assert native.DecodeStep.of(net) is None
+  net.layers = layers
+  assert native.DecodeStep.of(net) is not None
 
 
 def test_decode_step_refuses_arrays_it_cannot_read_as_given():

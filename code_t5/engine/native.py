@@ -108,8 +108,8 @@ def _pointers(arrays) -> ctypes.Array:
 class DecodeStep:
   """runtime.Network.step for one decoder-only network, in C. `of(network)` is None where the
   library was not built (or `available` was set False: NumPy then, as benchmarks compare) or the
-  network is one it does not run (cross-attention, an activation other than relu/gelu/linear,
-  more than a gated pair)."""
+  network is one it does not run (cross-attention, no layers, an activation other than
+  relu/gelu/linear, more than a gated pair, weights it cannot read in place)."""
 
   def __init__(self, network):
     self.d, self.heads, self.head_dim = network.d_model, network.num_heads, network.head_dim
@@ -141,7 +141,8 @@ class DecodeStep:
 
   @classmethod
   def of(cls, network) -> Optional["DecodeStep"]:
-    if (not available or not network.decoder_only or len(network.activations) > 2 or
+    if (not available or not network.decoder_only or not network.layers or
+        len(network.activations) > 2 or
         any(a not in _ACTIVATIONS for a in network.activations)):
       return None
     try:
