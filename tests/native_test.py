@@ -158,7 +158,7 @@ def test_decode_step_refuses_arrays_it_cannot_read_as_given():
   bias = lambda n: np.zeros((net.num_heads, n), np.float32)
   good = dict(x=x, keys_t=prefix.keys_t, values=prefix.values, context_bias=bias(prefix.length),
               own_keys=beams.keys, own_values=beams.values, t=0, own_bias=bias(1))
-  assert net.native_step(**good).shape == (2, net._logits_kernel.shape[1])  # pylint: disable=protected-access
+  assert net.native_step(**good).shape == (2, net.native_step.vocab)
   for change, message in [
       (dict(t=runtime.Beams.CAPACITY, own_bias=bias(runtime.Beams.CAPACITY + 1)),
        "past the beams' capacity"),

@@ -30,8 +30,9 @@ void few_rows_product(const float *x, const float *w, float *out, size_t rows, s
 enum { LINEAR = 0, RELU = 1, GELU = 2 };
 
 #define EPSILON 1e-6f
+#define INLINE static inline __attribute__((always_inline))
 
-static inline __attribute__((always_inline)) void rms_norm(const float *x, const float *scale, float *out, size_t rows, size_t d) {
+INLINE void rms_norm(const float *x, const float *scale, float *out, size_t rows, size_t d) {
   for (size_t r = 0; r < rows; r++) {
     const float *xr = x + r * d;
     float sum = 0.0f;
@@ -41,7 +42,7 @@ static inline __attribute__((always_inline)) void rms_norm(const float *x, const
   }
 }
 
-static inline __attribute__((always_inline)) void activate(float *x, size_t count, int activation) {
+INLINE void activate(float *x, size_t count, int activation) {
   if (activation == RELU) {
     for (size_t i = 0; i < count; i++) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
   } else if (activation == GELU) {
@@ -53,7 +54,7 @@ static inline __attribute__((always_inline)) void activate(float *x, size_t coun
   }
 }
 
-static inline __attribute__((always_inline)) void softmax(float *x, size_t count) {
+INLINE void softmax(float *x, size_t count) {
   float top = x[0];
   for (size_t i = 1; i < count; i++) top = x[i] > top ? x[i] : top;
   float sum = 0.0f;
@@ -66,9 +67,8 @@ typedef float v8 __attribute__((vector_size(32), aligned(4))); /* as in _few_row
 
 /* out[head_dim] += sum_j weights[j] * rows[j, :] over `count` rows. Where head_dim is 64 (every
    T5 size) the 64 sums stay in registers; else they are updated in memory row by row. */
-static inline __attribute__((always_inline)) void weigh(const float *weights, const float *rows,
-                                                        size_t count, size_t head_dim,
-                                                        float *out) {
+INLINE void weigh(const float *weights, const float *rows, size_t count, size_t head_dim,
+                  float *out) {
   if (head_dim == 64) {
     v8 sums[8];
     for (int c = 0; c < 8; c++) sums[c] = *(const v8 *)(out + 8 * c);
@@ -92,7 +92,7 @@ static inline __attribute__((always_inline)) void weigh(const float *weights, co
    context's keys and values (~115 kB each for ~450 positions) are read once for all beams, not
    once per beam: from L3, that was most of the attention's time. q_b is at q + b * q_stride,
    out_b at out + b * out_stride; the beam's own keys/values at own_* + b * own_stride. */
-static inline __attribute__((always_inline)) void attend(
+INLINE void attend(
     size_t batch, const float *q, size_t q_stride, size_t head_dim, size_t n,
     const float *keys_t, const float *values, const float *context_bias, size_t own,
     const float *own_keys, const float *own_values, size_t own_stride, const float *own_bias,
@@ -159,7 +159,7 @@ static inline __attribute__((always_inline)) void attend(
       logits_kernel, vocab, logits
 
 /* The step, inlined below into a baseline and an AVX2+FMA copy (its loops vectorized for each). */
-static inline __attribute__((always_inline)) int step(STEP_ARGUMENTS) {
+INLINE int step(STEP_ARGUMENTS) {
   const size_t width = heads * head_dim, own = t + 1;
   float *x = malloc(batch * d * sizeof(float)), *h = malloc(batch * d * sizeof(float));
   float *qkv = malloc(batch * 3 * width * sizeof(float));

@@ -1,11 +1,12 @@
 /* The product of a few rows by a weight matrix, reading the matrix once for all of them.
  *
- * out[r, :] = sum_i x[r, i] * w[i, :] for rows r < 12, x [rows, d], w [d, k], out [rows, k], all
- * float32 and C-contiguous (code_t5/engine/few_rows.py checks them before calling).
+ * out[r, :] = sum_i x[r, i] * w[i, :] for a few rows r (up to 12 in runtime._product; any number
+ * works, six per pass), x [rows, d], w [d, k], out [rows, k], all float32 and C-contiguous
+ * (code_t5/engine/native.py checks them before calling).
  *
  * Why: a decode step multiplies its beams' vectors (5 of them by default) by every weight matrix
  * of the network, ~21 MB for the shipped model. OpenBLAS's matrix product of so few rows packs the
- * whole matrix first, and its vector-matrix product, row by row (what runtime._product did),
+ * whole matrix first, and its vector-matrix product, row by row (what runtime._product did before),
  * streams the matrix from memory once per row. Here four rows of w at a time are read once, and
  * each output row (a few kB, in L1 or L2) is updated once per four. Each output is summed over i in
  * order, as a vector-matrix product does, with fused multiply-adds where the CPU has them.

@@ -118,7 +118,8 @@ class DecodeStep:
     self.d_ff = first.mlp_in[0].shape[1]
     self.activation = _ACTIVATIONS[network.activations[0]]
     self.gated_activation = _ACTIVATIONS[network.activations[-1]]
-    self.vocab = network._logits_kernel.shape[1]  # pylint: disable=protected-access
+    logits_kernel = network._logits_kernel  # pylint: disable=protected-access
+    self.vocab = logits_kernel.shape[1]
     weights = []
     for i, layer in enumerate(network.layers):
       att = layer.self_attention
@@ -134,8 +135,7 @@ class DecodeStep:
       weights += checked
     self.layers = len(network.layers)
     self._final_norm = _matrix(network.final_norm.reshape(1, -1), 1, self.d, "final norm")
-    self._logits_kernel = _matrix(network._logits_kernel, self.d, self.vocab,  # pylint: disable=protected-access
-                                  "logits kernel")
+    self._logits_kernel = _matrix(logits_kernel, self.d, self.vocab, "logits kernel")
     self._weights_kept = weights  # the arrays the pointers below point into
     self._weights = _pointers(weights)
 
