@@ -27,9 +27,8 @@ import numpy as np
 _LIBRARY_NAME = "_native"  # setup.py's extension code_t5.engine._native
 _INTERFACE = 1  # what _decode_step.c's native_interface() returns for the functions used below
 _ACTIVATIONS = {"linear": 0, "relu": 1, "gelu": 2}  # _decode_step.c's enum
-_WEIGHTS_PER_LAYER = 7
 
-_pointer, _size, _float_p = ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_float)
+_pointer, _size = ctypes.c_void_p, ctypes.c_size_t
 
 
 def load(directory: pathlib.Path) -> Tuple[Optional[ctypes.CDLL], str]:
@@ -66,7 +65,7 @@ available = _LIBRARY is not None
 
 
 def describe() -> str:
-  """What runs a decode step here, for benchmarks' headers and --verbose."""
+  """What runs a decode step here, for benchmarks' headers and serve's /health."""
   if _LIBRARY is None:
     return f"NumPy: {_WHY_NOT}"
   return "C, " + ("AVX2 + FMA" if _LIBRARY.few_rows_vectors() else "the CPU's baseline vectors")
@@ -123,7 +122,7 @@ class DecodeStep:
     weights = []
     for i, layer in enumerate(network.layers):
       att = layer.self_attention
-      checked = [
+      weights += [
           _matrix(layer.self_norm.reshape(1, -1), 1, self.d, f"layer {i} norm"),
           _matrix(att.query_key_value, self.d, 3 * width, f"layer {i} query/key/value"),
           _matrix(att.out, width, self.d, f"layer {i} attention out"),
@@ -132,7 +131,6 @@ class DecodeStep:
           (_matrix(layer.mlp_in[1], self.d, self.d_ff, f"layer {i} gated MLP in")
            if len(layer.mlp_in) == 2 else None),
           _matrix(layer.mlp_out, self.d_ff, self.d, f"layer {i} MLP out")]
-      weights += checked
     self.layers = len(network.layers)
     self._final_norm = _matrix(network.final_norm.reshape(1, -1), 1, self.d, "final norm")
     self._logits_kernel = _matrix(logits_kernel, self.d, self.vocab, "logits kernel")
