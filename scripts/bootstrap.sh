@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Creates the project's virtual environment and installs the pinned legacy stack plus code_t5.
-# Idempotent: a stamp holding the hash of requirements/stack.txt, setup.py and the C source it
-# builds (code_t5/engine/*.c) skips all work when nothing changed, so `make train-dev` and `make test` can call it every time.
+# Idempotent: a stamp holding the hash of requirements/stack.txt, setup.py and the C sources it
+# builds (code_t5/engine/*.c) skips all work when nothing changed, so `make train-dev` and
+# `make test` can call it every time.
 #   CODE_T5_VENV  where the venv goes (default: .venv in the repository)
 #   PYTHON        interpreter to build it from (default: python3.11, else python3)
 set -euo pipefail
