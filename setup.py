@@ -48,7 +48,8 @@ setuptools.setup(
     # engine computes in NumPy.
     ext_modules=[setuptools.Extension(
         "code_t5.engine._native", ["code_t5/engine/_few_rows.c", "code_t5/engine/_decode_step.c"],
-        extra_compile_args=["-O3"], libraries=[] if os.name == "nt" else ["m"], optional=True)],
+        depends=["code_t5/engine/_native.h"], extra_compile_args=["-O3"],
+        libraries=[] if os.name == "nt" else ["m"], optional=True)],
     cmdclass={"build_py": _BuildPyWithPth, "editable_wheel": _EditableWheelWithPth},
     # The exact, tested versions live in requirements/stack.txt (installed by scripts/bootstrap.sh).
     # t5 and mesh-tensorflow are absent on purpose: they must be installed with --no-deps (see there).

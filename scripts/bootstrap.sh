@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Creates the project's virtual environment and installs the pinned legacy stack plus code_t5.
 # Idempotent: a stamp holding the hash of requirements/stack.txt, setup.py and the C sources it
-# builds (code_t5/engine/*.c) skips all work when nothing changed, so `make train-dev` and
+# builds (code_t5/engine/*.c, *.h) skips all work when nothing changed, so `make train-dev` and
 # `make test` can call it every time.
 #   CODE_T5_VENV  where the venv goes (default: .venv in the repository)
 #   PYTHON        interpreter to build it from (default: python3.11, else python3)
@@ -23,7 +23,7 @@ compile_checkout() {
   "$VENV/bin/python" -m compileall -q code_t5 code_t5_compat.py >/dev/null
 }
 
-want=$(cat requirements/stack.txt setup.py code_t5/engine/*.c | sha256sum | cut -c1-16)
+want=$(cat requirements/stack.txt setup.py code_t5/engine/*.c code_t5/engine/*.h | sha256sum | cut -c1-16)
 stamp="$VENV/.code_t5_installed"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   compile_checkout

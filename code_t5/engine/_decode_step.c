@@ -21,11 +21,10 @@
  * Returns 0, or -1 when its scratch memory could not be allocated (nothing written then).
  */
 #include <math.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-void few_rows_product(const float *x, const float *w, float *out, size_t rows, size_t d, size_t k);
+#include "_native.h"
 
 enum { LINEAR = 0, RELU = 1, GELU = 2 };
 
@@ -62,8 +61,6 @@ INLINE void softmax(float *x, size_t count) {
   float inverse = 1.0f / sum;
   for (size_t i = 0; i < count; i++) x[i] *= inverse;
 }
-
-typedef float v8 __attribute__((vector_size(32), aligned(4))); /* as in _few_rows.c */
 
 /* out[head_dim] += sum_j weights[j] * rows[j, :] over `count` rows. Where head_dim is 64 (every
    T5 size) the 64 sums stay in registers; else they are updated in memory row by row. */
@@ -214,8 +211,6 @@ __attribute__((target("avx2,fma"))) static int step_avx2(STEP_ARGUMENTS) {
   return step(STEP_VALUES);
 }
 #endif
-
-int few_rows_vectors(void);
 
 /* The interface's version: native.py uses a library only if it says the version native.py was
    written for (a library built from older sources, left beside newer ones, is not called). Bump

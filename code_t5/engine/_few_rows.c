@@ -15,11 +15,9 @@
  * AVX2+FMA and for the baseline, and picks one at run time; elsewhere the compiler's own vectors.
  * Nothing here allocates or keeps state.
  */
-#include <stddef.h>
 #include <string.h>
 
-/* Eight floats, at any float-aligned address (the rows of w need not be 32-byte aligned). */
-typedef float v8 __attribute__((vector_size(32), aligned(4)));
+#include "_native.h"
 
 #define MAX_ROWS 6 /* rows per pass: their 4 x MAX_ROWS scalars of x stay in registers */
 
@@ -89,7 +87,6 @@ static void product(const pass_fn *passes, const float *x, const float *w, float
   }
 }
 
-/* 1 where few_rows_product runs the AVX2+FMA code, 0 where the baseline's. */
 int few_rows_vectors(void) {
 #if defined(__x86_64__) || defined(__i386__)
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
