@@ -71,12 +71,11 @@ def describe() -> str:
   return "C, " + ("AVX2 + FMA" if _LIBRARY.few_rows_vectors() else "the CPU's baseline vectors")
 
 
-def _matrix(array: np.ndarray, rows: int, columns: int, name: str) -> np.ndarray:
-  """`array` itself if it is a C-contiguous float32 [rows, columns]; else a ValueError: the C code
+def _checked(array: np.ndarray, shape: Tuple[int, ...], name: str) -> np.ndarray:
+  """`array` itself if it is a C-contiguous float32 of `shape`; else a ValueError: the C code
   trusts the shapes it is given."""
-  if (array.dtype != np.float32 or array.shape != (rows, columns) or
-      not array.flags.c_contiguous):
-    raise ValueError(f"native: {name} must be a C-contiguous float32 [{rows}, {columns}]; got "
+  if array.dtype != np.float32 or array.shape != tuple(shape) or not array.flags.c_contiguous:
+    raise ValueError(f"native: {name} must be a C-contiguous float32 {list(shape)}; got "
                      f"{array.dtype}{list(array.shape)}"
                      + ("" if array.flags.c_contiguous else " (not contiguous)"))
   return array
@@ -92,8 +91,8 @@ def product(x: np.ndarray, w: np.ndarray, baseline: bool = False) -> np.ndarray:
   if x.ndim != 2 or w.ndim != 2:
     raise ValueError(f"native: product needs two matrices; got {list(x.shape)} and "
                      f"{list(w.shape)}")
-  _matrix(x, x.shape[0], w.shape[0], "x")
-  _matrix(w, x.shape[1], w.shape[1], "w")
+  _checked(x, (x.shape[0], w.shape[0]), "x")
+  _checked(w, (x.shape[1], w.shape[1]), "w")
   out = np.empty((x.shape[0], w.shape[1]), np.float32)
   function = _LIBRARY.few_rows_product_baseline if baseline else _LIBRARY.few_rows_product
   function(x.ctypes.data, w.ctypes.data, out.ctypes.data, x.shape[0], x.shape[1], w.shape[1])
@@ -123,17 +122,17 @@ class DecodeStep:
     for i, layer in enumerate(network.layers):
       att = layer.self_attention
       weights += [
-          _matrix(layer.self_norm.reshape(1, -1), 1, self.d, f"layer {i} norm"),
-          _matrix(att.query_key_value, self.d, 3 * width, f"layer {i} query/key/value"),
-          _matrix(att.out, width, self.d, f"layer {i} attention out"),
-          _matrix(layer.mlp_norm.reshape(1, -1), 1, self.d, f"layer {i} MLP norm"),
-          _matrix(layer.mlp_in[0], self.d, self.d_ff, f"layer {i} MLP in"),
-          (_matrix(layer.mlp_in[1], self.d, self.d_ff, f"layer {i} gated MLP in")
+          _checked(layer.self_norm, (self.d,), f"layer {i} norm"),
+          _checked(att.query_key_value, (self.d, 3 * width), f"layer {i} query/key/value"),
+          _checked(att.out, (width, self.d), f"layer {i} attention out"),
+          _checked(layer.mlp_norm, (self.d,), f"layer {i} MLP norm"),
+          _checked(layer.mlp_in[0], (self.d, self.d_ff), f"layer {i} MLP in"),
+          (_checked(layer.mlp_in[1], (self.d, self.d_ff), f"layer {i} gated MLP in")
            if len(layer.mlp_in) == 2 else None),
-          _matrix(layer.mlp_out, self.d_ff, self.d, f"layer {i} MLP out")]
+          _checked(layer.mlp_out, (self.d_ff, self.d), f"layer {i} MLP out")]
     self.layers = len(network.layers)
-    self._final_norm = _matrix(network.final_norm.reshape(1, -1), 1, self.d, "final norm")
-    self._logits_kernel = _matrix(logits_kernel, self.d, self.vocab, "logits kernel")
+    self._final_norm = _checked(network.final_norm, (self.d,), "final norm")
+    self._logits_kernel = _checked(logits_kernel, (self.d, self.vocab), "logits kernel")
     self._weights_kept = weights  # the arrays the pointers below point into
     self._weights = _pointers(weights)
 
@@ -157,9 +156,9 @@ class DecodeStep:
     [heads, t + 1]."""
     batch, n = x.shape[0], values[0].shape[1]
     capacity = own_keys[0].shape[2]
-    _matrix(x, batch, self.d, "x")
-    _matrix(context_bias, self.heads, n, "context bias")
-    _matrix(own_bias, self.heads, t + 1, "own bias")
+    _checked(x, (batch, self.d), "x")
+    _checked(context_bias, (self.heads, n), "context bias")
+    _checked(own_bias, (self.heads, t + 1), "own bias")
     if not t < capacity:
       raise ValueError(f"native: beam position {t} is past the beams' capacity {capacity}")
     for name, arrays, shape in (
@@ -167,10 +166,8 @@ class DecodeStep:
         ("context values", values, (self.heads, n, self.head_dim)),
         ("own keys", own_keys, (batch, self.heads, capacity, self.head_dim)),
         ("own values", own_values, (batch, self.heads, capacity, self.head_dim))):
-      for a in arrays:
-        if a.shape != shape or a.dtype != np.float32 or not a.flags.c_contiguous:
-          raise ValueError(f"native: {name} must be C-contiguous float32 {list(shape)}; got "
-                           f"{a.dtype}{list(a.shape)}")
+      for array in arrays:
+        _checked(array, shape, name)
       if len(arrays) != self.layers:
         raise ValueError(f"native: {len(arrays)} layers of {name}, the network has "
                          f"{self.layers}")
