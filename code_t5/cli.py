@@ -7,6 +7,7 @@ import importlib
 import logging
 import os
 import pathlib
+import re
 import sys
 import warnings
 from typing import Optional
@@ -218,13 +219,22 @@ def build_parser(command: Optional[str] = None):
   return parser
 
 
+_STDIN_CURSOR = re.compile(r"-:\d+:\d+")
+
+
 def _parse(argv):
   """The parsed `argv`. An option that the command does not take is reported in the command's
   own usage (argparse would report it in the top-level one), with a hint for --verbose, which
   goes before the command."""
   # The command is the first word that is not an option (the only option before it is
   # --verbose, which takes no value).
-  parser = build_parser(next((a for a in argv if not a.startswith("-")), None))
+  command = next((a for a in argv if not a.startswith("-")), None)
+  parser = build_parser(command)
+  # `complete -:LINE:COL` (stdin with a cursor) starts with "-", so argparse would take it for
+  # an option; after "--" it is read as the positional it is.
+  stdin_cursors = [a for a in argv if _STDIN_CURSOR.fullmatch(a)]
+  if command == "complete" and stdin_cursors and "--" not in argv:
+    argv = [a for a in argv if a not in stdin_cursors] + ["--", *stdin_cursors]
   args, unknown = parser.parse_known_args(argv)
   if unknown:
     hint = ("; --verbose goes before the command: code-t5 --verbose "

@@ -256,9 +256,11 @@ def cli_replies(source_file):
   # serve's default --top is 5, complete's 1.
   at_cursor = _code_t5("complete", "--json", "--top", "5", "--checkpoint",
                        str(test_utils.PRETRAINED), *SHOW_ALL, f"{source_file}:{line}:{col}")
-  short = _code_t5("complete", "--json", "--top", "5", *SHOW_ALL, "--checkpoint",
-                   str(test_utils.PRETRAINED),
-                   "-", stdin=_requests()[3]["prefix"])
+  # The short prefix on stdin, its cursor given as -:LINE:COL (at its end) before the options.
+  prefix = _requests()[3]["prefix"]
+  end = f"-:{prefix.count(chr(10)) + 1}:{len(prefix.split(chr(10))[-1]) + 1}"
+  short = _code_t5("complete", end, "--json", "--top", "5", *SHOW_ALL, "--checkpoint",
+                   str(test_utils.PRETRAINED), stdin=prefix)
   for result in (at_cursor, short):
     assert result.returncode == 0, result.stderr[-3000:]
   return [json.loads(at_cursor.stdout), json.loads(short.stdout)]
