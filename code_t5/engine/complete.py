@@ -1092,7 +1092,7 @@ def register_cli(subparsers) -> None:
       "stdin) with a trained checkpoint: the --top best lines, one per line")
   complete.add_argument("target", metavar="FILE:LINE:COL",
                         help="FILE:LINE:COL (1-based, columns in characters), FILE (cursor at "
-                        "the end, or --line/--col), or - for stdin")
+                        "the end, or --line/--col), or - for stdin (-:LINE:COL with a cursor)")
   complete.add_argument("--line", type=int)
   complete.add_argument("--col", type=int)
   complete.add_argument("--json", action="store_true",
