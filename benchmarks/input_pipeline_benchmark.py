@@ -25,11 +25,11 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import bench_utils  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
-def build(task: str, length: int, batch: int, seed, use_cached: bool):
+def build(task: str, length: int, batch: int, seed, use_cached: bool, pack: bool = True):
   from t5.models import mesh_transformer  # pylint: disable=g-import-not-at-top
   dataset = mesh_transformer.mesh_train_dataset_fn(
       task, sequence_length={"inputs": length, "targets": length}, dataset_split="train",
-      shuffle=True, seed=seed, use_cached=use_cached, pack=True)
+      shuffle=True, seed=seed, use_cached=use_cached, pack=pack)
   return dataset.repeat().batch(batch, drop_remainder=True)
 
 
@@ -49,8 +49,11 @@ def measure(dataset, batches: int):
         values = ex[key].numpy()
         counts["tokens"] += int(np.count_nonzero(values))
         counts["slots"] += values.size
-    segments = ex["targets_segmentation"].numpy()
-    counts["examples"] += int(sum(len(np.unique(row[row > 0])) for row in segments))
+    if "targets_segmentation" in ex:
+      segments = ex["targets_segmentation"].numpy()
+      counts["examples"] += int(sum(len(np.unique(row[row > 0])) for row in segments))
+    else:  # padded, not packed: one example per row
+      counts["examples"] += len(ex["targets"])
     counts["batches"] += 1
   return first, time.perf_counter() - start, counts
 
@@ -62,6 +65,8 @@ def main(argv=None):
   parser.add_argument("--batch", type=int, default=8)
   parser.add_argument("--batches", type=int, default=300)
   parser.add_argument("--seed", type=int, default=None)
+  parser.add_argument("--no-pack", dest="pack", action="store_false",
+                      help="pad each example to its row (mesh_train_dataset_fn.pack = False)")
   parser.add_argument("--use-cached", type=pathlib.Path,
                       help="read the seqio cache in this dir (code-t5 cache --output_cache_dir)")
   parser.add_argument("--trainer-json", type=pathlib.Path,
@@ -79,10 +84,11 @@ def main(argv=None):
     seqio.add_global_cache_dirs([str(args.use_cached)])
 
   print(f"== input pipeline: {args.task}, batch {args.batch} x {args.length}+{args.length}, "
-        f"packed, {'cached' if args.use_cached else 'uncached'}; load before: "
+        f"{'packed' if args.pack else 'padded'}, {'cached' if args.use_cached else 'uncached'}; "
+        f"load before: "
         f"{bench_utils.load_average()}")
   start = time.perf_counter()
-  dataset = build(args.task, args.length, args.batch, args.seed, bool(args.use_cached))
+  dataset = build(args.task, args.length, args.batch, args.seed, bool(args.use_cached), args.pack)
   built = time.perf_counter() - start
   first, seconds, counts = measure(dataset, args.batches)
   rows = counts["batches"] * args.batch
