@@ -98,3 +98,20 @@ def test_mesh_transformer_main_helpfull_runs():
   # print a traceback and no flags.
   assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
   assert "--module_import" in result.stdout and "--gin_file" in result.stdout
+
+
+def test_the_trainer_starts_with_the_collector_rarer_and_other_processes_do_not(tmp_path):
+  # code_t5_compat (7.): full collections during the imports and the graph's building cost ~1 s of
+  # a training launch; only `python -m t5.models.mesh_transformer_main` starts so, and by the time
+  # --module_import runs (after t5's imports) the thresholds are still the start-up ones.
+  (tmp_path / "gc_probe.py").write_text(
+      "import gc, os\nprint('thresholds', *gc.get_threshold(), flush=True)\nos._exit(0)\n")
+  env = dict(_ENV, PYTHONPATH=str(tmp_path))
+  trainer = subprocess.run(
+      [sys.executable, "-m", "t5.models.mesh_transformer_main", "--module_import=gc_probe"],
+      capture_output=True, text=True, env=env)
+  other = _python("import gc; print('thresholds', *gc.get_threshold())")
+  import code_t5_compat  # pylint: disable=g-import-not-at-top
+  started = [line.split()[1:] for line in trainer.stdout.splitlines() if line.startswith("thresholds")]
+  assert started == [[str(t) for t in code_t5_compat.START_UP_GC_THRESHOLDS]], trainer.stderr[-2000:]
+  assert other.stdout.split()[1:] == ["700", "10", "10"]

@@ -1,6 +1,7 @@
 """code_t5.training.training's options change how fast training starts and ends, never what it
 reads."""
 
+import gc
 import json
 import os
 
@@ -147,3 +148,16 @@ def test_profile_steps_trace_where_the_step_s_time_goes(two_step_run):
   products = [e for e in events if "Einsum" in e["args"].get("op", "")]
   assert any("DenseReluDense" in e["args"]["name"] for e in products)
   assert all(e["dur"] >= 0 for e in events) and sum(e["dur"] for e in products) > 0
+
+
+def test_the_collector_is_as_usual_again_once_the_session_exists():
+  # The trainer's process starts with the collector rarer (code_t5_compat, 7.); train_model's
+  # hook puts it back when the session exists, so training itself collects as usual.
+  usual = gc.get_threshold()
+  code_t5_compat.collect_less_while_starting()
+  try:
+    assert gc.get_threshold() == code_t5_compat.START_UP_GC_THRESHOLDS != usual
+    training._CollectAsUsualOnceStarted().after_create_session(None, None)  # pylint: disable=protected-access
+    assert gc.get_threshold() == usual
+  finally:
+    gc.set_threshold(*usual)

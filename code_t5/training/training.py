@@ -115,7 +115,10 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
                      else code_t5_compat.tf_data_without_autograph())
   if not data_autotune:
     train_dataset_fn = without_autotune(train_dataset_fn)
-  hooks = [_StepIncrementAfterReads()]
+  # The collector stays rare while the graph is built (code_t5_compat, 7.: the trainer's process
+  # starts so), whatever started this process, until the session exists.
+  code_t5_compat.collect_less_while_starting()
+  hooks = [_StepIncrementAfterReads(), _CollectAsUsualOnceStarted()]
   if profile_steps:
     hooks.append(tf.train.ProfilerHook(save_steps=profile_steps,
                                        output_dir=f"{estimator.model_dir}/profile"))
@@ -147,6 +150,12 @@ class _StepIncrementAfterReads(tf.estimator.SessionRunHook):
   def begin(self):
     reads = step_increment_after_reads(tf.get_default_graph())
     tf.logging.info("code_t5.train_model: the step's increment waits for %d reads of it", reads)
+
+
+class _CollectAsUsualOnceStarted(tf.estimator.SessionRunHook):
+  def after_create_session(self, session, coord):
+    del session, coord
+    code_t5_compat.collect_as_usual()
 
 
 def step_increment_after_reads(graph) -> int:
@@ -238,6 +247,7 @@ def eval_datasets_without_autotune(eval_dataset_fn=gin.REQUIRED, **kwargs):
   root's points reads long enough for the model thread's period to reach 60 s. runs/eval.gin binds
   it around t5's `mesh_eval_dataset_fn`, whose own bindings still apply.
   """
+  code_t5_compat.collect_as_usual()  # an eval's start is over (code_t5_compat, 7.)
   # EvalDataset(*...): Mesh TF accepts plain tuples from an eval_dataset_fn too.
   datasets = [transformer_dataset.EvalDataset(*dataset) for dataset in eval_dataset_fn(**kwargs)]
   return [dataset._replace(dataset_fn=without_autotune(dataset.dataset_fn)) for dataset in datasets]
