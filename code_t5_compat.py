@@ -312,10 +312,10 @@ class _ImportOnFirstUse:  # a meta path finder
 
 # 7. Importing TensorFlow, t5 and seqio makes ~1.5M Python objects and Mesh TF's graph more; every
 # time the objects that survived grow by a quarter, the collector walks all of them (7 full passes
-# during the imports alone), ~1-1.5 s of the trainer's imports on the slower 2-core machine
-# (6.1-6.5 s -> 4.9-5.7 s) and more while the graph is built. Raised thresholds keep collecting the
-# youngest objects (every 100,000 allocations instead of 700) and put off the full passes until
-# collect_as_usual(), when start-up is over.
+# during the imports alone), ~1 s of the trainer's imports on the slower 2-core machine (6.2
+# against 5.3 s at the median of 5 alternated pairs), and more while the graph is built. Raised
+# thresholds keep collecting the youngest objects (every 100,000 allocations instead of 700) and
+# put off the full passes until collect_as_usual(), when start-up is over.
 TRAINER_MODULE = "t5.models.mesh_transformer_main"
 START_UP_GC_THRESHOLDS = (100_000, 50, 100)
 _USUAL_GC_THRESHOLDS = gc.get_threshold()
