@@ -112,6 +112,8 @@ def test_the_trainer_starts_with_the_collector_rarer_and_other_processes_do_not(
       capture_output=True, text=True, env=env)
   other = _python("import gc; print('thresholds', *gc.get_threshold())")
   import code_t5_compat  # pylint: disable=g-import-not-at-top
-  started = [line.split()[1:] for line in trainer.stdout.splitlines() if line.startswith("thresholds")]
-  assert started == [[str(t) for t in code_t5_compat.START_UP_GC_THRESHOLDS]], trainer.stderr[-2000:]
+  started = [line.split()[1:] for line in trainer.stdout.splitlines()
+             if line.startswith("thresholds")]
+  expected = [str(t) for t in code_t5_compat.START_UP_GC_THRESHOLDS]
+  assert started == [expected], trainer.stderr[-2000:]
   assert other.stdout.split()[1:] == ["700", "10", "10"]

@@ -157,7 +157,8 @@ def test_the_collector_is_as_usual_again_once_the_session_exists():
   code_t5_compat.collect_less_while_starting()
   try:
     assert gc.get_threshold() == code_t5_compat.START_UP_GC_THRESHOLDS != usual
-    training._CollectAsUsualOnceStarted().after_create_session(None, None)  # pylint: disable=protected-access
+    hook = training._CollectAsUsualOnceStarted()  # pylint: disable=protected-access
+    hook.after_create_session(None, None)
     assert gc.get_threshold() == usual
   finally:
     gc.set_threshold(*usual)
