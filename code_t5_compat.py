@@ -329,11 +329,15 @@ def collect_as_usual():
   gc.set_threshold(*_USUAL_GC_THRESHOLDS)
 
 
-def _starts_the_trainer() -> bool:
-  """Whether this interpreter was started as `python -m t5.models.mesh_transformer_main` (at
-  start-up sys.argv holds only "-m"; sys.orig_argv, Python 3.10+, the whole command line)."""
-  argv = getattr(sys, "orig_argv", [])
-  return any(a == "-m" and b == TRAINER_MODULE for a, b in zip(argv, argv[1:]))
+def started_as_module(module: str) -> bool:
+  """Whether this interpreter runs `python -m module` (or `-mmodule`) and has not started the
+  module yet: at start-up and while runpy imports the module's packages, sys.argv[0] is "-m" and
+  only sys.orig_argv (Python 3.10+) holds the whole command line."""
+  argv = getattr(sys, "argv", None) or [""]  # embedded interpreters may have no argv
+  command_line = getattr(sys, "orig_argv", [])
+  return argv[0] == "-m" and any(
+      (flag, name) == ("-m", module) or flag == "-m" + module
+      for flag, name in zip(command_line, command_line[1:] + [""]))
 
 
 def use_onednn_everywhere():
@@ -343,7 +347,7 @@ def use_onednn_everywhere():
 
 def install():
   use_onednn_everywhere()
-  if _starts_the_trainer():
+  if started_as_module(TRAINER_MODULE):
     collect_less_while_starting()
   if "mesh_tensorflow" in sys.modules:
     patch_tensorflow_for_mesh_tensorflow()

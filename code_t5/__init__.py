@@ -15,6 +15,7 @@ import importlib.util
 import os
 import sys
 
+import code_t5_compat
 from code_t5 import registration
 
 GIN_CONFIGS = registration.GIN_CONFIGS
@@ -25,12 +26,8 @@ def _in_console_script() -> bool:
   `python -m code_t5.cli` (runpy imports this package while sys.argv[0] is still "-m"; the
   interpreter's own command line, sys.orig_argv, names the module)."""
   argv = getattr(sys, "argv", None) or [""]  # embedded interpreters may have no argv
-  if os.path.basename(argv[0]) == "code-t5":
-    return True
-  command_line = getattr(sys, "orig_argv", [])
-  return argv[0] == "-m" and any(
-      (flag, module) == ("-m", "code_t5.cli") or flag == "-mcode_t5.cli"
-      for flag, module in zip(command_line, command_line[1:] + [""]))
+  return (os.path.basename(argv[0]) == "code-t5"
+          or code_t5_compat.started_as_module("code_t5.cli"))
 
 
 def _tensorflow_installed() -> bool:
