@@ -460,7 +460,8 @@ def test_export_options_that_cannot_work_are_one_line_errors(model_dir):
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--top", "0"], "--top 0 must be 1 or more"),
+    (["--top", "0"], "--top 0 must be from 1 to 20"),
+    (["--top", "100"], "--top 100 must be from 1 to 20"),
     (["--top", "6", "--beam-size", "3"], "--beam-size 3 must be at least --top 6"),
     (["--max-tokens", "0"], "--max-tokens 0 must be 1 or more"),
     (["--min-score", "1.5"], "--min-score 1.5 must be 1 or less"),

@@ -611,9 +611,14 @@ class EngineOptions:
   # its last pieces that fit, as line_completion's tasks cut it
 
 
+# The most lines one completion returns: each line more widens the beam, and the request's time,
+# by one more beam entry. complete, serve (a request's "top") and lsp share it.
+MAX_TOP = 20
+
+
 def check_options(options: EngineOptions) -> None:
-  if options.top < 1:
-    raise CompletionError(f"--top {options.top} must be 1 or more")
+  if not 1 <= options.top <= MAX_TOP:
+    raise CompletionError(f"--top {options.top} must be from 1 to {MAX_TOP}")
   if options.beam_size < options.top:
     raise CompletionError(f"--beam-size {options.beam_size} must be at least --top "
                           f"{options.top} (the beam holds the candidates)")

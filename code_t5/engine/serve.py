@@ -60,7 +60,6 @@ from code_t5.engine import complete as complete_lib
 from code_t5.engine import native
 
 MAX_REQUEST_BYTES = 16 << 20
-MAX_TOP = 20  # a request's "top": each line more widens the beam (and the request's time)
 INTERNAL_ERROR = "internal error"  # starts the reply to a request that failed inside the server
 # Default --workers: one per usable CPU, at most this many (each adds ~22 MB of its own memory
 # with the shipped model, after 20 requests; the weights and the --repo index are shared).
@@ -116,8 +115,8 @@ def _top(request):
   top = request.get("top")
   if top is None:
     return None
-  if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MAX_TOP:
-    raise complete_lib.CompletionError(f'"top" must be an integer from 1 to {MAX_TOP}')
+  if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= complete_lib.MAX_TOP:
+    raise complete_lib.CompletionError(f'"top" must be an integer from 1 to {complete_lib.MAX_TOP}')
   return top
 
 
