@@ -317,6 +317,7 @@ class _ImportOnFirstUse:  # a meta path finder
 # thresholds keep collecting the youngest objects (every 100,000 allocations instead of 700) and
 # put off the full passes until collect_as_usual(), when start-up is over.
 TRAINER_MODULE = "t5.models.mesh_transformer_main"
+TRAINER_SCRIPT = "t5_mesh_transformer"  # t5's console script for the same main()
 START_UP_GC_THRESHOLDS = (100_000, 50, 100)
 _USUAL_GC_THRESHOLDS = gc.get_threshold()
 
@@ -329,11 +330,14 @@ def collect_as_usual():
   gc.set_threshold(*_USUAL_GC_THRESHOLDS)
 
 
-def started_as_module(module: str) -> bool:
-  """Whether this interpreter runs `python -m module` (or `-mmodule`) and has not started the
-  module yet: at start-up and while runpy imports the module's packages, sys.argv[0] is "-m" and
-  only sys.orig_argv (Python 3.10+) holds the whole command line."""
+def started_as(console_script: str, module: str) -> bool:
+  """Whether this interpreter runs the console script `console_script` (sys.argv[0] names it) or
+  `python -m module` (or `-mmodule`) and has not started the module yet: at start-up and while
+  runpy imports the module's packages, sys.argv[0] is "-m" and only sys.orig_argv (Python 3.10+)
+  holds the whole command line."""
   argv = getattr(sys, "argv", None) or [""]  # embedded interpreters may have no argv
+  if os.path.basename(argv[0]) == console_script:
+    return True
   command_line = getattr(sys, "orig_argv", [])
   return argv[0] == "-m" and any(
       (flag, name) == ("-m", module) or flag == "-m" + module
@@ -347,7 +351,7 @@ def use_onednn_everywhere():
 
 def install():
   use_onednn_everywhere()
-  if started_as_module(TRAINER_MODULE):
+  if started_as(TRAINER_SCRIPT, TRAINER_MODULE):
     collect_less_while_starting()
   if "mesh_tensorflow" in sys.modules:
     patch_tensorflow_for_mesh_tensorflow()

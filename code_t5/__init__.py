@@ -12,8 +12,6 @@ are other programs and register.
 """
 
 import importlib.util
-import os
-import sys
 
 import code_t5_compat
 from code_t5 import registration
@@ -25,9 +23,7 @@ def _in_console_script() -> bool:
   """Whether this process is the `code-t5` command: setup.py's console script, or
   `python -m code_t5.cli` (runpy imports this package while sys.argv[0] is still "-m"; the
   interpreter's own command line, sys.orig_argv, names the module)."""
-  argv = getattr(sys, "argv", None) or [""]  # embedded interpreters may have no argv
-  return (os.path.basename(argv[0]) == "code-t5"
-          or code_t5_compat.started_as_module("code_t5.cli"))
+  return code_t5_compat.started_as("code-t5", "code_t5.cli")
 
 
 def _tensorflow_installed() -> bool:

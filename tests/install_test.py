@@ -102,18 +102,20 @@ def test_mesh_transformer_main_helpfull_runs():
 
 def test_the_trainer_starts_with_the_collector_rarer_and_other_processes_do_not(tmp_path):
   # code_t5_compat (7.): full collections during the imports and the graph's building cost ~1 s of
-  # a training launch; only `python -m t5.models.mesh_transformer_main` starts so, and by the time
-  # --module_import runs (after t5's imports) the thresholds are still the start-up ones.
+  # a training launch; only `python -m t5.models.mesh_transformer_main` and t5's console script
+  # `t5_mesh_transformer` start so, and by the time --module_import runs (after t5's imports) the
+  # thresholds are still the start-up ones.
   (tmp_path / "gc_probe.py").write_text(
       "import gc, os\nprint('thresholds', *gc.get_threshold(), flush=True)\nos._exit(0)\n")
   env = dict(_ENV, PYTHONPATH=str(tmp_path))
-  trainer = subprocess.run(
-      [sys.executable, "-m", "t5.models.mesh_transformer_main", "--module_import=gc_probe"],
-      capture_output=True, text=True, env=env)
-  other = _python("import gc; print('thresholds', *gc.get_threshold())")
   import code_t5_compat  # pylint: disable=g-import-not-at-top
-  started = [line.split()[1:] for line in trainer.stdout.splitlines()
-             if line.startswith("thresholds")]
   expected = [str(t) for t in code_t5_compat.START_UP_GC_THRESHOLDS]
-  assert started == [expected], trainer.stderr[-2000:]
+  script = os.path.join(os.path.dirname(sys.executable), code_t5_compat.TRAINER_SCRIPT)
+  for command in ([sys.executable, "-m", code_t5_compat.TRAINER_MODULE], [script]):
+    trainer = subprocess.run(command + ["--module_import=gc_probe"], capture_output=True,
+                             text=True, env=env)
+    started = [line.split()[1:] for line in trainer.stdout.splitlines()
+               if line.startswith("thresholds")]
+    assert started == [expected], (command, trainer.stderr[-2000:])
+  other = _python("import gc; print('thresholds', *gc.get_threshold())")
   assert other.stdout.split()[1:] == ["700", "10", "10"]
