@@ -38,6 +38,9 @@ mini trained 1.3-1.4x faster there (docs/speed.md); on the AVX-512 machine it ch
    starts (set at interpreter start-up in that process only; collect_less_while_starting says
    why), and as usual again once training's session exists or an eval begins
    (code_t5/training/training.py calls collect_as_usual).
+
+8. NumPy's OpenBLAS kernels on Intel CPUs newer than it knows (set at interpreter start-up, before
+   NumPy is imported; an `OPENBLAS_CORETYPE` in the environment wins).
 """
 
 import contextlib
@@ -344,6 +347,50 @@ def started_as(console_script: str, module: str) -> bool:
       for flag, name in zip(command_line, command_line[1:] + [""]))
 
 
+# 8. The OpenBLAS bundled with NumPy 1.26 (0.3.23) picks its kernels by the CPU's family and
+# model, and on an Intel CPU it does not know it falls back to its Prescott kernels (SSE3 only):
+# on the 2-core Intel Xeon of family 6 model 207 (Emerald Rapids) the engine's products ran at
+# 25-60 GFLOP/s against 130-300 with the SkylakeX kernels (480 x 256 by 256 x 1,024 and the like;
+# its best line's p50 140 ms, of which 75 reading the context). Intel's CPUs with AVX-512 run the
+# SkylakeX kernels (OpenBLAS's own choice for every AVX-512 Intel CPU it knows), those with AVX2
+# and FMA the Haswell ones (likewise); other vendors keep OpenBLAS's choice (AMD's Zen get Haswell's).
+OPENBLAS_CORES = (("SkylakeX", {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512cd"}),
+                  ("Haswell", {"avx2", "fma"}))
+
+
+def openblas_core(cpuinfo: str):
+  """The OpenBLAS core type for the first CPU of /proc/cpuinfo's text, or None for OpenBLAS's own
+  choice (not Intel, or no AVX2)."""
+  fields = {}
+  for line in cpuinfo.splitlines():
+    if not line.strip():
+      break  # the first processor's block is enough
+    name, _, value = line.partition(":")
+    fields[name.strip()] = value.strip()
+  if fields.get("vendor_id") != "GenuineIntel":
+    return None
+  flags = set(fields.get("flags", "").split())
+  return next((core for core, needs in OPENBLAS_CORES if needs <= flags), None)
+
+
+def use_known_openblas_kernels():
+  """OPENBLAS_CORETYPE for this CPU where OpenBLAS might not know it (8.); on Linux only."""
+  if "OPENBLAS_CORETYPE" in os.environ:
+    return
+  try:
+    with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
+      first_cpu = []  # its lines up to the first blank one: a large machine lists hundreds
+      for line in cpuinfo:
+        if not line.strip():
+          break
+        first_cpu.append(line)
+  except OSError:
+    return
+  core = openblas_core("".join(first_cpu))
+  if core:
+    os.environ["OPENBLAS_CORETYPE"] = core
+
+
 def use_onednn_everywhere():
   """TensorFlow's oneDNN kernels whatever the CPU, unless the environment says otherwise (5.)."""
   os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
@@ -351,6 +398,7 @@ def use_onednn_everywhere():
 
 def install():
   use_onednn_everywhere()
+  use_known_openblas_kernels()
   if started_as(TRAINER_SCRIPT, TRAINER_MODULE):
     collect_less_while_starting()
   if "mesh_tensorflow" in sys.modules:

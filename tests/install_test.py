@@ -6,6 +6,8 @@ import subprocess
 import sys
 import sysconfig
 
+import pytest
+
 
 _ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
 
@@ -53,6 +55,46 @@ def test_tensorflow_uses_onednn_on_every_cpu_unless_told_otherwise():
                        env=dict(default_env, TF_ENABLE_ONEDNN_OPTS="0"))
   assert (on.stdout.split()[-1:], off.stdout.split()[-1:]) == (["True"], ["False"]), (
       on.stderr[-2000:], off.stderr[-2000:])
+
+
+# OpenBLAS's kernel sets that use AVX2 and FMA (its Zen kernels are Haswell's).
+_AVX2_OPENBLAS_CORES = {"Haswell", "SkylakeX", "Cooperlake", "SapphireRapids", "Zen"}
+
+
+def _openblas_core(env) -> str:
+  probe = ("import numpy, threadpoolctl\n"
+           "print(*[i['architecture'] for i in threadpoolctl.threadpool_info()\n"
+           "        if i['internal_api'] == 'openblas'])\n")
+  result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+  assert result.returncode == 0, result.stderr[-2000:]
+  return result.stdout.strip()
+
+
+def test_numpy_multiplies_with_kernels_for_this_cpu():
+  # code_t5_compat (8.): NumPy's OpenBLAS ran its SSE3 (Prescott) kernels on an Intel Xeon it did
+  # not know, the engine's products 2.5-5x slower; an OPENBLAS_CORETYPE of the user's wins.
+  default_env = {k: v for k, v in _ENV.items() if k != "OPENBLAS_CORETYPE"}
+  flags = set(next((line.split(":", 1)[1].split() for line in
+                    pathlib.Path("/proc/cpuinfo").read_text().splitlines()
+                    if line.startswith("flags")), []))
+  if {"avx2", "fma"} <= flags:
+    assert _openblas_core(default_env) in _AVX2_OPENBLAS_CORES
+  assert _openblas_core(dict(default_env, OPENBLAS_CORETYPE="Prescott")) == "Prescott"
+
+
+@pytest.mark.parametrize("vendor, flags, core", [
+    ("GenuineIntel", "fpu sse2 avx avx2 fma avx512f avx512dq avx512cd avx512bw avx512vl", "SkylakeX"),
+    ("GenuineIntel", "fpu sse2 avx avx2 fma avx512f", "Haswell"),  # AVX-512 F alone: not SkylakeX's
+    ("GenuineIntel", "fpu sse2 avx avx2 fma", "Haswell"),
+    ("GenuineIntel", "fpu sse2 avx", None),
+    ("AuthenticAMD", "fpu sse2 avx avx2 fma avx512f avx512dq avx512cd avx512bw avx512vl", None),
+])
+def test_openblas_core_follows_the_first_cpu_of_cpuinfo(vendor, flags, core):
+  import code_t5_compat  # pylint: disable=g-import-not-at-top
+  first = f"processor\t: 0\nvendor_id\t: {vendor}\nflags\t\t: {flags}\n"
+  other = "processor\t: 1\nvendor_id\t: GenuineIntel\nflags\t\t: avx2 fma\n"
+  assert code_t5_compat.openblas_core(first + "\n" + other) == core
+  assert code_t5_compat.openblas_core("") is None
 
 
 def test_t5_models_leaves_out_pytorch_until_its_model_is_used(tmp_path):
