@@ -13,11 +13,20 @@ import statistics
 import subprocess
 import sys
 import time
+import warnings
 from typing import Dict, List, Optional, Sequence, Tuple
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
   sys.path.insert(0, str(REPO))
+
+# The scripts print figures: TensorFlow's C++ log (the CUDA factories, TensorRT, oneDNN) and the
+# libraries' warnings (tensorflow_hub's "pkg_resources is deprecated") would bury them, as
+# `code-t5` keeps them off the terminal (cli.library_output). Set before a script imports
+# TensorFlow; the user's TF_CPP_MIN_LOG_LEVEL and -W / PYTHONWARNINGS win.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+if not sys.warnoptions:
+  warnings.simplefilter("ignore")
 
 
 def load_average() -> str:

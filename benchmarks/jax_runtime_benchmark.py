@@ -21,7 +21,6 @@ Asserts nothing; run it on an idle machine (load printed).
 """
 
 import argparse
-import pathlib
 import os
 import statistics
 import subprocess
@@ -30,14 +29,12 @@ import time
 
 import numpy as np
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-  sys.path.insert(0, str(REPO))
+import bench_utils  # pylint: disable=g-import-not-at-top  (benchmarks/; puts the repository on
+# sys.path and keeps the libraries' log off the output, so it comes before code_t5)
 
 from code_t5.engine import complete  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.engine import runtime  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-import bench_utils  # pylint: disable=g-import-not-at-top,wrong-import-position  (benchmarks/)
 import latency_benchmark  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 STEPS_PER_LINE = 9.0  # the default search's mean decode steps per line on these points

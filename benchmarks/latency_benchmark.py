@@ -64,9 +64,8 @@ import tempfile
 import threading
 import time
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-  sys.path.insert(0, str(REPO))
+import bench_utils  # pylint: disable=g-import-not-at-top  (benchmarks/; puts the repository on
+# sys.path and keeps the libraries' log off the output, so it comes before code_t5)
 
 from code_t5 import test_utils  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.data import flcc  # pylint: disable=g-import-not-at-top,wrong-import-position
@@ -78,7 +77,6 @@ from code_t5.engine import native  # pylint: disable=g-import-not-at-top,wrong-i
 from code_t5.engine import repository  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.training import launcher  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-import bench_utils  # pylint: disable=g-import-not-at-top,wrong-import-position  (benchmarks/)
 
 CODE_T5 = pathlib.Path(sys.executable).parent / "code-t5"
 GREEDY = complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False, cache=False,
@@ -308,7 +306,7 @@ def _concurrency(model_dir, points, clients: int, workers=None, serve_from=None)
   """`code-t5 serve --port 0` (of `serve_from`, a checkout, or this one) under one client, then
   under `clients` at once: round trips, requests/s. Every client sends every point once, from
   its own offset, its next request as soon as its reply arrives."""
-  root = pathlib.Path(serve_from or REPO).resolve()
+  root = pathlib.Path(serve_from or bench_utils.REPO).resolve()
   command = [sys.executable, "-m", "code_t5.cli", "serve", "--checkpoint", str(model_dir),
              "--port", "0"] + ([] if workers is None else ["--workers", str(workers)])
   env = dict(os.environ, PYTHONPATH=str(root))
@@ -361,7 +359,7 @@ def _report_concurrency(rows):
   for r in rows:
     for c in r["concurrency"]:
       pair = lambda key, c=c: f"{c[key][0]:.0f} / {c[key][1]:.0f}"
-      where = "this checkout" if pathlib.Path(c["from"]) == REPO.resolve() else c["from"]
+      where = "this checkout" if pathlib.Path(c["from"]) == bench_utils.REPO.resolve() else c["from"]
       workers = "default" if c["workers"] is None else str(c["workers"])
       print(f"{r['name']:<10}{where[-21:]:<22}{workers:>8}{pair('single'):>14}"
             f"{c['single_rps']:>8.1f}{c['clients']:>8}{pair('many'):>16}{c['many_rps']:>8.1f}"
@@ -398,7 +396,7 @@ def _savedmodel(model_dir, points, work: pathlib.Path) -> dict:
   model_dir = copy
   code = f"""
 import json, resource, sys, time
-sys.path.insert(0, {str(REPO)!r})
+sys.path.insert(0, {str(bench_utils.REPO)!r})
 import tensorflow as tf, tensorflow_text
 from code_t5.engine import complete
 settings = complete.DecodeSettings(max_length=complete.DEFAULT_MAX_LENGTH)

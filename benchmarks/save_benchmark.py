@@ -18,15 +18,13 @@ import statistics
 import sys
 import time
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-  sys.path.insert(0, str(REPO))
+import bench_utils  # pylint: disable=g-import-not-at-top  (benchmarks/; puts the repository on
+# sys.path and keeps the libraries' log off the output, so it comes before code_t5)
 
 from code_t5.engine import complete  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.engine import lsp  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.engine import repository  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-import bench_utils  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
 def main(argv=None):
