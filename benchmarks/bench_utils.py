@@ -61,6 +61,18 @@ def cpu_kind() -> str:
                                                  if caps else "")
 
 
+def numpy_blas() -> str:
+  """The BLAS behind NumPy's products and the kernels it chose for this CPU (threadpoolctl), e.g.
+  "OpenBLAS 0.3.23.dev, SkylakeX kernels": an OpenBLAS that does not know the CPU falls back to
+  slow ones (code_t5_compat, 8.)."""
+  import numpy  # pylint: disable=g-import-not-at-top,unused-import  (loads the BLAS)
+  import threadpoolctl  # pylint: disable=g-import-not-at-top
+  found = [f"{'OpenBLAS' if i['internal_api'] == 'openblas' else i['internal_api']} "
+           f"{i.get('version')}, {i.get('architecture') or 'unknown'} kernels"
+           for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+  return "; ".join(found) or "no BLAS found"
+
+
 def wait_for_idle(max_load: float = 1.5, timeout_s: float = 600, echo=print) -> float:
   """Waits (up to timeout_s) until the 1-minute load average is below max_load; returns it."""
   deadline = time.time() + timeout_s

@@ -569,7 +569,8 @@ def main(argv=None):
   if args.concurrency_only:
     args.small = args.small and not args.shipped
   print(f"{bench_utils.cpu_kind()}; load average before: {bench_utils.load_average()}")
-  print(f"the network's decode steps: {native.describe()}")
+  print(f"the network's decode steps: {native.describe()}; reading the context: "
+        f"{bench_utils.numpy_blas()}")
   points = _points(args.requests)
   models = [("shipped", test_utils.PRETRAINED)] if args.shipped else []
   if args.small:
