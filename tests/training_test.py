@@ -50,6 +50,33 @@ def test_input_pipeline_without_autotune_gives_the_same_examples(task_name):
   assert len(without) == 40
 
 
+def _shuffle_buffer_sizes(dataset) -> list:
+  """The buffer sizes of the dataset's shuffles, from its graph (the source's file shuffle too)."""
+  graph = tf.GraphDef.FromString(dataset._as_serialized_graph().numpy())  # pylint: disable=protected-access
+  nodes = {node.name: node for node in graph.node}
+  return sorted(int(tf.make_ndarray(nodes[node.input[1].split(":")[0]].attr["value"].tensor))
+                for node in graph.node if node.op.startswith("ShuffleDataset"))
+
+
+def test_shuffle_buffer_is_the_runs_own_and_a_given_size_still_wins():
+  # runs/cpu.gin shuffles the training examples in 256, not seqio's 1,000: the first step waits
+  # until the buffer is full (code_t5_compat.tasks_shuffle_buffer).
+  task_name = "flcc_py_cursor_lm_spm_dev_v1"
+  vocabulary = seqio.get_mixture_or_task(task_name).output_features["targets"].vocabulary
+  dataset_fn = mesh_transformer.mesh_train_dataset_fn
+  default = _shuffle_buffer_sizes(dataset_fn(task_name, LENGTHS, vocabulary, seed=7))
+  smaller = _shuffle_buffer_sizes(
+      training.with_shuffle_buffer(dataset_fn, 256)(task_name, LENGTHS, vocabulary, seed=7))
+  assert 1000 in default and 256 not in default
+  assert 256 in smaller and 1000 not in smaller and len(smaller) == len(default)
+  with code_t5_compat.tasks_shuffle_buffer(256):
+    given = seqio.get_mixture_or_task(task_name).get_dataset(LENGTHS, shuffle_buffer_size=50)
+  assert 50 in _shuffle_buffer_sizes(given) and 256 not in _shuffle_buffer_sizes(given)
+  assert 1000 in _shuffle_buffer_sizes(dataset_fn(task_name, LENGTHS, vocabulary, seed=7))
+  with pytest.raises(ValueError, match="shuffle_buffer: a number of examples >= 1, not 0"):
+    training.with_shuffle_buffer(dataset_fn, 0)
+
+
 def test_eval_datasets_without_autotune_give_the_same_examples():
   """What Mesh TF's eval reads (references and decode inputs) through runs/eval.gin's wrapper."""
   vocabulary = seqio.get_mixture_or_task(

@@ -67,7 +67,7 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
                 write_graph_def=True, intra_op_threads=None, inter_op_threads=None,
                 meta_optimizer=True, xla_jit=False, cpu_devices=None, soft_placement=None,
                 summary_steps=None, autograph=True, data_autotune=True, random_seed=None,
-                profile_steps=None):
+                profile_steps=None, shuffle_buffer=None):
   """`mesh_tensorflow.transformer.utils.train_model` under the given session options.
 
   Args (the Mesh TF ones are passed through; these are set in gin):
@@ -95,6 +95,9 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
     profile_steps: every this many steps (never the first), the step's ops are traced into the
       model dir's `profile/timeline-STEP.json` (Chrome trace format; tf.train.ProfilerHook): where
       the step's time goes (benchmarks/train_benchmark.py --profile sums it up by op type).
+    shuffle_buffer: the training examples are shuffled in a buffer of this many (None: the
+      task's, seqio's 1,000). The first step waits until the buffer is full, each example
+      tokenized (see code_t5_compat.tasks_shuffle_buffer).
   """
   config = session_config(
       estimator.config.session_config, intra_op_threads=intra_op_threads,
@@ -115,6 +118,8 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
                      else code_t5_compat.tf_data_without_autograph())
   if not data_autotune:
     train_dataset_fn = without_autotune(train_dataset_fn)
+  if shuffle_buffer is not None:
+    train_dataset_fn = with_shuffle_buffer(train_dataset_fn, shuffle_buffer)
   # The collector stays rare while the graph is built (code_t5_compat, 7.: the trainer's process
   # starts so), whatever started this process, until the session exists.
   code_t5_compat.collect_less_while_starting()
@@ -229,6 +234,20 @@ def without_autotune(dataset_fn):
     return dataset_without_autotune(dataset_fn(*args, **kwargs))
 
   return dataset_fn_without_autotune
+
+
+def with_shuffle_buffer(dataset_fn, size: int):
+  """`dataset_fn` whose tasks shuffle their examples in a buffer of `size` (`train_model`'s
+  `shuffle_buffer`); a `shuffle_buffer_size` the function itself gives still wins."""
+  if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+    raise ValueError(f"code_t5.train_model.shuffle_buffer: a number of examples >= 1, not {size!r}")
+
+  @functools.wraps(dataset_fn)
+  def dataset_fn_with_shuffle_buffer(*args, **kwargs):
+    with code_t5_compat.tasks_shuffle_buffer(size):
+      return dataset_fn(*args, **kwargs)
+
+  return dataset_fn_with_shuffle_buffer
 
 
 def dataset_without_autotune(dataset):
