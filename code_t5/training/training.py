@@ -40,8 +40,8 @@ from code_t5 import errors
 
 
 def session_config(base, intra_op_threads=None, inter_op_threads=None, meta_optimizer=True,
-                   xla_jit=False, cpu_devices=None, soft_placement=None):
-  """A copy of the ConfigProto `base` with the given devices, thread, grappler and XLA settings."""
+                   xla_jit=False, cpu_devices=None, soft_placement=None, constant_folding=True):
+  """A copy of the ConfigProto `base` with the given devices, thread, optimizer and XLA settings."""
   config = tf.ConfigProto()
   if base is not None:
     config.CopyFrom(base)
@@ -55,6 +55,12 @@ def session_config(base, intra_op_threads=None, inter_op_threads=None, meta_opti
     config.inter_op_parallelism_threads = inter_op_threads
   if not meta_optimizer:
     config.graph_options.rewrite_options.disable_meta_optimizer = True
+  if not constant_folding:
+    # TF's graph optimizer level L1 (the default) forces constant folding on; L0 turns it off,
+    # and with it common subexpression elimination, which is asked for again here.
+    options = config.graph_options.optimizer_options
+    options.opt_level = tf.OptimizerOptions.L0
+    options.do_common_subexpression_elimination = True
   if xla_jit:
     config.graph_options.optimizer_options.global_jit_level = tf.OptimizerOptions.ON_1
   return config
@@ -67,7 +73,7 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
                 write_graph_def=True, intra_op_threads=None, inter_op_threads=None,
                 meta_optimizer=True, xla_jit=False, cpu_devices=None, soft_placement=None,
                 summary_steps=None, autograph=True, data_autotune=True, random_seed=None,
-                profile_steps=None, shuffle_buffer=None):
+                profile_steps=None, shuffle_buffer=None, constant_folding=True):
   """`mesh_tensorflow.transformer.utils.train_model` under the given session options.
 
   Args (the Mesh TF ones are passed through; these are set in gin):
@@ -76,6 +82,9 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
     intra_op_threads: threads one op may use (None: TF's default, the number of cores).
     inter_op_threads: ops run at once (None: TF's default, the number of cores).
     meta_optimizer: False turns grappler off (faster session start, maybe slower steps).
+    constant_folding: False: TF's graph optimizer does not fold constants when a session first
+      runs a set of fetches (the first step's). That folding evaluates the constant parts of the
+      graph and copies the tensors they make into it.
     xla_jit: True compiles clusters of ops with XLA (global_jit_level ON_1; on CPU XLA also
       needs TF_XLA_FLAGS=--tf_xla_cpu_global_jit in the environment).
     cpu_devices: split the CPU into this many TF devices cpu:0..cpu:N-1 (ConfigProto
@@ -102,7 +111,7 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
   config = session_config(
       estimator.config.session_config, intra_op_threads=intra_op_threads,
       inter_op_threads=inter_op_threads, meta_optimizer=meta_optimizer, xla_jit=xla_jit,
-      cpu_devices=cpu_devices, soft_placement=soft_placement)
+      cpu_devices=cpu_devices, soft_placement=soft_placement, constant_folding=constant_folding)
   changes = {"session_config": config}
   if summary_steps is not None:
     changes["save_summary_steps"] = summary_steps
