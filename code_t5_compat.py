@@ -357,7 +357,7 @@ def started_as(console_script: str, module: str) -> bool:
 # 25-60 GFLOP/s against 130-300 with the SkylakeX kernels (480 x 256 by 256 x 1,024 and the like;
 # its best line's p50 140 ms, of which 75 reading the context). Intel's CPUs with AVX-512 run the
 # SkylakeX kernels (OpenBLAS's own choice for every AVX-512 Intel CPU it knows), those with AVX2
-# and FMA the Haswell ones (likewise); other vendors keep OpenBLAS's choice (AMD's Zen get Haswell's).
+# and FMA the Haswell ones (likewise); other vendors keep OpenBLAS's choice (Zen: Haswell's).
 OPENBLAS_CORES = (("SkylakeX", {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512cd"}),
                   ("Haswell", {"avx2", "fma"}))
 

@@ -359,7 +359,8 @@ def _report_concurrency(rows):
   for r in rows:
     for c in r["concurrency"]:
       pair = lambda key, c=c: f"{c[key][0]:.0f} / {c[key][1]:.0f}"
-      where = "this checkout" if pathlib.Path(c["from"]) == bench_utils.REPO.resolve() else c["from"]
+      here = pathlib.Path(c["from"]) == bench_utils.REPO.resolve()
+      where = "this checkout" if here else c["from"]
       workers = "default" if c["workers"] is None else str(c["workers"])
       print(f"{r['name']:<10}{where[-21:]:<22}{workers:>8}{pair('single'):>14}"
             f"{c['single_rps']:>8.1f}{c['clients']:>8}{pair('many'):>16}{c['many_rps']:>8.1f}"

@@ -74,7 +74,8 @@ def test_without_constant_folding_the_session_runs_the_graph_as_built():
 
 def _shuffle_buffer_sizes(dataset) -> list:
   """The buffer sizes of the dataset's shuffles, from its graph (the source's file shuffle too)."""
-  graph = tf.GraphDef.FromString(dataset._as_serialized_graph().numpy())  # pylint: disable=protected-access
+  serialized = dataset._as_serialized_graph()  # pylint: disable=protected-access
+  graph = tf.GraphDef.FromString(serialized.numpy())
   nodes = {node.name: node for node in graph.node}
   return sorted(int(tf.make_ndarray(nodes[node.input[1].split(":")[0]].attr["value"].tensor))
                 for node in graph.node if node.op.startswith("ShuffleDataset"))
