@@ -362,18 +362,33 @@ OPENBLAS_CORES = (("SkylakeX", {"avx512f", "avx512bw", "avx512vl", "avx512dq", "
                   ("Haswell", {"avx2", "fma"}))
 
 
-def openblas_core(cpuinfo: str):
-  """The OpenBLAS core type for the first CPU of /proc/cpuinfo's text, or None for OpenBLAS's own
-  choice (not Intel, or no AVX2)."""
+def first_cpu(cpuinfo_lines) -> dict:
+  """The fields of the first processor in /proc/cpuinfo's lines ("flags" -> "fpu vme ..."): its
+  block ends at the first blank line, and a large machine lists hundreds more."""
   fields = {}
-  for line in cpuinfo.splitlines():
+  for line in cpuinfo_lines:
     if not line.strip():
-      break  # the first processor's block is enough
+      break
     name, _, value = line.partition(":")
     fields[name.strip()] = value.strip()
-  if fields.get("vendor_id") != "GenuineIntel":
+  return fields
+
+
+def this_cpu():
+  """first_cpu of this machine's /proc/cpuinfo (read no further), or None where there is none."""
+  try:
+    with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
+      return first_cpu(cpuinfo)
+  except OSError:
     return None
-  flags = set(fields.get("flags", "").split())
+
+
+def openblas_core(cpu: dict):
+  """The OpenBLAS core type for a CPU (first_cpu's fields), or None for OpenBLAS's own choice
+  (not Intel, or no AVX2)."""
+  if cpu.get("vendor_id") != "GenuineIntel":
+    return None
+  flags = set(cpu.get("flags", "").split())
   return next((core for core, needs in OPENBLAS_CORES if needs <= flags), None)
 
 
@@ -381,16 +396,8 @@ def use_known_openblas_kernels():
   """OPENBLAS_CORETYPE for this CPU where OpenBLAS might not know it (8.); on Linux only."""
   if "OPENBLAS_CORETYPE" in os.environ:
     return
-  try:
-    with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
-      first_cpu = []  # its lines up to the first blank one: a large machine lists hundreds
-      for line in cpuinfo:
-        if not line.strip():
-          break
-        first_cpu.append(line)
-  except OSError:
-    return
-  core = openblas_core("".join(first_cpu))
+  cpu = this_cpu()
+  core = openblas_core(cpu) if cpu is not None else None
   if core:
     os.environ["OPENBLAS_CORETYPE"] = core
 

@@ -16,6 +16,8 @@ import time
 import warnings
 from typing import Dict, List, Optional, Sequence, Tuple
 
+import code_t5_compat  # installed with the project (code_t5_compat.pth)
+
 REPO = pathlib.Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
   sys.path.insert(0, str(REPO))
@@ -36,21 +38,18 @@ def load_average() -> str:
 # The variables that cap the vector instructions the math libraries' kernels use: TensorFlow's
 # oneDNN, MKL (PyTorch's matmul) and PyTorch's own kernels. With all three at AVX2 an AVX-512
 # machine runs the slower kind's kernels (docs/speed.md); NumPy's OpenBLAS already runs its Haswell
-# (AVX2) kernels on both kinds.
+# (AVX2) kernels on both AMD kinds (on Intel, code_t5_compat chooses them, 8.).
 ISA_CAPS = ("ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS", "ATEN_CPU_CAPABILITY")
 
 
 def cpu_kind() -> str:
   """The CPU as the docs name machines: model, usable cores, widest vector unit (from Linux's
   /proc/cpuinfo; "unknown CPU" elsewhere), and the kernels' cap where one is set (ISA_CAPS)."""
-  try:
-    info = pathlib.Path("/proc/cpuinfo").read_text()
-  except OSError:
+  cpu = code_t5_compat.this_cpu()
+  if cpu is None:
     return f"unknown CPU, {os.cpu_count()} cores"
-  model = next((l.split(":", 1)[1].strip() for l in info.splitlines()
-                if l.startswith("model name")), "unknown CPU")
-  flags = next((set(l.split(":", 1)[1].split()) for l in info.splitlines()
-                if l.startswith("flags")), set())
+  model = cpu.get("model name", "unknown CPU")
+  flags = set(cpu.get("flags", "").split())
   vector = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
   try:
     cores = len(os.sched_getaffinity(0))

@@ -26,7 +26,6 @@ from code_t5.engine import lsp  # pylint: disable=g-import-not-at-top,wrong-impo
 from code_t5.engine import repository  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
-
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   numpy_dir = pathlib.Path(__import__("numpy").__file__).parent

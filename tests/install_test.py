@@ -74,10 +74,8 @@ def test_numpy_multiplies_with_kernels_for_this_cpu():
   # code_t5_compat (8.): NumPy's OpenBLAS ran its SSE3 (Prescott) kernels on an Intel Xeon it did
   # not know, the engine's products 2.5-5x slower; an OPENBLAS_CORETYPE of the user's wins.
   default_env = {k: v for k, v in _ENV.items() if k != "OPENBLAS_CORETYPE"}
-  flags = set(next((line.split(":", 1)[1].split() for line in
-                    pathlib.Path("/proc/cpuinfo").read_text().splitlines()
-                    if line.startswith("flags")), []))
-  if {"avx2", "fma"} <= flags:
+  import code_t5_compat  # pylint: disable=g-import-not-at-top
+  if {"avx2", "fma"} <= set(code_t5_compat.this_cpu()["flags"].split()):
     assert _openblas_core(default_env) in _AVX2_OPENBLAS_CORES
   assert _openblas_core(dict(default_env, OPENBLAS_CORETYPE="Prescott")) == "Prescott"
 
@@ -93,8 +91,9 @@ def test_openblas_core_follows_the_first_cpu_of_cpuinfo(vendor, flags, core):
   import code_t5_compat  # pylint: disable=g-import-not-at-top
   first = f"processor\t: 0\nvendor_id\t: {vendor}\nflags\t\t: {flags}\n"
   other = "processor\t: 1\nvendor_id\t: GenuineIntel\nflags\t\t: avx2 fma\n"
-  assert code_t5_compat.openblas_core(first + "\n" + other) == core
-  assert code_t5_compat.openblas_core("") is None
+  cpu = code_t5_compat.first_cpu((first + "\n" + other).splitlines())
+  assert code_t5_compat.openblas_core(cpu) == core
+  assert code_t5_compat.openblas_core(code_t5_compat.first_cpu([])) is None
 
 
 def test_t5_models_leaves_out_pytorch_until_its_model_is_used(tmp_path):

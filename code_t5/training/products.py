@@ -25,12 +25,13 @@ the peak):
 
 import functools
 import os
-import re
 from typing import Optional, Tuple
 
 import gin
 import mesh_tensorflow as mtf
 import tensorflow.compat.v1 as tf
+
+import code_t5_compat
 
 _mesh_tf_einsum = mtf.placement_mesh_impl.PlacementMeshImpl.einsum
 # A weight's smaller side below which oneDNN's einsum stays (see `einsum`).
@@ -39,11 +40,10 @@ _MIN_COLUMNS = 64
 
 @functools.lru_cache(maxsize=None)
 def _cpu_has_avx512() -> bool:
-  try:
-    with open("/proc/cpuinfo") as cpuinfo:
-      return re.search(r"^flags\s*:.*\bavx512f\b", cpuinfo.read(), re.M) is not None
-  except OSError:  # not Linux: assume the faster kind, keep TensorFlow's own products
+  cpu = code_t5_compat.this_cpu()
+  if cpu is None:  # not Linux: assume the faster kind, keep TensorFlow's own products
     return True
+  return "avx512f" in cpu.get("flags", "").split()
 
 
 def _onednn_on() -> bool:
