@@ -16,11 +16,11 @@ import time
 import warnings
 from typing import Dict, List, Optional, Sequence, Tuple
 
-import code_t5_compat  # installed with the project (code_t5_compat.pth)
-
 REPO = pathlib.Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
   sys.path.insert(0, str(REPO))
+
+import code_t5_compat  # pylint: disable=g-import-not-at-top,wrong-import-position  (REPO's)
 
 # The scripts print figures: TensorFlow's C++ log (the CUDA factories, TensorRT, oneDNN) and the
 # libraries' warnings (tensorflow_hub's "pkg_resources is deprecated") would bury them, as
