@@ -31,10 +31,6 @@ def _lookup_and_gradient(layout, lookup, weights_value, ids_value, dy_value):
   return values
 
 
-def _gather(weights, ids, vocab_dim):
-  return embeddings._GatherOperation(weights, ids, vocab_dim).outputs[0]  # pylint: disable=protected-access
-
-
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_gather_gives_the_one_hot_lookups_embeddings_and_gradients(layout):
   rng = np.random.default_rng(0)
@@ -42,9 +38,23 @@ def test_gather_gives_the_one_hot_lookups_embeddings_and_gradients(layout):
   ids = rng.integers(0, VOCAB, size=(BATCH, LENGTH)).astype(np.int32)
   ids[0, :] = 7  # a row looked up several times: its gradient is a sum
   dy = rng.normal(size=(BATCH, LENGTH, D_MODEL)).astype(np.float32)
-  out, grad = _lookup_and_gradient(layout, _gather, weights, ids, dy)
+  out, grad = _lookup_and_gradient(layout, embeddings.gather, weights, ids, dy)
   np.testing.assert_array_equal(out, weights[ids])
   expected_out, expected_grad = _lookup_and_gradient(layout, mtf.gather, weights, ids, dy)
   np.testing.assert_allclose(out, expected_out, rtol=1e-6, atol=1e-6)
   np.testing.assert_allclose(grad, expected_grad, rtol=1e-5, atol=1e-6)
   assert np.abs(grad[7]).sum() > 0 and not np.any(grad[np.setdiff1d(np.arange(VOCAB), ids)])
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_gather_from_a_table_of_one_value_per_id(layout):
+  """As the loss's bytes per piece are looked up (code_t5/training/losses.py)."""
+  vocab_dim = mtf.Dimension("vocab", VOCAB)
+  batch, length = mtf.Dimension("batch", BATCH), mtf.Dimension("length", LENGTH)
+  table = np.arange(VOCAB, dtype=np.float32) * 1.5
+  ids = np.random.default_rng(1).integers(0, VOCAB, size=(BATCH, LENGTH)).astype(np.int32)
+  for lookup in (embeddings.gather, mtf.gather):
+    (out,), _ = test_utils.run_on_mesh(
+        *LAYOUTS[layout], lambda t, i: [lookup(t, i, vocab_dim)],  # pylint: disable=cell-var-from-loop
+        {"t": (table, [vocab_dim]), "i": (ids, [batch, length])})
+    np.testing.assert_array_equal(out, table[ids])

@@ -28,6 +28,9 @@ from typing import Sequence
 import gin
 import mesh_tensorflow as mtf
 from mesh_tensorflow.transformer import attention as mtf_attention
+import tensorflow.compat.v1 as tf
+
+from code_t5.training import softmax
 
 _mesh_tf_attention = mtf_attention.attention
 
@@ -62,14 +65,42 @@ def _bias_in_order(bias: mtf.Tensor, logits: mtf.Shape) -> mtf.Tensor:
   return mtf.add(*bias.operation.inputs, output_shape=wanted)
 
 
-@gin.configurable(module="code_t5", allowlist=["heads_first"])
+def _attention_with_fused_softmax(q, k, v, memory_length_dim, key_dim, value_dim, bias=None,
+                                  dropout_rate=0.0, dropout_broadcast_dims=None,
+                                  extra_logit=None, context=None, float32_logits=True,
+                                  z_loss_coeff=None):
+  """Mesh TF's `attention` (same arguments) with the softmax as one operation
+  (code_t5/training/softmax.py); with an extra logit or an attention z-loss, Mesh TF's own."""
+  if extra_logit is not None or z_loss_coeff is not None:
+    return _mesh_tf_attention(q, k, v, memory_length_dim, key_dim, value_dim, bias=bias,
+                              dropout_rate=dropout_rate,
+                              dropout_broadcast_dims=dropout_broadcast_dims,
+                              extra_logit=extra_logit, context=context,
+                              float32_logits=float32_logits, z_loss_coeff=z_loss_coeff)
+  result_shape = q.shape - key_dim + value_dim  # before a 2-D sharding's reshape
+  q, k, v, bias = mtf_attention.maybe_reshape_attention_input_for_2d_sharding(
+      context, q, k, v, bias, [key_dim, value_dim])
+  if float32_logits:
+    q, k = mtf.cast(q, tf.float32), mtf.cast(k, tf.float32)
+  logits = mtf.layers.us_einsum([q, k], reduced_dims=[key_dim])
+  if bias is not None:
+    logits += mtf.cast(bias, logits.dtype)
+  weights = mtf.cast(softmax.softmax(logits, memory_length_dim), v.dtype)
+  weights = mtf.dropout(weights, context.train, 1.0 - dropout_rate,
+                        noise_shape=weights.shape - dropout_broadcast_dims)
+  outputs = mtf.einsum([weights, v], q.shape - key_dim + value_dim)
+  return mtf.reshape(outputs, result_shape)
+
+
+@gin.configurable(module="code_t5", allowlist=["heads_first", "fused_softmax"])
 def attention(q, k, v, memory_length_dim, key_dim, value_dim, *args, heads_first=False,
-              **kwargs):
+              fused_softmax=False, **kwargs):
   """Mesh TF's `attention(q, k, v, memory_length_dim, key_dim, value_dim, ...)`, heads first.
 
   The dims q shares with k (batch and heads; Mesh TF: other_memory_dims) go first, then q's
   own (its length), then key_dim; k and v get the shared dims, memory_length_dim, then their
-  channels. The result has q's order, as Mesh TF's has.
+  channels. The result has q's order, as Mesh TF's has. `fused_softmax` (with heads first): the
+  softmax over memory_length as one operation.
   """
   if not heads_first:
     return _mesh_tf_attention(q, k, v, memory_length_dim, key_dim, value_dim, *args, **kwargs)
@@ -78,7 +109,8 @@ def attention(q, k, v, memory_length_dim, key_dim, value_dim, *args, heads_first
   if kwargs.get("bias") is not None:  # Mesh TF's logits: the queries' dims, then memory_length
     kwargs["bias"] = _bias_in_order(kwargs["bias"],
                                     queries.shape - key_dim + memory_length_dim)
-  outputs = _mesh_tf_attention(
+  inner = _attention_with_fused_softmax if fused_softmax else _mesh_tf_attention
+  outputs = inner(
       queries, _ordered(k, shared, [memory_length_dim, key_dim]),
       _ordered(v, shared, [memory_length_dim, value_dim]),
       memory_length_dim, key_dim, value_dim, *args, **kwargs)

@@ -29,14 +29,14 @@ import tensorflow.compat.v1 as tf
 gin.external_configurable(transformer.VocabEmbedding, "OneHotVocabEmbedding", module="code_t5")
 
 
-def _offset(mesh_impl, vocab_axis, rows):
+def vocab_offset(mesh_impl, vocab_axis, rows):
   """Per device: the first vocabulary row its slice holds (0 where the vocabulary is whole)."""
   if vocab_axis is None:
     return 0
   return mesh_impl.slicewise(tf.multiply, mesh_impl.laid_out_pcoord(vocab_axis), rows)
 
 
-def _local_ids(ids, offset, rows):
+def local_ids(ids, offset, rows):
   """The ids as rows of this device's slice, and where they fall inside it."""
   local = ids - offset
   inside = tf.logical_and(local >= 0, local < rows)
@@ -44,7 +44,7 @@ def _local_ids(ids, offset, rows):
 
 
 class _GatherOperation(mtf.Operation):
-  """weights [vocab, d] at ids [...] -> [..., d]."""
+  """weights [vocab, d] at ids [...] -> [..., d] (or weights [vocab] -> [...])."""
 
   def __init__(self, weights, ids, vocab_dim, name=None):
     super().__init__([weights, ids], name=name or "embedding_gather")
@@ -66,12 +66,13 @@ class _GatherOperation(mtf.Operation):
     rows = mesh_impl.slice_shape(weights.shape)[0]
 
     def gather(weights_slice, ids_slice, offset):
-      local, inside = _local_ids(ids_slice, offset, rows)
+      local, inside = local_ids(ids_slice, offset, rows)
       found = tf.gather(weights_slice, local)
-      return found * tf.cast(inside, found.dtype)[..., tf.newaxis]
+      inside = tf.cast(inside, found.dtype)
+      return found * (inside[..., tf.newaxis] if weights.shape.ndims > 1 else inside)
 
     y = mesh_impl.slicewise(gather, lowering.tensors[weights], lowering.tensors[ids],
-                            _offset(mesh_impl, vocab_axis, rows))
+                            vocab_offset(mesh_impl, vocab_axis, rows))
     if vocab_axis is not None:
       y = mesh_impl.allreduce(y, [vocab_axis], "SUM")
     lowering.set_tensor_lowering(self.outputs[0], y)
@@ -98,19 +99,24 @@ class _ScatterAddOperation(mtf.Operation):
     rows, width = mesh_impl.slice_shape(self.outputs[0].shape)
 
     def scatter_add(dy_slice, ids_slice, offset):
-      local, inside = _local_ids(ids_slice, offset, rows)
+      local, inside = local_ids(ids_slice, offset, rows)
       dy_slice *= tf.cast(inside, dy_slice.dtype)[..., tf.newaxis]
       return tf.math.unsorted_segment_sum(tf.reshape(dy_slice, [-1, width]),
                                           tf.reshape(local, [-1]), rows)
 
     y = mesh_impl.slicewise(scatter_add, lowering.tensors[dy], lowering.tensors[ids],
-                            _offset(mesh_impl, vocab_axis, rows))
+                            vocab_offset(mesh_impl, vocab_axis, rows))
     # The ids' dimensions are reduced: sum over the mesh axes that split them (data parallel).
     split = [a for a in (mesh_impl.tensor_dimension_to_mesh_axis(d) for d in ids.shape.dims)
              if a is not None]
     if split:
       y = mesh_impl.allreduce(y, split, "SUM")
     lowering.set_tensor_lowering(self.outputs[0], y)
+
+
+def gather(weights: mtf.Tensor, ids: mtf.Tensor, vocab_dim: mtf.Dimension) -> mtf.Tensor:
+  """`mtf.gather(weights, ids, vocab_dim)` as a gather, for weights [vocab, d] or [vocab]."""
+  return _GatherOperation(weights, ids, vocab_dim).outputs[0]
 
 
 @gin.configurable(module="code_t5")
@@ -121,7 +127,7 @@ class GatherVocabEmbedding(transformer.VocabEmbedding):
     weights = self._embedding_weights
     if weights.shape.dims != [self._vocab_dim, self._output_dim]:
       return super().ids_to_embedding(ids, context)  # an ensemble: Mesh TF's own lookup
-    ret = _GatherOperation(weights, ids, self._vocab_dim).outputs[0]
+    ret = gather(weights, ids, self._vocab_dim)
     if self._scale_variable_like_classifier_weights:
       ret *= self._output_dim.size ** 0.5
     return ret

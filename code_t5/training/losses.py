@@ -24,6 +24,9 @@ import numpy as np
 import seqio
 import tensorflow.compat.v1 as tf
 
+from code_t5.training import embeddings
+from code_t5.training import softmax
+
 # SentencePiece's byte-fallback pieces, "<0x0A>": one byte each.
 _BYTE_PIECE = re.compile(r"^<0x[0-9A-F]{2}>$")
 
@@ -44,16 +47,25 @@ def piece_bytes(vocabulary, size: int) -> np.ndarray:
 
 @gin.configurable(module="code_t5")
 def loss_per_target_token(unitransformer, context, logits, targets, output_vocab_dim,
-                          vocabulary=None):
-  """Cross-entropy per target token: an `Unitransformer.loss_fn` (see the module docstring)."""
-  off_value = unitransformer.label_smoothing / output_vocab_dim.size
-  on_value = 1.0 - unitransformer.label_smoothing + off_value
-  soft_targets = mtf.one_hot(mtf.maximum(targets, 0), output_vocab_dim,
-                             dtype=context.activation_dtype, on_value=on_value,
-                             off_value=off_value)
-  loss = mtf.layers.softmax_cross_entropy_with_logits(
-      logits, soft_targets, output_vocab_dim,
-      z_loss=unitransformer.z_loss if context.train else 0.0)
+                          vocabulary=None, fused=False):
+  """Cross-entropy per target token: an `Unitransformer.loss_fn` (see the module docstring).
+
+  `fused`: the cross-entropy as one operation (code_t5/training/softmax.py), where there is no
+  label smoothing and the vocabulary is the logits' last dimension; else Mesh TF's.
+  """
+  z_loss = unitransformer.z_loss if context.train else 0.0
+  if (fused and not unitransformer.label_smoothing
+      and logits.shape.dims[-1] == output_vocab_dim):
+    loss = softmax.softmax_cross_entropy(logits, mtf.maximum(targets, 0), output_vocab_dim,
+                                         z_loss=z_loss)
+  else:
+    off_value = unitransformer.label_smoothing / output_vocab_dim.size
+    on_value = 1.0 - unitransformer.label_smoothing + off_value
+    soft_targets = mtf.one_hot(mtf.maximum(targets, 0), output_vocab_dim,
+                               dtype=context.activation_dtype, on_value=on_value,
+                               off_value=off_value)
+    loss = mtf.layers.softmax_cross_entropy_with_logits(logits, soft_targets, output_vocab_dim,
+                                                        z_loss=z_loss)
   weights = mtf.cast(mtf.greater(targets, 0), context.activation_dtype)
   if unitransformer.loss_on_targets_only:
     weights *= mtf.cast(mtf.logical_not(mtf_transformer.delimited_lm_inputs_mask(targets)),
@@ -66,8 +78,9 @@ def loss_per_target_token(unitransformer, context, logits, targets, output_vocab
     table = mtf.import_tf_tensor(
         context.mesh, tf.constant(piece_bytes(vocabulary, output_vocab_dim.size)),
         mtf.Shape([output_vocab_dim]))
-    num_bytes = mtf.reduce_sum(mtf.gather(table, mtf.maximum(targets, 0), output_vocab_dim) *
-                               weights)
+    # A gather, not Mesh TF's product with the targets' one-hot vectors (tokens x vocab).
+    num_bytes = mtf.reduce_sum(
+        embeddings.gather(table, mtf.maximum(targets, 0), output_vocab_dim) * weights)
     # Printed beside Mesh TF's "step, tf_loss[...]" line (Mesh TF writes its own scalar
     # summaries only on TPU); the launcher reads it.
     per_token = mtf.Print(per_token, [total / mtf.maximum(num_bytes, 1.0)], "loss_per_byte",
