@@ -53,8 +53,8 @@ def test_gather_from_a_table_of_one_value_per_id(layout):
   batch, length = mtf.Dimension("batch", BATCH), mtf.Dimension("length", LENGTH)
   table = np.arange(VOCAB, dtype=np.float32) * 1.5
   ids = np.random.default_rng(1).integers(0, VOCAB, size=(BATCH, LENGTH)).astype(np.int32)
+  inputs = {"t": (table, [vocab_dim]), "i": (ids, [batch, length])}
   for lookup in (embeddings.gather, mtf.gather):
     (out,), _ = test_utils.run_on_mesh(
-        *LAYOUTS[layout], lambda t, i: [lookup(t, i, vocab_dim)],  # pylint: disable=cell-var-from-loop
-        {"t": (table, [vocab_dim]), "i": (ids, [batch, length])})
+        *LAYOUTS[layout], lambda t, i, lookup=lookup: [lookup(t, i, vocab_dim)], inputs)
     np.testing.assert_array_equal(out, table[ids])
