@@ -111,3 +111,16 @@ def test_the_loss_is_the_same_fused_or_not(label_smoothing):
   np.testing.assert_allclose(loss, expected_loss, rtol=1e-6)
   np.testing.assert_allclose(grad, expected_grad, rtol=1e-5, atol=1e-7)
   assert ("OneHot" in {op.type for op in graph.get_operations()}) == bool(label_smoothing)
+
+
+def test_fused_cross_entropy_needs_the_vocabulary_last():
+  """The loss function checks this before choosing it; a direct call is told at graph build."""
+  batch, length, vocab = DIMS["batch"], DIMS["length"], DIMS["vocab"]
+
+  def build(logits, targets, dy, dx):  # pylint: disable=unused-argument
+    return [softmax.softmax_cross_entropy(logits, targets, vocab)]
+
+  values = _inputs()
+  values["logits"] = (values["logits"][0].transpose(0, 2, 1), [batch, vocab, length])
+  with pytest.raises(ValueError, match="vocab must be the logits' last dimension"):
+    test_utils.run_on_mesh(*LAYOUTS["one device"], build, values)

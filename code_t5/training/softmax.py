@@ -75,6 +75,9 @@ class _CrossEntropyOperation(mtf.Operation):
   """
 
   def __init__(self, logits, targets, vocab_dim, z_loss, name=None):
+    if logits.shape.dims[-1] != vocab_dim:
+      raise ValueError(f"fused softmax cross-entropy: {vocab_dim.name} must be the logits' last "
+                       f"dimension, not in {logits.shape}")
     super().__init__([logits, targets], name=name or "fused_softmax_cross_entropy")
     self._vocab_dim = vocab_dim
     self._z_loss = z_loss
@@ -84,7 +87,7 @@ class _CrossEntropyOperation(mtf.Operation):
                      mtf.Tensor(self, position_shape, logits.dtype)]
 
   def gradient(self, grad_ys):
-    logits, targets = self.inputs
+    targets = self.inputs[1]
     _, exp, scale = self.outputs
     return [_CrossEntropyGradOperation(grad_ys[0], exp, scale, targets,
                                        self._vocab_dim).outputs[0], None]
@@ -92,10 +95,7 @@ class _CrossEntropyOperation(mtf.Operation):
   def lower(self, lowering):
     mesh_impl = lowering.mesh_impl(self)
     logits, targets = self.inputs
-    axis = logits.shape.dims.index(self._vocab_dim)
-    if axis != logits.shape.ndims - 1:
-      raise ValueError(f"fused softmax cross-entropy: {self._vocab_dim.name} must be the "
-                       f"logits' last dimension, not in {logits.shape}")
+    axis = logits.shape.ndims - 1  # the vocabulary (__init__ checks)
     mesh_axis = mesh_impl.tensor_dimension_to_mesh_axis(self._vocab_dim)
     rows = mesh_impl.slice_shape(logits.shape)[axis]
     peak, exp, total = _max_and_sum_of_exp(mesh_impl, lowering.tensors[logits], axis, mesh_axis)
