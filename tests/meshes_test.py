@@ -1,7 +1,8 @@
 """Multi-device meshes on one CPU: data- and model-parallel layouts train to the same losses.
 
-(And so do Mesh TF's one-hot embedding lookup, its attention layout and its softmax in place of
-runs/cpu.gin's gather, heads-first attention and fused softmax.)
+(And so do Mesh TF's one-hot embedding lookup, its attention layout, its softmax and its ReLU
+gradient in place of runs/cpu.gin's gather, heads-first attention, fused softmax and one-pass ReLU
+gradient.)
 
 The CPU is split into several TF devices (runs/cpu_x2.gin, cpu_x4.gin); every layout starts from
 the same weights (the 1-device run's step-0 checkpoint), reads the same batches (fixed input seed)
@@ -32,10 +33,12 @@ LAYOUTS = {  # name: (runs/ file, extra bindings)
     # Nor this: Mesh TF's own attention layout ([batch, length, heads, memory_length] logits)
     # in place of runs/cpu.gin's heads first (code_t5/training/attention.py), the same math.
     "model:1,batch:1, Mesh TF's attention layout": ("cpu", ["code_t5.attention.heads_first = False"]),
-    # Nor this: Mesh TF's softmax and cross-entropy in place of runs/cpu.gin's fused ones
-    # (code_t5/training/softmax.py), the same math.
-    "model:1,batch:1, Mesh TF's softmax": ("cpu", ["code_t5.attention.fused_softmax = False",
-                                                   "code_t5.loss_per_target_token.fused = False"]),
+    # Nor this: Mesh TF's softmax, cross-entropy and ReLU gradient in place of runs/cpu.gin's
+    # fused ones (code_t5/training/softmax.py, activations.py), the same math.
+    "model:1,batch:1, Mesh TF's softmax and ReLU": (
+        "cpu", ["code_t5.attention.fused_softmax = False",
+                "code_t5.loss_per_target_token.fused = False",
+                "code_t5.relu.one_pass_gradient = False"]),
 }
 
 
