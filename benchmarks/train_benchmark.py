@@ -24,8 +24,9 @@ Prints figures only; asserts nothing.
 
 With --profile N, every N-th step is traced (`code_t5.train_model.profile_steps`) and the last
 trace is summed up: the traced step's wall time, the ops' summed time (above the wall where ops
-ran at once on TensorFlow's inter-op threads) by op type, and the matrix products by what they
-compute (logits, MLP, attention projections, attention scores) -- where the step's time goes.
+ran at once on TensorFlow's inter-op threads) by op type, the matrix products by what they
+compute (logits, MLP, attention projections, attention scores), and the wall by how many ops ran
+at once (what ran alone is on the step's path) -- where the step's time goes.
 
     python benchmarks/train_benchmark.py --model causal_lm --size mini --vocab spm_dev --torch
     python benchmarks/train_benchmark.py --model causal_lm --size mini --vocab spm_dev \
@@ -188,6 +189,10 @@ def _torch_tied_encoder_decoder(transformers, config):
   return model
 
 
+def _is_product(op_type: str) -> bool:
+  return "Einsum" in op_type or "MatMul" in op_type
+
+
 def _product_kind(name: str) -> str:
   """What a traced product (an Einsum op, by its node name) computes in Mesh TF's transformer."""
   if "DenseReluDense" in name:
@@ -210,7 +215,7 @@ def profile_summary(trace: pathlib.Path, top: int = 12) -> str:
   for e in ops:
     op = e["args"].get("op", e["name"])
     by_type[op] += e["dur"] / 1e3
-    if "Einsum" in op or "MatMul" in op:
+    if _is_product(op):
       by_kind[_product_kind(e["args"].get("name", ""))] += e["dur"] / 1e3
   total = sum(by_type.values())
   lines = [f"traced step ({trace.name}): {wall:,.0f} ms wall, {total:,.0f} ms of ops "
@@ -218,7 +223,38 @@ def profile_summary(trace: pathlib.Path, top: int = 12) -> str:
   lines += [f"  {op:40s} {ms:8,.0f} ms {ms / total:6.1%}" for op, ms in by_type.most_common(top)]
   lines.append("  matrix products by what they compute:")
   lines += [f"    {kind:38s} {ms:8,.0f} ms {ms / total:6.1%}" for kind, ms in by_kind.most_common()]
+  lines.append("  the wall by how many ops ran at once:")
+  lines += [f"    {running:38s} {ms:8,.0f} ms" for running, ms in _ops_at_once(ops).items()]
   return "\n".join(lines)
+
+
+_AT_ONCE = ("none", "one: a product", "one: another op", "two: both products",
+            "two: a product and another op", "two: neither a product", "three or more")
+
+
+def _ops_at_once(ops) -> Dict[str, float]:
+  """ms of the traced step's wall during which no op, one op (a product, or another op), two
+  (both products, or not) or more ran: where an op's time is alone on the step's path."""
+  timed = [e for e in ops if e["dur"] > 0]
+  edges = sorted([(e["ts"], 1, i) for i, e in enumerate(timed)] +
+                 [(e["ts"] + e["dur"], -1, i) for i, e in enumerate(timed)])
+  spans = collections.Counter()
+  running, last = set(), edges[0][0] if edges else 0
+  for ts, change, i in edges:
+    products = sum(_is_product(timed[j]["args"].get("op", timed[j]["name"])) for j in running)
+    if len(running) == 1:
+      key = _AT_ONCE[1 if products else 2]
+    elif len(running) == 2:
+      key = _AT_ONCE[5 - products]
+    else:
+      key = _AT_ONCE[0 if not running else 6]
+    spans[key] += (ts - last) / 1e3
+    last = ts
+    if change > 0:
+      running.add(i)
+    else:
+      running.discard(i)
+  return {key: spans[key] for key in _AT_ONCE if spans[key] >= 0.5}
 
 
 def main(argv=None):
