@@ -232,6 +232,18 @@ _AT_ONCE = ("none", "one: a product", "one: another op", "two: both products",
             "two: a product and another op", "two: neither a product", "three or more")
 
 
+def _running(ops: int, products: int) -> str:
+  """The _AT_ONCE row for `ops` ops running at once, `products` of them products."""
+  if ops == 0:
+    return "none"
+  if ops == 1:
+    return "one: a product" if products else "one: another op"
+  if ops == 2:
+    return ("two: neither a product", "two: a product and another op",
+            "two: both products")[products]
+  return "three or more"
+
+
 def _ops_at_once(ops) -> Dict[str, float]:
   """ms of the traced step's wall during which no op, one op (a product, or another op), two
   (both products, or not) or more ran: where an op's time is alone on the step's path."""
@@ -242,13 +254,7 @@ def _ops_at_once(ops) -> Dict[str, float]:
   running, last = set(), edges[0][0] if edges else 0
   for ts, change, i in edges:
     products = sum(_is_product(timed[j]["args"].get("op", timed[j]["name"])) for j in running)
-    if len(running) == 1:
-      key = _AT_ONCE[1 if products else 2]
-    elif len(running) == 2:
-      key = _AT_ONCE[5 - products]
-    else:
-      key = _AT_ONCE[0 if not running else 6]
-    spans[key] += (ts - last) / 1e3
+    spans[_running(len(running), products)] += (ts - last) / 1e3
     last = ts
     if change > 0:
       running.add(i)
