@@ -1,6 +1,8 @@
 """The training step's matrix products, one at a time, in TensorFlow: GFLOP/s per product with
 oneDNN's kernels and with Eigen's (TensorFlow's own, what TF 2.15 uses on CPUs without AVX-512
-VNNI unless TF_ENABLE_ONEDNN_OPTS=1; code_t5_compat sets it).
+VNNI unless TF_ENABLE_ONEDNN_OPTS=1; code_t5_compat sets it), and with oneDNN on, as one
+SparseMatMul (Eigen's product, which oneDNN does not rewrite) lowered the way
+code_t5/training/products.py lowers it, marked where that module's rule takes it.
 
     python benchmarks/products_benchmark.py [--threads 2]
 
@@ -35,31 +37,44 @@ PRODUCTS = {
                                TOKENS * D_MODEL * D_FF),
     "MLP in, weight gradient": ("blf,bld->df", [(8, LENGTH, D_FF), (8, LENGTH, D_MODEL)],
                                 TOKENS * D_MODEL * D_FF),
+    "MLP out": ("blf,fd->bld", [(8, LENGTH, D_FF), (D_FF, D_MODEL)], TOKENS * D_MODEL * D_FF),
+    "MLP out, weight gradient": ("blf,bld->fd", [(8, LENGTH, D_FF), (8, LENGTH, D_MODEL)],
+                                 TOKENS * D_MODEL * D_FF),
+    "attention projection": ("bld,dk->blk", [(8, LENGTH, D_MODEL), (D_MODEL, HEADS * D_KV)],
+                             TOKENS * D_MODEL * HEADS * D_KV),
     "attention scores": ("bhld,bhmd->bhlm", [(8, HEADS, LENGTH, D_KV), (8, HEADS, LENGTH, D_KV)],
                          8 * HEADS * LENGTH * LENGTH * D_KV),
 }
 
 
 def measure(threads: int) -> dict:
-  """GFLOP/s per product in this process (TensorFlow imported here)."""
+  """GFLOP/s per product in this process (TensorFlow imported here): {"einsum": {name: rate}},
+  and, where the product is one matrix product, "SparseMatMul" (Eigen's, as
+  code_t5.training.products lowers it) and "rule" (whether products.eigen_is_faster takes it)."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow.compat.v1 as tf  # pylint: disable=g-import-not-at-top
+  from code_t5.training import products  # pylint: disable=g-import-not-at-top
   tf.disable_eager_execution()
   config = tf.ConfigProto(intra_op_parallelism_threads=threads, inter_op_parallelism_threads=1)
   rng = np.random.default_rng(0)
-  rates = {}
+  rates = {"einsum": {}, "SparseMatMul": {}, "rule": {}}
   with tf.Graph().as_default(), tf.Session(config=config) as session:
     for name, (equation, shapes, macs) in PRODUCTS.items():
       operands = [tf.Variable(rng.random(shape, np.float32)) for shape in shapes]
       session.run([v.initializer for v in operands])
-      product = tf.einsum(equation, *operands).op
-      session.run(product)
-      best = float("inf")
-      for _ in range(5):
-        start = time.perf_counter()
+      lowerings = {"einsum": tf.einsum(equation, *operands).op}
+      form = products.matrix_form(equation)
+      if form is not None:
+        lowerings["SparseMatMul"] = products.sparse_matmul(form, *operands).op
+        rates["rule"][name] = products.eigen_is_faster(form, *shapes)
+      for lowering, product in lowerings.items():
         session.run(product)
-        best = min(best, time.perf_counter() - start)
-      rates[name] = 2 * macs / best / 1e9
+        best = float("inf")
+        for _ in range(5):
+          start = time.perf_counter()
+          session.run(product)
+          best = min(best, time.perf_counter() - start)
+        rates[lowering][name] = 2 * macs / best / 1e9
   return rates
 
 
@@ -81,10 +96,15 @@ def main(argv=None):
                              "--threads", str(args.threads)], env=env, check=True,
                             capture_output=True, text=True).stdout
     rates[onednn] = json.loads(output.strip().splitlines()[-1])
-  print(f"{'product (causal LM mini, 8 x 512 positions)':45s} {'Eigen':>8s} {'oneDNN':>8s}  "
-        "GFLOP/s")
+  eigen, onednn = rates["0"]["einsum"], rates["1"]["einsum"]
+  sparse, rule = rates["1"]["SparseMatMul"], rates["1"]["rule"]
+  print(f"{'product (causal LM mini, 8 x 512 positions)':45s} {'Eigen':>8s} {'oneDNN':>8s} "
+        f"{'SparseMatMul':>13s}  GFLOP/s; * the one code_t5.eigen_products takes with oneDNN on")
   for name in PRODUCTS:
-    print(f"{name:45s} {rates['0'][name]:8.0f} {rates['1'][name]:8.0f}")
+    mark_onednn, mark_sparse = ("", "*") if rule.get(name) else ("*", "")
+    sparse_rate = f"{sparse[name]:.0f}{mark_sparse}" if name in sparse else "-"
+    print(f"{name:45s} {eigen[name]:8.0f} {onednn[name]:7.0f}{mark_onednn or ' '} "
+          f"{sparse_rate:>13s}")
 
 
 if __name__ == "__main__":

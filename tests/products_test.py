@@ -1,6 +1,6 @@
-"""code_t5/training/products.py: weight gradients through Eigen's SparseMatMul equal Mesh TF's
-einsum's, on one device and on a mesh that splits the batch; only weight gradients of CPU meshes
-take that path; a wrong gin value is named.
+"""code_t5/training/products.py: products through Eigen's SparseMatMul equal Mesh TF's einsum's,
+on one device and on a mesh that splits the batch; which einsums are one matrix product, and which
+of those go to Eigen; only CPU meshes take that path; a wrong gin value is named.
 """
 
 import contextlib
@@ -9,43 +9,86 @@ import gin
 import mesh_tensorflow as mtf
 import numpy as np
 import pytest
+import tensorflow.compat.v1 as tf
 
 from code_t5 import test_utils
 from code_t5.training import products
 
 BATCH, LENGTH, D_MODEL = 4, 6, 64
 LAYOUTS = {"one device": ("batch:1", "batch:batch"), "batch split": ("batch:2", "batch:batch")}
+Form = products.MatrixForm
 
 
 @contextlib.contextmanager
 def _eigen(value):
   with gin.unlock_config():
-    gin.bind_parameter("code_t5.weight_gradients.eigen", value)
+    gin.bind_parameter("code_t5.eigen_products.enabled", value)
   try:
     yield
   finally:
     with gin.unlock_config():
-      gin.bind_parameter("code_t5.weight_gradients.eigen", "auto")
+      gin.bind_parameter("code_t5.eigen_products.enabled", "auto")
 
 
 @pytest.mark.parametrize("equation, form", [
     # the causal LM mini's weight gradients, as Mesh TF lowers them (x or dy first)
-    ("abcd,abce->ed", ((1, 0), 3)),
-    ("abcd,abce->de", ((0, 1), 3)),
-    ("abc,abd->cd", ((0, 1), 2)),
-    # its forward products and input gradients, attention's batch matmuls
-    ("abcd,de->abce", None), ("abcd,ed->abce", None), ("abcde,abcfe->abcdf", None),
-    ("abcde,abcdf->abcfe", None),
-    # contracted dims in another order, or not leading; a dim of the output from both operands
-    ("abcd,bace->de", None), ("abcd,cabe->de", None), ("abcd,abce->aed", None),
-    ("abc,abd,abe->cde", None),
+    ("abcd,abce->ed", Form(1, 3, True, False)),
+    ("abcd,abce->de", Form(0, 3, True, False)),
+    ("abc,abd->cd", Form(0, 2, True, False)),
+    # its forward products and input gradients: [positions, K] by [K, N] or [N, K]
+    ("abcd,de->abce", Form(0, 1, False, False)),
+    ("abcd,ed->abce", Form(0, 1, False, True)),
+    ("abc,dc->dab", Form(1, 1, False, True)),
+    # attention's batch matmuls; contracted dims in another order, or apart; a dim of the output
+    # from both operands; three operands; a dim summed within one operand
+    ("abcde,abcfe->abcdf", None), ("abcde,abcdf->abcfe", None), ("abcd,bace->de", None),
+    ("abcd,cabe->de", None), ("abcd,abce->aed", None), ("abc,abd,abe->cde", None),
+    ("abc,cd->ad", None), ("acb,cd->abd", None),
 ])
-def test_only_weight_gradients_have_the_form(equation, form):
-  assert products.weight_gradient_form(equation) == form
+def test_matrix_forms(equation, form):
+  assert products.matrix_form(equation) == form
 
 
-def _weight_gradient(layout, d_ff, eigen, device="cpu:0"):
-  """(dW of x [batch, length, d_model] . W [d_model, d_ff], x . W, the lowered tf.Graph)."""
+@pytest.mark.parametrize("equation, a_shape, b_shape", [
+    ("abcd,abce->ed", (2, 3, 4, 70), (2, 3, 4, 90)),  # the narrower operand transposed first
+    ("abcd,abce->de", (2, 3, 4, 70), (2, 3, 4, 90)),
+    ("abc,abd->cd", (5, 6, 90), (5, 6, 65)),
+    ("abc,dc->abd", (2, 3, 80), (90, 80)),
+    ("abc,cd->abd", (2, 3, 80), (80, 90)),
+    ("abc,dc->dab", (2, 3, 80), (90, 80)),
+    ("ab,bc->ca", (70, 80), (80, 90)),
+])
+def test_sparse_matmul_is_the_einsum(equation, a_shape, b_shape):
+  rng = np.random.default_rng(0)
+  a = rng.normal(size=a_shape).astype(np.float32)
+  b = rng.normal(size=b_shape).astype(np.float32)
+  form = products.matrix_form(equation)
+  with tf.Graph().as_default(), tf.Session() as session:
+    product = products.sparse_matmul(form, tf.constant(a), tf.constant(b))
+    assert "SparseMatMul" in {op.type for op in session.graph.get_operations()}
+    np.testing.assert_allclose(session.run(product), np.einsum(equation, a, b),
+                               rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("equation, a_shape, b_shape, eigen", [
+    ("abcd,abce->ed", (8, 512, 1, 8192), (8, 512, 1, 256), True),  # the logits' weight gradient
+    ("abc,abd->cd", (8, 512, 256), (8, 512, 1024), True),  # the MLP's
+    ("abc,abd->cd", (8, 512, 4), (8, 512, 32), False),  # the relative-position bias's
+    ("abc,dc->abd", (8, 512, 256), (8192, 256), False),  # the logits: wider than contracted
+    ("abc,cd->abd", (8, 512, 8192), (8192, 256), True),  # their input gradient
+    ("abc,cd->abd", (8, 512, 1024), (1024, 256), True),  # the MLP's output projection
+    ("abc,cd->abd", (8, 512, 256), (256, 1024), False),  # its input projection
+    ("abc,cd->abd", (8, 512, 256), (256, 256), True),  # the attention projections
+])
+def test_eigen_for_weight_gradients_and_outputs_no_wider_than_the_contraction(
+    equation, a_shape, b_shape, eigen):
+  form = products.matrix_form(equation)
+  assert products.eigen_is_faster(form, a_shape, b_shape) is eigen
+
+
+def _product_and_gradients(layout, d_ff, eigen, device="cpu:0"):
+  """(y = x [batch, length, d_model] . W [d_model, d_ff], dx, dW for dy, the lowered graph's op
+  types), each checked against NumPy."""
   rng = np.random.default_rng(0)
   batch, length = mtf.Dimension("batch", BATCH), mtf.Dimension("length", LENGTH)
   d_model, hidden = mtf.Dimension("d_model", D_MODEL), mtf.Dimension("d_ff", d_ff)
@@ -57,29 +100,41 @@ def _weight_gradient(layout, d_ff, eigen, device="cpu:0"):
 
   def build(x, w, dy):
     y = mtf.einsum([x, w], mtf.Shape([batch, length, hidden]))
-    return [mtf.gradients([y], [w], [dy])[0], y]
+    return [y] + mtf.gradients([y], [x, w], [dy])
 
   with _eigen(eigen):
-    (dw, y), tf_graph = test_utils.run_on_mesh(*LAYOUTS[layout], build, values, device=device)
+    (y, dx, dw), tf_graph = test_utils.run_on_mesh(*LAYOUTS[layout], build, values,
+                                                   device=device)
   x, w, dy = (values[name][0] for name in ("x", "w", "dy"))
   np.testing.assert_allclose(y, x @ w, rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose(dx, dy @ w.T, rtol=1e-5, atol=1e-5)
   np.testing.assert_allclose(dw, np.einsum("bld,blf->df", x, dy), rtol=1e-5, atol=1e-5)
-  return dw, {op.type for op in tf_graph.get_operations()}
+  types = [op.type for op in tf_graph.get_operations()]
+  return (y, dx, dw), types
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
-def test_eigen_weight_gradients_equal_mesh_tf_einsums(layout):
-  eigen, eigen_ops = _weight_gradient(layout, 64, True)
-  einsum, einsum_ops = _weight_gradient(layout, 64, False)
+def test_eigen_products_equal_mesh_tf_einsums(layout):
+  eigen, eigen_ops = _product_and_gradients(layout, 64, True)
+  einsum, einsum_ops = _product_and_gradients(layout, 64, False)
   assert "SparseMatMul" in eigen_ops and "SparseMatMul" not in einsum_ops
-  np.testing.assert_allclose(eigen, einsum, rtol=1e-5, atol=1e-5)
+  for with_eigen, without in zip(eigen, einsum):
+    np.testing.assert_allclose(with_eigen, without, rtol=1e-5, atol=1e-5)
+
+
+def test_only_the_products_eigen_runs_faster_take_it():
+  # d_ff 128 > d_model 64: the forward product is wider than its contraction and stays oneDNN's;
+  # the input gradient (64 <= 128) and the weight gradient go to Eigen, one SparseMatMul per
+  # slice each.
+  _, types = _product_and_gradients("batch split", 128, True)
+  assert types.count("SparseMatMul") == 2 * 2
 
 
 def test_small_weights_and_meshes_not_on_named_cpus_keep_the_einsum():
-  assert "SparseMatMul" not in _weight_gradient("one device", 32, True)[1]
-  assert "SparseMatMul" not in _weight_gradient("one device", 64, True, device="")[1]
+  assert "SparseMatMul" not in _product_and_gradients("one device", 32, True)[1]
+  assert "SparseMatMul" not in _product_and_gradients("one device", 64, True, device="")[1]
 
 
 def test_a_wrong_setting_is_named():
-  with pytest.raises(ValueError, match=r"code_t5\.weight_gradients\.eigen.*'yes'"):
-    products.weight_gradients(eigen="yes")
+  with pytest.raises(ValueError, match=r"code_t5\.eigen_products\.enabled.*'yes'"):
+    products.eigen_products(enabled="yes")

@@ -1,31 +1,39 @@
-"""Mesh TF's weight gradients as Eigen's matrix product where oneDNN's is the slower.
+"""Mesh TF's matrix products through Eigen where oneDNN's are the slower.
 
-A weight's gradient sums over every position of the batch: for a [batch, length, d_model] input
-x and its product's [batch, length, d_ff] gradient dy it is the [d_model, d_ff] einsum of the
-two, the contracted dims leading in both. With oneDNN on (`code_t5_compat` turns it on;
-docs/speed.md), TensorFlow rewrites every Einsum and MatMul into oneDNN's kernels, which on the
-AVX2-only machine ran these products at about half the peak, however they were written (as
-Einsum, as MatMul with a transposed operand, after an explicit transpose: 64-72 GFLOP/s for the
-causal LM mini's MLP and logits), while Eigen's contraction ran them at 77-125 GFLOP/s.
-TensorFlow keeps oneDNN on or off for the whole process, but its `SparseMatMul` op, which oneDNN
-does not rewrite, multiplies two dense float matrices with Eigen's contraction.
+With oneDNN on (`code_t5_compat` turns it on; docs/speed.md), TensorFlow rewrites every Einsum and
+MatMul into oneDNN's kernels, but not its `SparseMatMul` op, which multiplies two dense float
+matrices with Eigen's contraction. On the AVX2-only machines Eigen's is the faster for two kinds
+of the training step's products (`benchmarks/products_benchmark.py` measures each one both ways):
+
+- **weight gradients**, which sum over every position of the batch: for a [batch, length, d_model]
+  input x and its product's [batch, length, d_ff] gradient dy, the [d_model, d_ff] einsum of the
+  two, the contracted dims leading in both. Eigen's is fast only with the narrower operand as the
+  transposed one: on the Zen 2 machine the logits' [8,192, 256] weight gradient ran at 20 GFLOP/s
+  as [4,096, 8,192]^T x [4,096, 256] and at 49-52 as [4,096, 256]^T x [4,096, 8,192] with the
+  result transposed; the MLP's at 42-46 against 69-88. So the narrower operand goes first, and
+  the [narrow, wide] result is transposed where Mesh TF's order is [wide, narrow].
+- **products whose output is no wider than their contraction** (the MLP's output projection, the
+  attention projections, the input gradients of the logits and of the MLP's input projection:
+  4,096 x 1,024 by 1,024 x 256 and the like). oneDNN ran them at 66-70 GFLOP/s there, Eigen at
+  73-97; the other way round (the logits: 4,096 x 256 by 256 x 8,192) oneDNN's is twice Eigen's.
 
 `einsum` below is Mesh TF's per-slice einsum (`MeshImpl.einsum`, which Mesh TF documents as the
-place to override) with such products -- two float32 operands whose contracted dims lead both,
-in the same order, and no batch dims -- reshaped to one [K, M]^T x [K, N] `SparseMatMul`; every
-other einsum is `tf.einsum` as before. The same sums in another order: the gradients agree to
-float rounding (`tests/products_test.py`). `code_t5.weight_gradients.eigen` (gin) chooses:
-True, False, or "auto" (the default): where oneDNN is on and the CPU has no AVX-512, the kind
-measured (on the AVX-512 kind oneDNN's own kernels use AVX-512, and the step reached 70-78 % of
-the peak):
+place to override) with such products -- two float32 operands, no batch dims, each operand's
+contracted dims together at its start or its end, in the same order in both, the output one
+operand's other dims and then the other's -- reshaped to matrices and multiplied by one
+`SparseMatMul`; every other einsum (the attention's batch matmuls among them) is `tf.einsum` as
+before. The same sums in another order: the products agree to float rounding
+(`tests/products_test.py`). `code_t5.eigen_products.enabled` (gin) chooses: True, False, or
+"auto" (the default): where oneDNN is on and the CPU has no AVX-512, the kinds measured (on the
+AVX-512 kinds oneDNN's own kernels use AVX-512, and the step reached 70-78 % of the peak):
 
     import code_t5.training.products
-    code_t5.weight_gradients.eigen = "auto"
+    code_t5.eigen_products.enabled = "auto"
 """
 
 import functools
 import os
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional
 
 import gin
 import mesh_tensorflow as mtf
@@ -34,8 +42,98 @@ import tensorflow.compat.v1 as tf
 import code_t5_compat
 
 _mesh_tf_einsum = mtf.placement_mesh_impl.PlacementMeshImpl.einsum
-# A weight's smaller side below which oneDNN's einsum stays (see `einsum`).
+# A weight's smaller side below which oneDNN's einsum stays: the relative-position bias's
+# [4, 32] weight gradient (summed over 512^2 positions) ran at 19 GFLOP/s in SparseMatMul against
+# 24 in oneDNN's einsum.
 _MIN_COLUMNS = 64
+
+
+class MatrixForm(NamedTuple):
+  """How a two-operand einsum is one matrix product: the operand whose free dims lead the output
+  (`rows`, 0 or 1; the other gives the columns), the number of contracted dims `k`, and whether
+  each operand's contracted dims lead it (rows: then it is [K, M] and transposed) or trail it
+  (columns: then it is [N, K] and transposed)."""
+  rows: int
+  k: int
+  rows_transposed: bool
+  columns_transposed: bool
+
+  @property
+  def weight_gradient(self) -> bool:
+    """The contracted dims lead both operands: a sum over positions, [K, M]^T x [K, N]."""
+    return self.rows_transposed and not self.columns_transposed
+
+
+def matrix_form(equation: str) -> Optional[MatrixForm]:
+  """The MatrixForm of a two-operand einsum `equation`, or None where it is not one matrix
+  product of its operands reshaped (batch dims, three operands, dims summed in one operand only,
+  contracted dims apart or in different orders, or an output that interleaves the operands)."""
+  inputs, output = equation.split("->")
+  operands = inputs.split(",")
+  if len(operands) != 2:
+    return None
+  a, b = operands
+  shared = "".join(c for c in a if c in b)
+  if not shared or any(c in output for c in shared):
+    return None  # no contraction, or batch dims (in both operands and the output)
+  if sorted(output) != sorted(c for c in a + b if c not in shared):
+    return None  # a dim summed within one operand, or an output dim from neither
+  k = len(shared)
+  for rows, (first, second) in enumerate(((a, b), (b, a))):
+    free_first = "".join(c for c in first if c not in shared)
+    free_second = "".join(c for c in second if c not in shared)
+    if output != free_first + free_second:
+      continue
+    rows_transposed = first.startswith(shared)
+    columns_transposed = second.endswith(shared)
+    if not (rows_transposed or first.endswith(shared)):
+      return None
+    if not (columns_transposed or second.startswith(shared)):
+      return None
+    return MatrixForm(rows, k, rows_transposed, columns_transposed)
+  return None
+
+
+def _size(dims) -> int:
+  return functools.reduce(lambda x, y: x * y, dims, 1)
+
+
+def sparse_matmul(form: MatrixForm, a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
+  """The einsum of `a` and `b` (static shapes) in `form`, as one `SparseMatMul` (Eigen's product)
+  of the two reshaped to matrices; a weight gradient with its narrower operand transposed."""
+  first, second = (a, b) if form.rows == 0 else (b, a)
+  first_dims, second_dims = first.shape.as_list(), second.shape.as_list()
+  k = form.k
+  rows_dims = first_dims[k:] if form.rows_transposed else first_dims[:-k]
+  columns_dims = second_dims[:-k] if form.columns_transposed else second_dims[k:]
+  contracted = _size(first_dims[:k] if form.rows_transposed else first_dims[-k:])
+  matrix_first = tf.reshape(first, [contracted, -1] if form.rows_transposed else [-1, contracted])
+  matrix_second = tf.reshape(second,
+                             [-1, contracted] if form.columns_transposed else [contracted, -1])
+  if form.weight_gradient and _size(rows_dims) > _size(columns_dims):
+    product = tf.transpose(tf.raw_ops.SparseMatMul(
+        a=matrix_second, b=matrix_first, transpose_a=True, transpose_b=False,
+        a_is_sparse=False, b_is_sparse=False))
+  else:
+    product = tf.raw_ops.SparseMatMul(
+        a=matrix_first, b=matrix_second, transpose_a=form.rows_transposed,
+        transpose_b=form.columns_transposed, a_is_sparse=False, b_is_sparse=False)
+  return tf.reshape(product, rows_dims + columns_dims)
+
+
+def eigen_is_faster(form: MatrixForm, a_shape, b_shape) -> bool:
+  """Whether Eigen's product beat oneDNN's for this form and these operand shapes on the AVX2
+  machines (the module's docstring): weight gradients, and products no wider than their
+  contraction; neither where the weight (the weight gradient's output, or the product's
+  contracted dims and columns) has a side under _MIN_COLUMNS."""
+  first, second = (a_shape, b_shape) if form.rows == 0 else (b_shape, a_shape)
+  k = form.k
+  rows = _size(first[k:] if form.rows_transposed else first[:-k])
+  columns = _size(second[:-k] if form.columns_transposed else second[k:])
+  contracted = _size(first[:k] if form.rows_transposed else first[-k:])
+  if form.weight_gradient:
+    return min(rows, columns) >= _MIN_COLUMNS
+  return min(contracted, columns) >= _MIN_COLUMNS and columns <= contracted
 
 
 @functools.lru_cache(maxsize=None)
@@ -51,37 +149,15 @@ def _onednn_on() -> bool:
   return os.environ.get("TF_ENABLE_ONEDNN_OPTS", "0").lower() in ("1", "true")
 
 
-def weight_gradient_form(equation: str) -> Optional[Tuple[Tuple[int, int], int]]:
-  """For a two-operand einsum `equation` whose k contracted dims lead both operands in the same
-  order and whose output is one operand's other dims, then the other's: ((first, second), k),
-  the operand order that makes it first^T x second once each is reshaped to [K, -1]. None for
-  any other equation."""
-  inputs, output = equation.split("->")
-  operands = inputs.split(",")
-  if len(operands) != 2:
-    return None
-  a, b = operands
-  shared = [c for c in a if c in b]
-  if not shared or any(c in output for c in shared):
-    return None  # no contraction, or batch dims (in both operands and the output)
-  k = len(shared)
-  if a[:k] != b[:k] or "".join(shared) != a[:k]:
-    return None
-  if output == a[k:] + b[k:]:
-    return (0, 1), k
-  if output == b[k:] + a[k:]:
-    return (1, 0), k
-  return None
-
-
-@gin.configurable(module="code_t5", allowlist=["eigen"])
-def weight_gradients(eigen="auto") -> bool:
-  """Whether weight gradients go through Eigen (`SparseMatMul`): True, False or "auto"."""
-  if eigen == "auto":
+@gin.configurable(module="code_t5", allowlist=["enabled"])
+def eigen_products(enabled="auto") -> bool:
+  """Whether the products `eigen_is_faster` names go through Eigen (`SparseMatMul`): True, False
+  or "auto"."""
+  if enabled == "auto":
     return _onednn_on() and not _cpu_has_avx512()
-  if not isinstance(eigen, bool):
-    raise ValueError(f'code_t5.weight_gradients.eigen: True, False or "auto", not {eigen!r}')
-  return eigen
+  if not isinstance(enabled, bool):
+    raise ValueError(f'code_t5.eigen_products.enabled: True, False or "auto", not {enabled!r}')
+  return enabled
 
 
 def _on_cpus(mesh_impl) -> bool:
@@ -90,22 +166,16 @@ def _on_cpus(mesh_impl) -> bool:
 
 
 def einsum(mesh_impl, equation: str, *slices):
-  """`MeshImpl.einsum` with weight gradients through `SparseMatMul` where `weight_gradients`."""
-  form = weight_gradient_form(equation) if len(slices) == 2 else None
+  """`MeshImpl.einsum` with the products `eigen_is_faster` names through `SparseMatMul` where
+  `eigen_products`."""
+  form = matrix_form(equation) if len(slices) == 2 else None
   if form is None or any(s.dtype != tf.float32 or None in s.shape.as_list() for s in slices):
     return _mesh_tf_einsum(mesh_impl, equation, *slices)
-  (i, j), k = form
-  first, second = slices[i], slices[j]
-  rows = functools.reduce(lambda x, y: x * y, first.shape.as_list()[:k], 1)
-  columns = (first.shape.num_elements() // rows, second.shape.num_elements() // rows)
-  # Small weights keep oneDNN: the relative-position bias's [4, 32] (summed over 512^2 positions)
-  # ran at 19 GFLOP/s in SparseMatMul against 24 in oneDNN's einsum.
-  if min(columns) < _MIN_COLUMNS or not _on_cpus(mesh_impl) or not weight_gradients():
+  a, b = slices
+  if (not eigen_is_faster(form, a.shape.as_list(), b.shape.as_list())
+      or not _on_cpus(mesh_impl) or not eigen_products()):
     return _mesh_tf_einsum(mesh_impl, equation, *slices)
-  product = tf.raw_ops.SparseMatMul(
-      a=tf.reshape(first, [rows, -1]), b=tf.reshape(second, [rows, -1]), transpose_a=True,
-      transpose_b=False, a_is_sparse=False, b_is_sparse=False)
-  return tf.reshape(product, first.shape.as_list()[k:] + second.shape.as_list()[k:])
+  return sparse_matmul(form, a, b)
 
 
 mtf.placement_mesh_impl.PlacementMeshImpl.einsum = einsum
