@@ -13,8 +13,9 @@ median step time over the whole process' wall time); model FLOPs utilisation (MF
 per token, N = the weights the token passes through (model_flops_per_step; attention's
 O(length^2) FLOPs not counted), against the machine's fp32 matmul peak measured in the same run
 (before and after the training; the higher); beside it, the same rate from Mesh TF's own count
-of the step's einsum multiply-adds (attention and logits included). Token slots are batch x (inputs + targets) for every model: the
-encoder-decoders' two sequences, the decoder-only models' one sequence of both.
+of the step's einsum multiply-adds (attention and logits included). Token slots are batch x
+(inputs + targets) for every model: the encoder-decoders' two sequences, the decoder-only models'
+one sequence of both.
 
 With --torch it then trains the same architecture and batch in PyTorch and prints its token
 slots/s and our ratio to it: transformers' T5 with the encoder's layers tied to the decoder's, as
