@@ -98,19 +98,27 @@ def _size(dims) -> int:
   return functools.reduce(lambda x, y: x * y, dims, 1)
 
 
+def _sides(form: MatrixForm, a_dims, b_dims):
+  """(the operand giving the rows first, then the other), and the dims of the rows, of the
+  contraction and of the columns, for operands of dims `a_dims` and `b_dims` in `form`."""
+  order = (0, 1) if form.rows == 0 else (1, 0)
+  first, second = ((a_dims, b_dims)[i] for i in order)
+  k = form.k
+  rows = first[k:] if form.rows_transposed else first[:-k]
+  contracted = first[:k] if form.rows_transposed else first[-k:]
+  columns = second[:-k] if form.columns_transposed else second[k:]
+  return order, list(rows), list(contracted), list(columns)
+
+
 def sparse_matmul(form: MatrixForm, a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
   """The einsum of `a` and `b` (static shapes) in `form`, as one `SparseMatMul` (Eigen's product)
   of the two reshaped to matrices; a weight gradient with its narrower operand transposed."""
-  first, second = (a, b) if form.rows == 0 else (b, a)
-  first_dims, second_dims = first.shape.as_list(), second.shape.as_list()
-  k = form.k
-  rows_dims = first_dims[k:] if form.rows_transposed else first_dims[:-k]
-  columns_dims = second_dims[:-k] if form.columns_transposed else second_dims[k:]
-  contracted = _size(first_dims[:k] if form.rows_transposed else first_dims[-k:])
-  matrix_first = tf.reshape(first, [contracted, -1] if form.rows_transposed else [-1, contracted])
-  matrix_second = tf.reshape(second,
-                             [-1, contracted] if form.columns_transposed else [contracted, -1])
-  if form.weight_gradient and _size(rows_dims) > _size(columns_dims):
+  order, rows, contracted, columns = _sides(form, a.shape.as_list(), b.shape.as_list())
+  first, second = ((a, b)[i] for i in order)
+  k = _size(contracted)
+  matrix_first = tf.reshape(first, [k, -1] if form.rows_transposed else [-1, k])
+  matrix_second = tf.reshape(second, [-1, k] if form.columns_transposed else [k, -1])
+  if form.weight_gradient and _size(rows) > _size(columns):
     product = tf.transpose(tf.raw_ops.SparseMatMul(
         a=matrix_second, b=matrix_first, transpose_a=True, transpose_b=False,
         a_is_sparse=False, b_is_sparse=False))
@@ -118,7 +126,7 @@ def sparse_matmul(form: MatrixForm, a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
     product = tf.raw_ops.SparseMatMul(
         a=matrix_first, b=matrix_second, transpose_a=form.rows_transposed,
         transpose_b=form.columns_transposed, a_is_sparse=False, b_is_sparse=False)
-  return tf.reshape(product, rows_dims + columns_dims)
+  return tf.reshape(product, rows + columns)
 
 
 def eigen_is_faster(form: MatrixForm, a_shape, b_shape) -> bool:
@@ -126,11 +134,8 @@ def eigen_is_faster(form: MatrixForm, a_shape, b_shape) -> bool:
   machines (the module's docstring): weight gradients, and products no wider than their
   contraction; neither where the weight (the weight gradient's output, or the product's
   contracted dims and columns) has a side under _MIN_COLUMNS."""
-  first, second = (a_shape, b_shape) if form.rows == 0 else (b_shape, a_shape)
-  k = form.k
-  rows = _size(first[k:] if form.rows_transposed else first[:-k])
-  columns = _size(second[:-k] if form.columns_transposed else second[k:])
-  contracted = _size(first[:k] if form.rows_transposed else first[-k:])
+  _, *sides = _sides(form, a_shape, b_shape)
+  rows, contracted, columns = (_size(dims) for dims in sides)
   if form.weight_gradient:
     return min(rows, columns) >= _MIN_COLUMNS
   return min(contracted, columns) >= _MIN_COLUMNS and columns <= contracted
