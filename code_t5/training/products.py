@@ -76,8 +76,6 @@ def matrix_form(equation: str) -> Optional[MatrixForm]:
   shared = "".join(c for c in a if c in b)
   if not shared or any(c in output for c in shared):
     return None  # no contraction, or batch dims (in both operands and the output)
-  if sorted(output) != sorted(c for c in a + b if c not in shared):
-    return None  # a dim summed within one operand, or an output dim from neither
   k = len(shared)
   for rows, (first, second) in enumerate(((a, b), (b, a))):
     free_first = "".join(c for c in first if c not in shared)
@@ -98,23 +96,26 @@ def _size(dims) -> int:
   return functools.reduce(lambda x, y: x * y, dims, 1)
 
 
-def _sides(form: MatrixForm, a_dims, b_dims):
-  """(the operand giving the rows first, then the other), and the dims of the rows, of the
-  contraction and of the columns, for operands of dims `a_dims` and `b_dims` in `form`."""
-  order = (0, 1) if form.rows == 0 else (1, 0)
-  first, second = ((a_dims, b_dims)[i] for i in order)
+def _ordered(form: MatrixForm, a, b):
+  """(the operand that gives the rows, the other) of `a` and `b` (tensors or their dims)."""
+  return (a, b) if form.rows == 0 else (b, a)
+
+
+def _sides(form: MatrixForm, first_dims, second_dims):
+  """The dims of the rows, of the contraction and of the columns, for the operands in
+  `_ordered`'s order."""
   k = form.k
-  rows = first[k:] if form.rows_transposed else first[:-k]
-  contracted = first[:k] if form.rows_transposed else first[-k:]
-  columns = second[:-k] if form.columns_transposed else second[k:]
-  return order, list(rows), list(contracted), list(columns)
+  rows = first_dims[k:] if form.rows_transposed else first_dims[:-k]
+  contracted = first_dims[:k] if form.rows_transposed else first_dims[-k:]
+  columns = second_dims[:-k] if form.columns_transposed else second_dims[k:]
+  return list(rows), list(contracted), list(columns)
 
 
 def sparse_matmul(form: MatrixForm, a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
   """The einsum of `a` and `b` (static shapes) in `form`, as one `SparseMatMul` (Eigen's product)
   of the two reshaped to matrices; a weight gradient with its narrower operand transposed."""
-  order, rows, contracted, columns = _sides(form, a.shape.as_list(), b.shape.as_list())
-  first, second = ((a, b)[i] for i in order)
+  first, second = _ordered(form, a, b)
+  rows, contracted, columns = _sides(form, first.shape.as_list(), second.shape.as_list())
   k = _size(contracted)
   matrix_first = tf.reshape(first, [k, -1] if form.rows_transposed else [-1, k])
   matrix_second = tf.reshape(second, [-1, k] if form.columns_transposed else [k, -1])
@@ -134,7 +135,7 @@ def eigen_is_faster(form: MatrixForm, a_shape, b_shape) -> bool:
   machines (the module's docstring): weight gradients, and products no wider than their
   contraction; neither where the weight (the weight gradient's output, or the product's
   contracted dims and columns) has a side under _MIN_COLUMNS."""
-  _, *sides = _sides(form, a_shape, b_shape)
+  sides = _sides(form, *_ordered(form, list(a_shape), list(b_shape)))
   rows, contracted, columns = (_size(dims) for dims in sides)
   if form.weight_gradient:
     return min(rows, columns) >= _MIN_COLUMNS
@@ -173,12 +174,12 @@ def _on_cpus(mesh_impl) -> bool:
 def einsum(mesh_impl, equation: str, *slices):
   """`MeshImpl.einsum` with the products `eigen_is_faster` names through `SparseMatMul` where
   `eigen_products`."""
-  form = matrix_form(equation) if len(slices) == 2 else None
-  if form is None or any(s.dtype != tf.float32 or None in s.shape.as_list() for s in slices):
+  if len(slices) != 2 or not eigen_products() or not _on_cpus(mesh_impl):
     return _mesh_tf_einsum(mesh_impl, equation, *slices)
+  form = matrix_form(equation)
   a, b = slices
-  if (not eigen_is_faster(form, a.shape.as_list(), b.shape.as_list())
-      or not _on_cpus(mesh_impl) or not eigen_products()):
+  if (form is None or any(s.dtype != tf.float32 or None in s.shape.as_list() for s in slices)
+      or not eigen_is_faster(form, a.shape.as_list(), b.shape.as_list())):
     return _mesh_tf_einsum(mesh_impl, equation, *slices)
   return sparse_matmul(form, a, b)
 
