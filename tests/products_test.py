@@ -87,8 +87,8 @@ def test_eigen_for_weight_gradients_and_outputs_no_wider_than_the_contraction(
 
 
 def _product_and_gradients(layout, d_ff, eigen, device="cpu:0"):
-  """(y = x [batch, length, d_model] . W [d_model, d_ff], dx, dW for dy, the lowered graph's op
-  types), each checked against NumPy."""
+  """(y = x [batch, length, d_model] . W [d_model, d_ff], dx, dW for dy, each checked against
+  NumPy), and the lowered tf.Graph."""
   rng = np.random.default_rng(0)
   batch, length = mtf.Dimension("batch", BATCH), mtf.Dimension("length", LENGTH)
   d_model, hidden = mtf.Dimension("d_model", D_MODEL), mtf.Dimension("d_ff", d_ff)
@@ -109,14 +109,18 @@ def _product_and_gradients(layout, d_ff, eigen, device="cpu:0"):
   np.testing.assert_allclose(y, x @ w, rtol=1e-5, atol=1e-5)
   np.testing.assert_allclose(dx, dy @ w.T, rtol=1e-5, atol=1e-5)
   np.testing.assert_allclose(dw, np.einsum("bld,blf->df", x, dy), rtol=1e-5, atol=1e-5)
-  types = [op.type for op in tf_graph.get_operations()]
-  return (y, dx, dw), types
+  return (y, dx, dw), tf_graph
+
+
+def _types(graph):
+  return [op.type for op in graph.get_operations()]
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_eigen_products_equal_mesh_tf_einsums(layout):
-  eigen, eigen_ops = _product_and_gradients(layout, 64, True)
-  einsum, einsum_ops = _product_and_gradients(layout, 64, False)
+  eigen, eigen_graph = _product_and_gradients(layout, 64, True)
+  einsum, einsum_graph = _product_and_gradients(layout, 64, False)
+  eigen_ops, einsum_ops = _types(eigen_graph), _types(einsum_graph)
   assert "SparseMatMul" in eigen_ops and "SparseMatMul" not in einsum_ops
   for with_eigen, without in zip(eigen, einsum):
     np.testing.assert_allclose(with_eigen, without, rtol=1e-5, atol=1e-5)
@@ -126,13 +130,59 @@ def test_only_the_products_eigen_runs_faster_take_it():
   # d_ff 128 > d_model 64: the forward product is wider than its contraction and stays oneDNN's;
   # the input gradient (64 <= 128) and the weight gradient go to Eigen, one SparseMatMul per
   # slice each.
-  _, types = _product_and_gradients("batch split", 128, True)
-  assert types.count("SparseMatMul") == 2 * 2
+  _, graph = _product_and_gradients("batch split", 128, True)
+  assert _types(graph).count("SparseMatMul") == 2 * 2
 
 
 def test_small_weights_and_meshes_not_on_named_cpus_keep_the_einsum():
-  assert "SparseMatMul" not in _product_and_gradients("one device", 32, True)[1]
-  assert "SparseMatMul" not in _product_and_gradients("one device", 64, True, device="")[1]
+  assert "SparseMatMul" not in _types(_product_and_gradients("one device", 32, True)[1])
+  assert "SparseMatMul" not in _types(
+      _product_and_gradients("one device", 64, True, device="")[1])
+
+
+def _upstream(op):
+  """Every op `op` waits for, through its inputs and its control inputs."""
+  seen, stack = set(), [op]
+  while stack:
+    current = stack.pop()
+    for parent in [t.op for t in current.inputs] + list(current.control_inputs):
+      if parent not in seen:
+        seen.add(parent)
+        stack.append(parent)
+  return seen
+
+
+@pytest.mark.parametrize("threshold, ordered", [(BATCH * LENGTH * 128, True), (None, False)])
+def test_the_weight_gradient_waits_for_the_input_gradient_where_they_share_a_large_operand(
+    monkeypatch, threshold, ordered):
+  # Both gradients read dy [batch, length, d_ff]; the input gradient is built first. At the
+  # default size (32 MB) this dy is small, and the two may run at once.
+  if threshold is not None:
+    monkeypatch.setattr(products, "_SHARED_OPERAND_ELEMENTS", threshold)
+  _, graph = _product_and_gradients("one device", 128, True)
+  products_ops = [op for op in graph.get_operations() if op.type == "SparseMatMul"]
+  input_gradient, = [op for op in products_ops
+                     if op.outputs[0].shape.as_list() == [BATCH * LENGTH, D_MODEL]]
+  weight_gradient, = [op for op in products_ops if op is not input_gradient]
+  assert (input_gradient in _upstream(weight_gradient)) is ordered
+  assert weight_gradient not in _upstream(input_gradient)
+
+
+def test_einsums_in_a_while_loop_run_as_they_are(monkeypatch):
+  # Mesh TF decodes in a tf.while_loop; an einsum there reading what one outside read is not
+  # made to wait for it (they may be in different frames).
+  monkeypatch.setattr(products, "_SHARED_OPERAND_ELEMENTS", 4)
+  with tf.Graph().as_default(), tf.Session() as session:
+    x = tf.constant(np.ones((3, 4), np.float32))
+    before = products._one_reader_at_a_time(lambda: tf.reduce_sum(x), [x])
+
+    def body(i, total):
+      inside = products._one_reader_at_a_time(lambda: tf.reduce_sum(x * 2), [x])
+      assert not inside.op.control_inputs and not inside.op.inputs[0].op.control_inputs
+      return i + 1, total + inside
+
+    _, total = tf.while_loop(lambda i, _: i < 3, body, [0, before])
+    assert session.run(total) == 12 + 3 * 24
 
 
 def test_a_wrong_setting_is_named():

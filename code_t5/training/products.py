@@ -7,15 +7,27 @@ of the training step's products (`benchmarks/products_benchmark.py` measures eac
 
 - **weight gradients**, which sum over every position of the batch: for a [batch, length, d_model]
   input x and its product's [batch, length, d_ff] gradient dy, the [d_model, d_ff] einsum of the
-  two, the contracted dims leading in both. Eigen's is fast only with the narrower operand as the
-  transposed one: on the Zen 2 machine the logits' [8,192, 256] weight gradient ran at 20 GFLOP/s
-  as [4,096, 8,192]^T x [4,096, 256] and at 49-52 as [4,096, 256]^T x [4,096, 8,192] with the
-  result transposed; the MLP's at 42-46 against 69-88. So the narrower operand goes first, and
-  the [narrow, wide] result is transposed where Mesh TF's order is [wide, narrow].
+  two, the contracted dims leading in both. Where the output's rows are the narrower side (the
+  MLP's input projection: [256, 1,024]), Eigen's product transposes the narrower operand itself,
+  [4,096, 256]^T x [4,096, 1,024], the fast way on both AVX2 kinds (99-119 GFLOP/s on Zen 3).
+  Where they are the wider (the logits' [8,192, 256], the MLP's output projection's [1,024, 256]),
+  the wider operand is transposed first, as its own op, and then multiplied as it is: on the
+  Zen 3 machine the logits' ran at 80-89 GFLOP/s that way, at 73-82 with Eigen transposing the
+  [4,096, 8,192] operand itself, and at 57-65 as [4,096, 256]^T x [4,096, 8,192] with the result
+  transposed; on the Zen 2 machine at 20 GFLOP/s with Eigen transposing the wide operand, and at
+  about 50 either of the other two ways.
 - **products whose output is no wider than their contraction** (the MLP's output projection, the
   attention projections, the input gradients of the logits and of the MLP's input projection:
   4,096 x 1,024 by 1,024 x 256 and the like). oneDNN ran them at 66-70 GFLOP/s there, Eigen at
   73-97; the other way round (the logits: 4,096 x 256 by 256 x 8,192) oneDNN's is twice Eigen's.
+
+And where two products read the same large operand, the later waits for the earlier: run at
+once, they stream it from memory side by side and each runs at about half its speed. The logits'
+input and weight gradients both read the [4,096, 8,192] gradient of the logits (134 MB); in a
+traced step on the Zen 3 machine the input gradient took 304 ms beside the weight gradient and
+166 ms before it, and the rest of the backward pass, which waits for it, started that much
+sooner. Attention's probabilities (8.4M floats per layer at the CPU batch) are read by two
+products each way too.
 
 `einsum` below is Mesh TF's per-slice einsum (`MeshImpl.einsum`, which Mesh TF documents as the
 place to override) with such products -- two float32 operands, no batch dims, each operand's
@@ -33,6 +45,7 @@ AVX-512 kinds oneDNN's own kernels use AVX-512, and the step reached 70-78 % of 
 
 import functools
 import os
+import weakref
 from typing import NamedTuple, Optional
 
 import gin
@@ -42,6 +55,9 @@ import tensorflow.compat.v1 as tf
 import code_t5_compat
 
 _mesh_tf_einsum = mtf.placement_mesh_impl.PlacementMeshImpl.einsum
+# An operand of at least this many elements (32 MB of float32, the Zen 3 machine's L3 cache): an
+# einsum that reads it waits for the last one built before it that read it.
+_SHARED_OPERAND_ELEMENTS = 8_000_000
 # A weight's smaller side below which oneDNN's einsum stays: the relative-position bias's
 # [4, 32] weight gradient (summed over 512^2 positions) ran at 19 GFLOP/s in SparseMatMul against
 # 24 in oneDNN's einsum.
@@ -113,16 +129,17 @@ def _sides(form: MatrixForm, first_dims, second_dims):
 
 def sparse_matmul(form: MatrixForm, a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
   """The einsum of `a` and `b` (static shapes) in `form`, as one `SparseMatMul` (Eigen's product)
-  of the two reshaped to matrices; a weight gradient with its narrower operand transposed."""
+  of the two reshaped to matrices; a weight gradient whose rows are the wider side with that
+  operand transposed first (the module's docstring)."""
   first, second = _ordered(form, a, b)
   rows, contracted, columns = _sides(form, first.shape.as_list(), second.shape.as_list())
   k = _size(contracted)
   matrix_first = tf.reshape(first, [k, -1] if form.rows_transposed else [-1, k])
   matrix_second = tf.reshape(second, [-1, k] if form.columns_transposed else [k, -1])
   if form.weight_gradient and _size(rows) > _size(columns):
-    product = tf.transpose(tf.raw_ops.SparseMatMul(
-        a=matrix_second, b=matrix_first, transpose_a=True, transpose_b=False,
-        a_is_sparse=False, b_is_sparse=False))
+    product = tf.raw_ops.SparseMatMul(
+        a=tf.transpose(matrix_first), b=matrix_second, transpose_a=False, transpose_b=False,
+        a_is_sparse=False, b_is_sparse=False)
   else:
     product = tf.raw_ops.SparseMatMul(
         a=matrix_first, b=matrix_second, transpose_a=form.rows_transposed,
@@ -171,17 +188,43 @@ def _on_cpus(mesh_impl) -> bool:
   return bool(mesh_impl.devices) and all("cpu" in d.lower() for d in mesh_impl.devices)
 
 
-def einsum(mesh_impl, equation: str, *slices):
-  """`MeshImpl.einsum` with the products `eigen_is_faster` names through `SparseMatMul` where
-  `eigen_products`."""
-  if len(slices) != 2 or not eigen_products() or not _on_cpus(mesh_impl):
-    return _mesh_tf_einsum(mesh_impl, equation, *slices)
-  form = matrix_form(equation)
-  a, b = slices
+# graph -> {an operand's ref: the last product built that reads it}
+_last_readers = weakref.WeakKeyDictionary()
+
+
+def _large(tensor) -> bool:
+  shape = tensor.shape.as_list()
+  return None not in shape and _size(shape) >= _SHARED_OPERAND_ELEMENTS
+
+
+def _one_reader_at_a_time(product_fn, slices):
+  """`product_fn()`, built to run after the einsums that read its large operands before it.
+  Not inside a while loop (Mesh TF's decoding), where the earlier readers may be in another."""
+  graph = tf.get_default_graph()
+  if graph._get_control_flow_context() is not None:  # pylint: disable=protected-access
+    return product_fn()
+  readers = _last_readers.setdefault(graph, {})
+  shared = [s.ref() for s in slices if _large(s)]
+  with tf.control_dependencies([readers[s] for s in shared if s in readers]):
+    product = product_fn()
+  readers.update((s, product) for s in shared)
+  return product
+
+
+def _product(mesh_impl, equation: str, slices):
+  form = matrix_form(equation) if len(slices) == 2 else None
   if (form is None or any(s.dtype != tf.float32 or None in s.shape.as_list() for s in slices)
-      or not eigen_is_faster(form, a.shape.as_list(), b.shape.as_list())):
+      or not eigen_is_faster(form, *(s.shape.as_list() for s in slices))):
     return _mesh_tf_einsum(mesh_impl, equation, *slices)
-  return sparse_matmul(form, a, b)
+  return sparse_matmul(form, *slices)
+
+
+def einsum(mesh_impl, equation: str, *slices):
+  """`MeshImpl.einsum` where `eigen_products`: the products `eigen_is_faster` names through
+  `SparseMatMul`, and an einsum that reads a large operand after the ones that read it before."""
+  if not eigen_products() or not _on_cpus(mesh_impl):
+    return _mesh_tf_einsum(mesh_impl, equation, *slices)
+  return _one_reader_at_a_time(lambda: _product(mesh_impl, equation, slices), slices)
 
 
 mtf.placement_mesh_impl.PlacementMeshImpl.einsum = einsum
