@@ -50,7 +50,10 @@ def test_matrix_forms(equation, form):
 
 
 @pytest.mark.parametrize("equation, a_shape, b_shape", [
-    ("abcd,abce->ed", (2, 3, 4, 70), (2, 3, 4, 90)),  # the narrower operand transposed first
+    # a weight gradient with rows the wider side, and longer than the contraction: the wider
+    # operand transposed first; shorter: the narrower operand first, the result transposed
+    ("abcd,abce->ed", (2, 3, 4, 70), (2, 3, 4, 90)),
+    ("abcd,abce->ed", (4, 5, 6, 70), (4, 5, 6, 90)),
     ("abcd,abce->de", (2, 3, 4, 70), (2, 3, 4, 90)),
     ("abc,abd->cd", (5, 6, 90), (5, 6, 65)),
     ("abc,dc->abd", (2, 3, 80), (90, 80)),

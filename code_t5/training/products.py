@@ -10,12 +10,14 @@ of the training step's products (`benchmarks/products_benchmark.py` measures eac
   two, the contracted dims leading in both. Where the output's rows are the narrower side (the
   MLP's input projection: [256, 1,024]), Eigen's product transposes the narrower operand itself,
   [4,096, 256]^T x [4,096, 1,024], the fast way on both AVX2 kinds (99-119 GFLOP/s on Zen 3).
-  Where they are the wider (the logits' [8,192, 256], the MLP's output projection's [1,024, 256]),
-  the wider operand is transposed first, as its own op, and then multiplied as it is: on the
-  Zen 3 machine the logits' ran at 80-89 GFLOP/s that way, at 73-82 with Eigen transposing the
-  [4,096, 8,192] operand itself, and at 57-65 as [4,096, 256]^T x [4,096, 8,192] with the result
-  transposed; on the Zen 2 machine at 20 GFLOP/s with Eigen transposing the wide operand, and at
-  about 50 either of the other two ways.
+  Where they are the wider, the narrower operand still goes first and the result is transposed
+  (the MLP's output projection: [4,096, 256]^T x [4,096, 1,024], then [256, 1,024]^T; 97-110
+  GFLOP/s on Zen 3, 69-88 on Zen 2), unless the wider side is also longer than the contraction
+  (the logits: [8,192, 256] summed over 4,096 positions). That one is transposed first, as its
+  own op, and multiplied as it is: on the Zen 3 machine the logits' weight gradient ran at 80-89
+  GFLOP/s that way, at 71-82 with Eigen transposing the [4,096, 8,192] operand itself, and at
+  55-65 with the narrower first; on the Zen 2 machine at 20 GFLOP/s with Eigen transposing the
+  wide operand, and at about 50 either of the other two ways.
 - **products whose output is no wider than their contraction** (the MLP's output projection, the
   attention projections, the input gradients of the logits and of the MLP's input projection:
   4,096 x 1,024 by 1,024 x 256 and the like). oneDNN ran them at 66-70 GFLOP/s there, Eigen at
@@ -129,17 +131,22 @@ def _sides(form: MatrixForm, first_dims, second_dims):
 
 def sparse_matmul(form: MatrixForm, a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
   """The einsum of `a` and `b` (static shapes) in `form`, as one `SparseMatMul` (Eigen's product)
-  of the two reshaped to matrices; a weight gradient whose rows are the wider side with that
-  operand transposed first (the module's docstring)."""
+  of the two reshaped to matrices; a weight gradient whose rows are the wider side with the
+  narrower operand first and the result transposed, or, where the rows are longer than the
+  contraction too, with the wider operand transposed first (the module's docstring)."""
   first, second = _ordered(form, a, b)
   rows, contracted, columns = _sides(form, first.shape.as_list(), second.shape.as_list())
   k = _size(contracted)
   matrix_first = tf.reshape(first, [k, -1] if form.rows_transposed else [-1, k])
   matrix_second = tf.reshape(second, [-1, k] if form.columns_transposed else [k, -1])
-  if form.weight_gradient and _size(rows) > _size(columns):
+  if form.weight_gradient and _size(rows) > max(_size(columns), k):
     product = tf.raw_ops.SparseMatMul(
         a=tf.transpose(matrix_first), b=matrix_second, transpose_a=False, transpose_b=False,
         a_is_sparse=False, b_is_sparse=False)
+  elif form.weight_gradient and _size(rows) > _size(columns):
+    product = tf.transpose(tf.raw_ops.SparseMatMul(
+        a=matrix_second, b=matrix_first, transpose_a=True, transpose_b=False,
+        a_is_sparse=False, b_is_sparse=False))
   else:
     product = tf.raw_ops.SparseMatMul(
         a=matrix_first, b=matrix_second, transpose_a=form.rows_transposed,
