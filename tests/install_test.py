@@ -115,20 +115,24 @@ def test_t5_models_leaves_out_pytorch_until_its_model_is_used(tmp_path):
 
 
 def test_libraries_this_project_never_calls_run_on_first_use():
-  # t5's metrics of other tasks (rouge_score with nltk, sacrebleu) and seqio's tunable mixtures
-  # (pyglove), ~0.6 s of every process that imports them, run only when a name is read from them.
+  # t5's metrics of other tasks (rouge_score with nltk, sacrebleu), seqio's tunable mixtures
+  # (pyglove) and tensorflow_text's Hub tokenizers (tensorflow_hub), ~0.75 s of every process
+  # that imports them, run only when a name is read from them.
   result = _python(
       "import sys\n"
       "import code_t5, t5.models\n"
-      "print('nltk' in sys.modules, type(sys.modules['pyglove']).__name__)\n"
+      "print('nltk' in sys.modules, type(sys.modules['pyglove']).__name__,\n"
+      "      type(sys.modules['tensorflow_hub']).__name__)\n"
       "from t5.evaluation import metrics\n"
       "print(round(metrics.rouge(['a b c'], ['a b d'])['rouge1'], 1),\n"
       "      round(metrics.bleu(['a b c d'], ['a b c d'])['bleu']), 'nltk' in sys.modules)\n"
       "import pyglove\n"
-      "print(type(pyglove).__name__, pyglove.hyper.HyperPrimitive.__name__)\n")
+      "print(type(pyglove).__name__, pyglove.hyper.HyperPrimitive.__name__)\n"
+      "import tensorflow_hub\n"
+      "print(type(tensorflow_hub).__name__, tensorflow_hub.load.__name__)\n")
   assert result.returncode == 0, result.stderr[-2000:]
-  assert result.stdout.split() == ["False", "_LazyModule", "66.7", "100", "True", "module",
-                                   "HyperPrimitive"]
+  assert result.stdout.split() == ["False", "_LazyModule", "_LazyModule", "66.7", "100", "True",
+                                   "module", "HyperPrimitive", "module", "load"]
 
 
 def test_mesh_transformer_main_helpfull_runs():
