@@ -171,23 +171,6 @@ def test_the_weight_gradient_waits_for_the_input_gradient_where_they_share_a_lar
   assert weight_gradient not in _upstream(input_gradient)
 
 
-def test_einsums_in_a_while_loop_run_as_they_are(monkeypatch):
-  # Mesh TF decodes in a tf.while_loop; an einsum there reading what one outside read is not
-  # made to wait for it (they may be in different frames).
-  monkeypatch.setattr(products, "_SHARED_OPERAND_ELEMENTS", 4)
-  with tf.Graph().as_default(), tf.Session() as session:
-    x = tf.constant(np.ones((3, 4), np.float32))
-    before = products._one_reader_at_a_time(lambda: tf.reduce_sum(x), [x])
-
-    def body(i, total):
-      inside = products._one_reader_at_a_time(lambda: tf.reduce_sum(x * 2), [x])
-      assert not inside.op.control_inputs and not inside.op.inputs[0].op.control_inputs
-      return i + 1, total + inside
-
-    _, total = tf.while_loop(lambda i, _: i < 3, body, [0, before])
-    assert session.run(total) == 12 + 3 * 24
-
-
 def test_a_wrong_setting_is_named():
   with pytest.raises(ValueError, match=r"code_t5\.eigen_products\.enabled.*'yes'"):
     products.eigen_products(enabled="yes")

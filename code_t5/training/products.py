@@ -205,12 +205,8 @@ def _large(tensor) -> bool:
 
 
 def _one_reader_at_a_time(product_fn, slices):
-  """`product_fn()`, built to run after the einsums that read its large operands before it.
-  Not inside a while loop (Mesh TF's decoding), where the earlier readers may be in another."""
-  graph = tf.get_default_graph()
-  if graph._get_control_flow_context() is not None:  # pylint: disable=protected-access
-    return product_fn()
-  readers = _last_readers.setdefault(graph, {})
+  """`product_fn()`, built to run after the einsums that read its large operands before it."""
+  readers = _last_readers.setdefault(tf.get_default_graph(), {})
   shared = [s.ref() for s in slices if _large(s)]
   with tf.control_dependencies([readers[s] for s in shared if s in readers]):
     product = product_fn()
