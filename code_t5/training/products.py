@@ -139,14 +139,15 @@ def sparse_matmul(form: MatrixForm, a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
   k = _size(contracted)
   matrix_first = tf.reshape(first, [k, -1] if form.rows_transposed else [-1, k])
   matrix_second = tf.reshape(second, [-1, k] if form.columns_transposed else [k, -1])
-  if form.weight_gradient and _size(rows) > max(_size(columns), k):
-    product = tf.raw_ops.SparseMatMul(
-        a=tf.transpose(matrix_first), b=matrix_second, transpose_a=False, transpose_b=False,
-        a_is_sparse=False, b_is_sparse=False)
-  elif form.weight_gradient and _size(rows) > _size(columns):
-    product = tf.transpose(tf.raw_ops.SparseMatMul(
-        a=matrix_second, b=matrix_first, transpose_a=True, transpose_b=False,
-        a_is_sparse=False, b_is_sparse=False))
+  if form.weight_gradient and _size(rows) > _size(columns):
+    if _size(rows) > k:
+      product = tf.raw_ops.SparseMatMul(
+          a=tf.transpose(matrix_first), b=matrix_second, transpose_a=False, transpose_b=False,
+          a_is_sparse=False, b_is_sparse=False)
+    else:
+      product = tf.transpose(tf.raw_ops.SparseMatMul(
+          a=matrix_second, b=matrix_first, transpose_a=True, transpose_b=False,
+          a_is_sparse=False, b_is_sparse=False))
   else:
     product = tf.raw_ops.SparseMatMul(
         a=matrix_first, b=matrix_second, transpose_a=form.rows_transposed,
