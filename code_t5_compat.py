@@ -32,12 +32,12 @@ mini trained 1.3-1.4x faster there (docs/speed.md); on the AVX-512 machine it ch
 (oneDNN was already on).
 
 6. Libraries that t5 and seqio import at their top and this project never calls, run on first
-   use (activated at interpreter start-up; LAZY_MODULES says which and why).
+   use (activated at interpreter start-up; MODULES_ON_FIRST_USE says which and why).
 
-7. Python's cyclic garbage collector, rarer while `python -m t5.models.mesh_transformer_main`
-   starts (set at interpreter start-up in that process only; collect_less_while_starting says
-   why), and as usual again once training's session exists or an eval begins
-   (code_t5/training/training.py calls collect_as_usual).
+7. Python's cyclic garbage collector, idle while `python -m t5.models.mesh_transformer_main`
+   starts (set at interpreter start-up in that process only; START_UP_GC_THRESHOLDS says why),
+   and as usual again, start-up's objects frozen, once training's session exists or an eval
+   begins (code_t5/training/training.py calls collect_as_usual).
 
 8. NumPy's OpenBLAS kernels on Intel CPUs newer than it knows (set at interpreter start-up, before
    NumPy is imported; an `OPENBLAS_CORETYPE` in the environment wins).
@@ -46,6 +46,7 @@ mini trained 1.3-1.4x faster there (docs/speed.md); on the AVX-512 machine it ch
    while it builds the training input, if gin says so).
 """
 
+import _thread
 import contextlib
 import functools
 import gc
@@ -293,21 +294,73 @@ class _DeferHfModel:  # a meta path finder and the loader of what it finds
 # 7.1 s at the median of 6 alternated pairs), and nothing of them runs at their importers' top.
 # tensorflow_text imports tensorflow_hub for its two Hub-module tokenizers: 155-164 ms of
 # `import code_t5` on the Zen 3 machine (`python -X importtime`), of which ~50 ms is
-# pkg_resources, which Mesh TF's transformer utils import anyway. scipy.stats and sklearn.metrics
-# would be the larger part, but t5.data.glue_utils reads sklearn.metrics as it is imported.
-LAZY_MODULES = frozenset({"rouge_score.rouge_scorer", "rouge_score.scoring", "sacrebleu", "pyglove",
-                          "tensorflow_hub"})
+# pkg_resources, which Mesh TF's transformer utils import anyway. scipy.stats, imported at the top
+# of t5.evaluation.metrics and of sklearn (which t5's GLUE tables read as t5 is imported), is
+# 0.9-1.2 s more there, most of it scipy parsing its own docstrings; of its names only
+# `rankdata` is read as they are imported (sklearn.metrics._ranking: `from scipy.stats import
+# rankdata`), so its stand-in holds a forwarder of that one. pandas (with pyarrow, which it
+# imports) is 0.7-1.0 s more: Keras imports it for `fit` on data frames and tensorflow_datasets
+# for its notebook display (`as_dataframe`, whose module subclasses pandas.DataFrame at its top,
+# so that module waits too and tensorflow_datasets' `from ... import as_dataframe` gets a
+# forwarder). Each module maps to the names its stand-in forwards (functions only: a forwarder
+# runs the module when first called).
+MODULES_ON_FIRST_USE = {
+    "rouge_score.rouge_scorer": (), "rouge_score.scoring": (), "sacrebleu": (), "pyglove": (),
+    "tensorflow_hub": (), "scipy.stats": ("rankdata",), "pandas": (),
+    "tensorflow_datasets.core.as_dataframe": ("as_dataframe",)}
+_first_use = _thread.RLock()  # a module's code runs once, whichever thread reads it first
+
+
+class ModuleOnFirstUse(types.ModuleType):
+  """A module of MODULES_ON_FIRST_USE whose code has not run: it holds what the import system set
+  (__spec__, __path__, ...) and its forwarders. Reading any other name runs the module's code in
+  this module object, which then is an ordinary module. (importlib's LazyLoader would run it on
+  the next `import` of it anywhere, which reads __spec__: sklearn imports scipy.stats again.)"""
+
+  def __getattr__(self, name):  # called only for names the module does not hold
+    if name == "__path__":  # `from x import y` asks whether x is a package; a package holds it
+      raise AttributeError(name)
+    return getattr(_run_module(self), name)
+
+
+def _run_module(module: types.ModuleType) -> types.ModuleType:
+  with _first_use:
+    if isinstance(module, ModuleOnFirstUse):
+      spec = module.__spec__
+      module.__class__ = types.ModuleType
+      spec.loader = module.__loader__ = spec.loader.real
+      spec.loader.exec_module(module)
+  return module
+
+
+def _forwarder(module: types.ModuleType, name: str):
+  def forward(*args, **kwargs):
+    return getattr(_run_module(module), name)(*args, **kwargs)
+  forward.__name__ = forward.__qualname__ = name
+  return forward
+
+
+class _StandInLoader:
+  def __init__(self, real, forwarded):
+    self.real, self.forwarded = real, forwarded
+
+  def create_module(self, spec):
+    return self.real.create_module(spec)
+
+  def exec_module(self, module):
+    for name in self.forwarded:
+      setattr(module, name, _forwarder(module, name))
+    module.__class__ = ModuleOnFirstUse
 
 
 class _ImportOnFirstUse:  # a meta path finder
-  """Gives LAZY_MODULES importlib's LazyLoader: `import x` binds a module whose code runs when one
-  of its attributes is first read, so a library that is imported and never used costs nothing.
-  (Python 3.11's lazy module does not lock that first read: two threads reading it at once could
-  both run its code. Nothing here reads these modules from threads.)"""
+  """Gives each module of MODULES_ON_FIRST_USE a ModuleOnFirstUse: `import x` binds a module
+  whose code runs when a name is first read from it, so a library that is imported and never
+  used costs nothing."""
   finding = False  # set while the real spec is looked up
 
   def find_spec(self, fullname, path=None, target=None):
-    if fullname not in LAZY_MODULES or self.finding:
+    if fullname not in MODULES_ON_FIRST_USE or self.finding:
       return None
     self.finding = True
     try:
@@ -316,20 +369,29 @@ class _ImportOnFirstUse:  # a meta path finder
       self.finding = False
     if spec is None or not hasattr(spec.loader, "exec_module"):
       return spec
-    spec.loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = _StandInLoader(spec.loader, MODULES_ON_FIRST_USE[fullname])
     return spec
 
 
-# 7. Importing TensorFlow, t5 and seqio makes ~1.5M Python objects and Mesh TF's graph more; every
-# time the objects that survived grow by a quarter, the collector walks all of them (7 full passes
-# during the imports alone), ~1 s of the trainer's imports on the slower 2-core machine (6.2
-# against 5.3 s at the median of 5 alternated pairs), and more while the graph is built. Raised
-# thresholds keep collecting the youngest objects (every 100,000 allocations instead of 700) and
-# put off the full passes until collect_as_usual(), when start-up is over.
+# 7. Importing TensorFlow, t5 and seqio makes ~1.5M Python objects and Mesh TF's graph more. Python
+# walks each young object once (every 700 allocations) and every surviving one again in each full
+# pass, whenever the survivors grew by a quarter (7 full passes during the imports alone): ~1 s of
+# the trainer's imports on the slower 2-core machine (6.2 against 5.3 s at the median of 5
+# alternated pairs). The young objects' passes cost ~0.1 s per 100,000 objects there too, and a
+# start-up makes ~1M of them and little garbage (~9,000 objects in all its passes, seen with
+# gc.callbacks). So the trainer's start-up collects only once it made 2M objects on balance (a
+# larger model's graph; or a process that never calls collect_as_usual, such as an export, runs
+# on); collect_as_usual() then freezes what start-up left (gc.freeze: the collector skips those
+# objects from then on, and they live as long as the process, start-up's bit of garbage with
+# them), which spares the first pass after start-up walking them all (0.68 s), and collects as
+# usual after. Launch -> first step of the Zen 3 machine's causal LM mini, 4 alternated pairs:
+# 13.2-16.6 s against 14.8-17.8 with the young objects collected every 100,000 allocations and
+# nothing frozen; peak memory +10-20 MB of 1.8 GB (docs/speed.md, "Launch").
 TRAINER_MODULE = "t5.models.mesh_transformer_main"
 TRAINER_SCRIPT = "t5_mesh_transformer"  # t5's console script for the same main()
-START_UP_GC_THRESHOLDS = (100_000, 50, 100)
+START_UP_GC_THRESHOLDS = (2_000_000, 50, 100)
 _USUAL_GC_THRESHOLDS = gc.get_threshold()
+_started_as_trainer = False  # set by install()
 
 
 def collect_less_while_starting():
@@ -337,6 +399,11 @@ def collect_less_while_starting():
 
 
 def collect_as_usual():
+  """The collector's usual thresholds again; in the trainer's process (7.), the objects start-up
+  left frozen first. (In any other process, say tests that train in theirs, nothing is frozen:
+  objects that are alive now may be garbage later.)"""
+  if _started_as_trainer and gc.get_threshold() == START_UP_GC_THRESHOLDS:
+    gc.freeze()
   gc.set_threshold(*_USUAL_GC_THRESHOLDS)
 
 
@@ -442,6 +509,8 @@ def install():
   use_onednn_everywhere()
   use_known_openblas_kernels()
   if started_as(TRAINER_SCRIPT, TRAINER_MODULE):
+    global _started_as_trainer
+    _started_as_trainer = True
     collect_less_while_starting()
   if "mesh_tensorflow" in sys.modules:
     patch_tensorflow_for_mesh_tensorflow()

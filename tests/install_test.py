@@ -115,24 +115,50 @@ def test_t5_models_leaves_out_pytorch_until_its_model_is_used(tmp_path):
 
 
 def test_libraries_this_project_never_calls_run_on_first_use():
-  # t5's metrics of other tasks (rouge_score with nltk, sacrebleu), seqio's tunable mixtures
-  # (pyglove) and tensorflow_text's Hub tokenizers (tensorflow_hub), ~0.75 s of every process
-  # that imports them, run only when a name is read from them.
+  # t5's metrics of other tasks (rouge_score with nltk, sacrebleu, scipy.stats), seqio's tunable
+  # mixtures (pyglove) and tensorflow_text's Hub tokenizers (tensorflow_hub), ~1.7 s of every
+  # process that imports them, run only when a name is read from them; sklearn's `from
+  # scipy.stats import rankdata` gets a forwarder that runs scipy.stats when it is called.
   result = _python(
       "import sys\n"
       "import code_t5, t5.models\n"
-      "print('nltk' in sys.modules, type(sys.modules['pyglove']).__name__,\n"
-      "      type(sys.modules['tensorflow_hub']).__name__)\n"
+      "print('nltk' in sys.modules, *(type(sys.modules[name]).__name__\n"
+      "      for name in ('pyglove', 'tensorflow_hub', 'scipy.stats')))\n"
+      "from sklearn.metrics import _ranking\n"
+      "print(list(_ranking.rankdata([30, 10, 20])), type(sys.modules['scipy.stats']).__name__)\n"
       "from t5.evaluation import metrics\n"
       "print(round(metrics.rouge(['a b c'], ['a b d'])['rouge1'], 1),\n"
-      "      round(metrics.bleu(['a b c d'], ['a b c d'])['bleu']), 'nltk' in sys.modules)\n"
+      "      round(metrics.bleu(['a b c d'], ['a b c d'])['bleu']), 'nltk' in sys.modules,\n"
+      "      round(metrics.spearman_corrcoef([1, 2, 3], [1, 3, 2])['spearman_corrcoef']))\n"
       "import pyglove\n"
-      "print(type(pyglove).__name__, pyglove.hyper.HyperPrimitive.__name__)\n"
+      "print(pyglove.hyper.HyperPrimitive.__name__, type(pyglove).__name__)\n"
       "import tensorflow_hub\n"
-      "print(type(tensorflow_hub).__name__, tensorflow_hub.load.__name__)\n")
+      "print(tensorflow_hub.load.__name__, type(tensorflow_hub).__name__)\n")
   assert result.returncode == 0, result.stderr[-2000:]
-  assert result.stdout.split() == ["False", "_LazyModule", "_LazyModule", "66.7", "100", "True",
-                                   "module", "HyperPrimitive", "module", "load"]
+  assert result.stdout.split() == [
+      "False", "ModuleOnFirstUse", "ModuleOnFirstUse", "ModuleOnFirstUse",
+      "[3.0,", "1.0,", "2.0]", "module",
+      "66.7", "100", "True", "50",
+      "HyperPrimitive", "module", "load", "module"]
+
+
+def test_pandas_runs_when_first_used():
+  # Keras and tensorflow_datasets import pandas (with pyarrow, 0.7-1.0 s) for data frames this
+  # project never makes; tensorflow_datasets' as_dataframe, which subclasses pandas.DataFrame,
+  # still makes one.
+  result = _python(
+      "import sys\n"
+      "import code_t5, t5.models\n"
+      "print(*(type(sys.modules[name]).__name__\n"
+      "        for name in ('pandas', 'tensorflow_datasets.core.as_dataframe')),\n"
+      "      'pyarrow' in sys.modules)\n"
+      "import tensorflow as tf, tensorflow_datasets as tfds\n"
+      "frame = tfds.as_dataframe(tf.data.Dataset.from_tensor_slices({'a': [1, 2, 3]}))\n"
+      "import pandas\n"
+      "print(type(frame).__name__, isinstance(frame, pandas.DataFrame), list(frame['a']))\n")
+  assert result.returncode == 0, result.stderr[-2000:]
+  assert result.stdout.split() == ["ModuleOnFirstUse", "ModuleOnFirstUse", "False",
+                                   "StyledDataFrame", "True", "[1,", "2,", "3]"]
 
 
 def test_mesh_transformer_main_helpfull_runs():
@@ -146,12 +172,18 @@ def test_mesh_transformer_main_helpfull_runs():
 
 
 def test_the_trainer_starts_with_the_collector_rarer_and_other_processes_do_not(tmp_path):
-  # code_t5_compat (7.): full collections during the imports and the graph's building cost ~1 s of
-  # a training launch; only `python -m t5.models.mesh_transformer_main` and t5's console script
+  # code_t5_compat (7.): collections during the imports and the graph's building cost 1-2 s of a
+  # training launch; only `python -m t5.models.mesh_transformer_main` and t5's console script
   # `t5_mesh_transformer` start so, and by the time --module_import runs (after t5's imports) the
-  # thresholds are still the start-up ones.
+  # thresholds are still the start-up ones. Once start-up is over, the trainer freezes what it
+  # left and collects as usual; another process that calls collect_as_usual freezes nothing.
   (tmp_path / "gc_probe.py").write_text(
-      "import gc, os\nprint('thresholds', *gc.get_threshold(), flush=True)\nos._exit(0)\n")
+      "import gc, os, code_t5_compat\n"
+      "print('thresholds', *gc.get_threshold(), flush=True)\n"
+      "code_t5_compat.collect_less_while_starting()\n"
+      "code_t5_compat.collect_as_usual()\n"
+      "print('after', *gc.get_threshold(), gc.get_freeze_count() > 100_000, flush=True)\n"
+      "os._exit(0)\n")
   env = dict(_ENV, PYTHONPATH=str(tmp_path))
   import code_t5_compat  # pylint: disable=g-import-not-at-top
   expected = [str(t) for t in code_t5_compat.START_UP_GC_THRESHOLDS]
@@ -159,8 +191,10 @@ def test_the_trainer_starts_with_the_collector_rarer_and_other_processes_do_not(
   for command in ([sys.executable, "-m", code_t5_compat.TRAINER_MODULE], [script]):
     trainer = subprocess.run(command + ["--module_import=gc_probe"], capture_output=True,
                              text=True, env=env)
-    started = [line.split()[1:] for line in trainer.stdout.splitlines()
-               if line.startswith("thresholds")]
-    assert started == [expected], (command, trainer.stderr[-2000:])
-  other = _python("import gc; print('thresholds', *gc.get_threshold())")
-  assert other.stdout.split()[1:] == ["700", "10", "10"]
+    lines = [line.split() for line in trainer.stdout.splitlines()]
+    assert lines == [["thresholds", *expected], ["after", "700", "10", "10", "True"]], (
+        command, trainer.stderr[-2000:])
+  other = subprocess.run([sys.executable, "-c", "import gc_probe"], capture_output=True,
+                         text=True, env=env)
+  assert other.stdout.split() == ["thresholds", "700", "10", "10",
+                                  "after", "700", "10", "10", "False"], other.stderr[-2000:]
