@@ -115,15 +115,20 @@ def test_t5_models_leaves_out_pytorch_until_its_model_is_used(tmp_path):
 
 
 def test_libraries_this_project_never_calls_run_on_first_use():
-  # t5's metrics of other tasks (rouge_score with nltk, sacrebleu, scipy.stats), seqio's tunable
-  # mixtures (pyglove) and tensorflow_text's Hub tokenizers (tensorflow_hub), ~1.7 s of every
-  # process that imports them, run only when a name is read from them; sklearn's `from
-  # scipy.stats import rankdata` gets a forwarder that runs scipy.stats when it is called.
+  # t5's metrics of other tasks (rouge_score with nltk, sacrebleu, scipy.stats, sklearn.metrics),
+  # seqio's tunable mixtures (pyglove) and tensorflow_text's Hub tokenizers (tensorflow_hub), ~2 s
+  # of every process that imports them, run only when a name is read from them; the names read
+  # as they are imported (sklearn's `from scipy.stats import rankdata`, t5's GLUE tables' sklearn
+  # metrics) are forwarders that run the module when called.
   result = _python(
       "import sys\n"
       "import code_t5, t5.models\n"
       "print('nltk' in sys.modules, *(type(sys.modules[name]).__name__\n"
-      "      for name in ('pyglove', 'tensorflow_hub', 'scipy.stats')))\n"
+      "      for name in ('pyglove', 'tensorflow_hub', 'scipy.stats', 'sklearn.metrics')))\n"
+      "from t5.data import glue_utils\n"
+      "cola, = glue_utils.get_glue_metric('cola')  # t5's wrapper of sklearn's, forwarded\n"
+      "print(round(cola([0, 1, 1, 0], [0, 1, 0, 0])['matthews_corrcoef'], 1),\n"
+      "      type(sys.modules['sklearn.metrics']).__name__)\n"
       "from sklearn.metrics import _ranking\n"
       "print(list(_ranking.rankdata([30, 10, 20])), type(sys.modules['scipy.stats']).__name__)\n"
       "from t5.evaluation import metrics\n"
@@ -136,7 +141,8 @@ def test_libraries_this_project_never_calls_run_on_first_use():
       "print(tensorflow_hub.load.__name__, type(tensorflow_hub).__name__)\n")
   assert result.returncode == 0, result.stderr[-2000:]
   assert result.stdout.split() == [
-      "False", "ModuleOnFirstUse", "ModuleOnFirstUse", "ModuleOnFirstUse",
+      "False", "ModuleOnFirstUse", "ModuleOnFirstUse", "ModuleOnFirstUse", "ModuleOnFirstUse",
+      "57.7", "module",
       "[3.0,", "1.0,", "2.0]", "module",
       "66.7", "100", "True", "50",
       "HyperPrimitive", "module", "load", "module"]
