@@ -300,12 +300,12 @@ class _DeferHfModel:  # a meta path finder and the loader of what it finds
 # `rankdata` is read as they are imported (sklearn.metrics._ranking: `from scipy.stats import
 # rankdata`), so its stand-in holds a forwarder of that one. sklearn.metrics (~0.3 s more) is read
 # as t5's GLUE tables are built, through t5's sklearn_metrics_wrapper of fbeta_score and
-# matthews_corrcoef (a hasattr, then the function), so its stand-in forwards those two. pandas (with pyarrow, which it
-# imports) is 0.7-1.0 s more: Keras imports it for `fit` on data frames and tensorflow_datasets
-# for its notebook display (`as_dataframe`, whose module subclasses pandas.DataFrame at its top,
-# so that module waits too and tensorflow_datasets' `from ... import as_dataframe` gets a
-# forwarder). Each module maps to the names its stand-in forwards (functions only: a forwarder
-# runs the module when first called).
+# matthews_corrcoef (a hasattr, then the function), so its stand-in forwards those two. pandas
+# (with pyarrow, which it imports) is 0.7-1.0 s more: Keras imports it for `fit` on data frames
+# and tensorflow_datasets for its notebook display (`as_dataframe`, whose module subclasses
+# pandas.DataFrame at its top, so that module waits too and tensorflow_datasets' `from ... import
+# as_dataframe` gets a forwarder). Each module maps to the names its stand-in forwards (functions
+# only: a forwarder runs the module when first called).
 MODULES_ON_FIRST_USE = {
     "rouge_score.rouge_scorer": (), "rouge_score.scoring": (), "sacrebleu": (), "pyglove": (),
     "tensorflow_hub": (), "scipy.stats": ("rankdata",),
