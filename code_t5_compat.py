@@ -389,7 +389,8 @@ class _ImportOnFirstUse:  # a meta path finder
 # them), which spares the first pass after start-up walking them all (0.68 s), and collects as
 # usual after. Launch -> first step of the Zen 3 machine's causal LM mini, 4 alternated pairs:
 # 13.2-16.6 s against 14.8-17.8 with the young objects collected every 100,000 allocations and
-# nothing frozen; peak memory +10-20 MB of 1.8 GB (docs/speed.md, "Launch").
+# nothing frozen; peak memory +10-20 MB of 1.8 GB (docs/speed.md, "Launch: the imports and the
+# collector at start-up").
 TRAINER_MODULE = "t5.models.mesh_transformer_main"
 TRAINER_SCRIPT = "t5_mesh_transformer"  # t5's console script for the same main()
 START_UP_GC_THRESHOLDS = (2_000_000, 50, 100)
