@@ -83,36 +83,53 @@ def wait_for_idle(max_load: float = 1.5, timeout_s: float = 600, echo=print) -> 
     time.sleep(20)
 
 
-def matmul_peak_gflops(n: int = 1024, repeats: int = 10) -> Dict[str, float]:
-  """Best fp32 GFLOP/s of an n x n matmul with TensorFlow and with PyTorch (default threads).
+def matmul_peak_gflops(n: int = 1024, repeats: int = 10,
+                       products: str = "fp32") -> Dict[str, float]:
+  """Best GFLOP/s of an n x n float32 matmul with TensorFlow and with PyTorch (default threads),
+  its operands rounded to bfloat16 inside oneDNN where `products` is "bf16"
+  (code_t5/training/precision.py).
 
   Each framework is measured in a fresh process of its own: TensorFlow's and PyTorch's thread
   pools in one process slow each other down (PyTorch by 10x and more after TensorFlow has run).
   """
   result = {}
   for framework in ("tensorflow", "torch"):
-    out = in_subprocess(f"_matmul_gflops_{framework}", n, repeats)
+    out = in_subprocess(f"_matmul_gflops_{framework}", n, repeats, products)
     if out is not None:
       result[framework] = out
   return result
 
 
-def _matmul_gflops_tensorflow(n, repeats):
+def _matmul_gflops_tensorflow(n, repeats, products):
+  if products == "bf16":  # read once, when TensorFlow builds its first oneDNN product
+    os.environ["TF_SET_ONEDNN_FPMATH_MODE"] = "BF16"
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   a = tf.constant(np.random.default_rng(0).standard_normal((n, n), dtype=np.float32))
   b = tf.constant(np.random.default_rng(1).standard_normal((n, n), dtype=np.float32))
-  tf.linalg.matmul(a, b).numpy()
-  best = min(_timed(lambda: tf.linalg.matmul(a, b).numpy()) for _ in range(repeats))
+  # TensorFlow's MatMul goes to an sgemm that keeps float32 whatever the setting; its einsum,
+  # what Mesh TF multiplies with, to oneDNN's matmul, which takes it.
+  product = ((lambda: tf.einsum("ij,jk->ik", a, b)) if products == "bf16" else
+             (lambda: tf.linalg.matmul(a, b)))
+  product().numpy()
+  best = min(_timed(lambda: product().numpy()) for _ in range(repeats))
   return 2 * n ** 3 / best / 1e9
 
 
-def _matmul_gflops_torch(n, repeats):
+def _matmul_gflops_torch(n, repeats, products):
   import torch  # pylint: disable=g-import-not-at-top
+  set_torch_products(torch, products)
   x, y = torch.randn(n, n), torch.randn(n, n)
   x @ y  # pylint: disable=pointless-statement
   best = min(_timed(lambda: x @ y) for _ in range(repeats))
   return 2 * n ** 3 / best / 1e9
+
+
+def set_torch_products(torch, products: str):
+  """PyTorch's float32 products as `products` says: "fp32", or "bf16" (oneDNN rounds the operands
+  to bfloat16 and sums in float32, as TensorFlow's TF_SET_ONEDNN_FPMATH_MODE=BF16 asks)."""
+  if products == "bf16":
+    torch.backends.mkldnn.matmul.fp32_precision = "bf16"
 
 
 def in_subprocess(function: str, *args, module: str = "bench_utils"):

@@ -11,9 +11,11 @@ the meta graph, the checkpoint), the final save; steady steps/s and token slots/
 targets, padding included) from the median step interval away from saves; compute/wall (steps x
 median step time over the whole process' wall time); model FLOPs utilisation (MFU): 6 N FLOPs
 per token, N = the weights the token passes through (model_flops_per_step; attention's
-O(length^2) FLOPs not counted), against the machine's fp32 matmul peak measured in the same run
-(before and after the training; the higher); beside it, the same rate from Mesh TF's own count
-of the step's einsum multiply-adds (attention and logits included). Token slots are batch x
+O(length^2) FLOPs not counted), against the machine's matmul peak measured in the same run
+(before and after the training; the higher) and in the products' precision (--products: on a
+CPU with AMX "auto" is bf16, and so are PyTorch's products and the peak); beside it, the same
+rate from Mesh TF's own count of the step's einsum multiply-adds (attention and logits
+included). Token slots are batch x
 (inputs + targets) for every model: the encoder-decoders' two sequences, the decoder-only models'
 one sequence of both.
 
@@ -51,6 +53,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import bench_utils  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 from code_t5.training import launcher  # pylint: disable=g-import-not-at-top,wrong-import-position
+from code_t5.training import precision  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 SIZES = {  # d_model, d_ff, layers, heads, d_kv: gin_configs/sizes/*.gin
     "tiny": (64, 256, 2, 4, 16),
@@ -126,16 +129,17 @@ def _torch_decoder_only(transformers, torch, config):
 
 
 def torch_throughput(size: str, vocab_size: int, batch: int, length: int, steps: int,
-                     threads: int, decoder_only: bool = False) -> dict:
+                     threads: int, decoder_only: bool = False, products: str = "fp32") -> dict:
   """Token slots/s of the same model trained in PyTorch: the encoder-decoder with its towers
   sharing weights (batch x length in, batch x length out) or, with `decoder_only`, the causal
-  LM over batch x 2 length tokens."""
+  LM over batch x 2 length tokens; its products in `products` precision, as Mesh TF's."""
   import torch  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
   from transformers.optimization import Adafactor  # pylint: disable=g-import-not-at-top
 
   torch.set_num_threads(threads)
   torch.manual_seed(0)
+  bench_utils.set_torch_products(torch, products)
   d_model, d_ff, layers, heads, d_kv = SIZES[size]
   config = transformers.T5Config(
       vocab_size=vocab_size, d_model=d_model, d_ff=d_ff, num_layers=layers,
@@ -290,6 +294,9 @@ def main(argv=None):
   parser.add_argument("--profile", type=int, default=0, metavar="N",
                       help="trace every N-th step and print where the last traced step's "
                       "time went")
+  parser.add_argument("--products", default="auto", choices=precision.MODES,
+                      help="the products' precision (code_t5.products_precision.mode): PyTorch "
+                      "and the peak are measured in the same")
   parser.add_argument("--prepared-dir", type=pathlib.Path,
                       default=pathlib.Path(tempfile.gettempdir()) / "code_t5_bench" / "prepared")
   args = parser.parse_args(argv)
@@ -298,15 +305,17 @@ def main(argv=None):
         f"batch {args.batch} x {args.length}+{args.length}, {args.steps} steps; "
         f"load before: {bench_utils.load_average()}")
   print(bench_utils.cpu_kind())
-  peak = bench_utils.matmul_peak_gflops()
-  print("fp32 matmul peak (1024^3, best of 10): " +
+  products = precision.products_precision(args.products)
+  peak = bench_utils.matmul_peak_gflops(products=products)
+  print(f"{products} products: matmul peak (1024^3, best of 10): " +
         ", ".join(f"{k} {v:.1f} GFLOP/s" for k, v in peak.items()))
 
   model_dir = pathlib.Path(tempfile.mkdtemp(prefix="train_benchmark-"))
   save_steps = args.save_steps or args.steps
   params = [f"code_t5.flcc_dataset.prepared_dir = '{args.prepared_dir}'",
             f"utils.run.sequence_length = {{'inputs': {args.length}, 'targets': {args.length}}}",
-            f"utils.run.batch_size = ('sequences_per_batch', {args.batch})"]
+            f"utils.run.batch_size = ('sequences_per_batch', {args.batch})",
+            f"code_t5.products_precision.mode = '{products}'"]
   if save_steps > 0:
     params.append(f"utils.run.save_checkpoints_steps = {save_steps}")
   if args.summary_steps:
@@ -331,12 +340,13 @@ def main(argv=None):
   figures["params"] = sum(v for k, v in params.items() if k != "enc_dec_attention")
   # Measured again after the run: where the machine's speed drifts during it (the Zen 2 kind's
   # peak read 69-138 GFLOP/s in one hour), the higher of the two keeps the shares conservative.
-  peak_after = bench_utils.matmul_peak_gflops()
-  print("fp32 matmul peak after the run: " +
+  peak_after = bench_utils.matmul_peak_gflops(products=products)
+  print(f"{products} matmul peak after the run: " +
         ", ".join(f"{k} {v:.1f} GFLOP/s" for k, v in peak_after.items()) +
         "; the shares below are of the highest figure before or after")
   peak_gflops = max(list(peak.values()) + list(peak_after.values()))
   figures["matmul_peak_gflops"] = peak_gflops
+  figures["products"] = products
   einsum_macs = timeline.einsum_macs_per_step()
   if "steps_per_s" in figures:
     flops = model_flops_per_step(params, args.batch, args.length)
@@ -380,14 +390,14 @@ def main(argv=None):
     # In a fresh process: PyTorch next to TensorFlow's thread pools runs 10x+ slower.
     torch_figures = bench_utils.in_subprocess(
         "torch_throughput", args.size, vocab_size, args.batch, args.length, args.torch_steps, 2,
-        decoder_only, module="train_benchmark")
+        decoder_only, products, module="train_benchmark")
     figures.update(torch_figures)
     if "token_slots_per_s" in figures:
       figures["ratio_to_torch"] = (figures["token_slots_per_s"] /
                                    torch_figures["torch_token_slots_per_s"])
     print(f"PyTorch (transformers T5, {'decoder only' if decoder_only else 'towers tied'}, "
           f"{torch_figures['torch_params']:,} params, "
-          f"2 threads): {torch_figures['torch_step_s']:.3f} s/step = "
+          f"2 threads, {products} products): {torch_figures['torch_step_s']:.3f} s/step = "
           f"{torch_figures['torch_token_slots_per_s']:,.0f} token slots/s; "
           f"Mesh TF / PyTorch = {figures.get('ratio_to_torch', float('nan')):.2f}")
   if args.plot:

@@ -37,6 +37,7 @@ import tensorflow.compat.v1 as tf
 
 import code_t5_compat
 from code_t5 import errors
+from code_t5.training import precision
 
 
 def session_config(base, intra_op_threads=None, inter_op_threads=None, meta_optimizer=True,
@@ -107,6 +108,9 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
     shuffle_buffer: the training examples are shuffled in a buffer of this many (None: the
       task's, seqio's 1,000). The first step waits until the buffer is full, each example
       tokenized (see code_t5_compat.tasks_shuffle_buffer).
+
+  oneDNN's products are float32 or bf16 with float32 sums as `code_t5.products_precision` says
+  (code_t5/training/precision.py), set before the session builds its first.
   """
   config = session_config(
       estimator.config.session_config, intra_op_threads=intra_op_threads,
@@ -118,6 +122,7 @@ def train_model(estimator, vocabulary, sequence_length, batch_size, train_datase
   if random_seed is not None:
     changes["tf_random_seed"] = random_seed
   code_t5_compat.set_run_config(estimator, **changes)
+  tf.logging.info("code_t5.train_model: products in %s", precision.apply_products_precision())
   if cpu_devices is not None:
     tf.logging.info("code_t5.train_model: %d CPU devices, soft placement %s", cpu_devices,
                     config.allow_soft_placement)
