@@ -457,6 +457,13 @@ def this_cpu():
     return None
 
 
+def this_cpu_flags():
+  """The set of this CPU's flags in /proc/cpuinfo ("avx2", "amx_bf16", ...), or None where there
+  is no /proc/cpuinfo."""
+  cpu = this_cpu()
+  return None if cpu is None else set(cpu.get("flags", "").split())
+
+
 def openblas_core(cpu: dict):
   """The OpenBLAS core type for a CPU (first_cpu's fields), or None for OpenBLAS's own choice
   (not Intel, or no AVX2)."""

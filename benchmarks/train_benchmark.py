@@ -15,9 +15,8 @@ O(length^2) FLOPs not counted), against the machine's matmul peak measured in th
 (before and after the training; the higher) and in the products' precision (--products: on a
 CPU with AMX "auto" is bf16, and so are PyTorch's products and the peak); beside it, the same
 rate from Mesh TF's own count of the step's einsum multiply-adds (attention and logits
-included). Token slots are batch x
-(inputs + targets) for every model: the encoder-decoders' two sequences, the decoder-only models'
-one sequence of both.
+included). Token slots are batch x (inputs + targets) for every model: the encoder-decoders' two
+sequences, the decoder-only models' one sequence of both.
 
 With --torch it then trains the same architecture and batch in PyTorch and prints its token
 slots/s and our ratio to it: transformers' T5 with the encoder's layers tied to the decoder's, as

@@ -63,8 +63,7 @@ def _bf16(x):
 
 
 def _this_cpu_has_amx():
-  cpu = code_t5_compat.this_cpu()
-  return precision.precision_for("auto", cpu and cpu.get("flags", "").split(), {}) == "bf16"
+  return precision.precision_for("auto", code_t5_compat.this_cpu_flags(), {}) == "bf16"
 
 
 def _product(tmp_path, mode):

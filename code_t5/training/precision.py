@@ -46,16 +46,15 @@ def precision_for(mode: str, cpu_flags, environ) -> str:
     return "bf16" if amx else "fp32"
   if mode == "bf16" and not amx:
     raise ValueError('code_t5.products_precision.mode = "bf16": this CPU has no AMX (no amx_bf16 '
-                     'in /proc/cpuinfo), where oneDNN would emulate bfloat16 products; use "auto" '
-                     'or "fp32"')
+                     'in /proc/cpuinfo), and bfloat16 products were measured only with AMX; use '
+                     '"auto" or "fp32"')
   return mode
 
 
 @gin.configurable(module="code_t5", allowlist=["mode"])
 def products_precision(mode="fp32") -> str:
   """`precision_for` this machine's CPU and environment."""
-  cpu = code_t5_compat.this_cpu()
-  return precision_for(mode, None if cpu is None else cpu.get("flags", "").split(), os.environ)
+  return precision_for(mode, code_t5_compat.this_cpu_flags(), os.environ)
 
 
 def apply_products_precision() -> str:

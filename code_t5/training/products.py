@@ -169,10 +169,10 @@ def eigen_is_faster(form: MatrixForm, a_shape, b_shape) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _cpu_has_avx512() -> bool:
-  cpu = code_t5_compat.this_cpu()
-  if cpu is None:  # not Linux: assume the faster kind, keep TensorFlow's own products
+  flags = code_t5_compat.this_cpu_flags()
+  if flags is None:  # not Linux: assume the faster kind, keep TensorFlow's own products
     return True
-  return "avx512f" in cpu.get("flags", "").split()
+  return "avx512f" in flags
 
 
 def _onednn_on() -> bool:
