@@ -215,6 +215,7 @@ def test_cpu_runs_train_through_the_project_train_model(run, devices):
   assert gin.query_parameter("code_t5.train_model.autograph") is False
   assert gin.query_parameter("code_t5.train_model.data_autotune") is False
   assert gin.query_parameter("utils.run.optimizer").selector == "code_t5.updates_after_backward"
+  assert gin.query_parameter("code_t5.updates_after_backward.fused_adafactor") is True
   if devices:
     assert gin.query_parameter("code_t5.train_model.cpu_devices") == devices
     assert gin.query_parameter("code_t5.train_model.soft_placement") is False

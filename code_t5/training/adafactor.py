@@ -1,0 +1,164 @@
+"""Mesh TF's Adafactor update of one variable as a single Mesh TF operation (runs/cpu.gin).
+
+`mtf.optimize.AdafactorOptimizer.apply_grad` builds each variable's update from ~30 Mesh TF
+operations (squares, means, the factored second moments, the clipping, the parameter scale),
+and Mesh TF lowers each of them on its own, with its name scopes, devices, layouts and
+broadcasts, in Python, before every training run's first step: for the causal LM mini's 35
+weights, 1,227 of the graph's 1,974 Mesh TF operations (97 of 844 with this; the TensorFlow ops
+they lower to are about as many as before, ~6,000 in all). docs/speed.md, "Launch: fewer
+operations to lower".
+
+`fused_apply_grad` keeps Mesh TF's slot variables (the same names, shapes and initial values, so
+checkpoints are interchangeable) and its assignments, and computes the new slots and the
+update in one operation whose lowering runs the same TensorFlow kernels in the same order on
+each slice: the same values, bit for bit, on one device (tests/adafactor_test.py). Where the
+layout splits a variable's dimension over a mesh axis, its sums are all-reduced over that axis,
+as Mesh TF's reductions are. Options this does not cover (momentum: `beta1`; stacked dimensions)
+keep Mesh TF's own update.
+"""
+
+import mesh_tensorflow as mtf
+from mesh_tensorflow import optimize
+import tensorflow.compat.v1 as tf
+
+
+def covers(optimizer) -> bool:
+  """Whether `fused_apply_grad` computes what `optimizer.apply_grad` does."""
+  # pylint: disable=protected-access,unidiomatic-typecheck
+  return (type(optimizer) is optimize.AdafactorOptimizer and not optimizer._beta1
+          and not optimizer._stacked_dim_names)
+
+
+def fused_apply_grad(optimizer, grad, var):
+  """`optimizer.apply_grad(grad, var)` (an AdafactorOptimizer that `covers`) with the new slots
+  and the update computed by one operation; returns the same assignments, in the same order."""
+  # pylint: disable=protected-access
+  if grad is None:
+    tf.logging.warning("Gradient is None for variable %s", var.name)
+    return []
+  factored_dims = optimizer._factored_dims(var.shape)
+  if factored_dims:
+    d0, d1 = factored_dims
+    slots = [mtf.get_variable(var.mesh, var.name + "_slot_vr", var.shape - d0,
+                              initializer=tf.zeros_initializer(), trainable=False),
+             mtf.get_variable(var.mesh, var.name + "_slot_vc", var.shape - d1,
+                              initializer=tf.zeros_initializer(), trainable=False)]
+  else:
+    slots = [mtf.get_variable(var.mesh, var.name + "_slot_v", var.shape,
+                              initializer=tf.zeros_initializer(), trainable=False)]
+  with tf.variable_scope(var.name + "/adafactor"):
+    scaled = optimizer._multiply_by_parameter_scale and not any(
+        s in var.name for s in optimizer._exclude_from_parameter_scale)
+    update = _AdafactorUpdate(mtf.to_float(grad), mtf.to_float(var.value), slots,
+                              factored_dims, optimizer, scaled)
+    *new_slots, subtrahend = update.outputs
+    updates = [mtf.assign(slot, new) for slot, new in zip(slots, new_slots)]
+    # Mesh TF's comment: assign_sub, not assign(var - subtrahend), so that a bfloat16 slice is
+    # not rounded again at every step.
+    updates.append(mtf.assign_sub(var, subtrahend))
+  return updates
+
+
+class _AdafactorUpdate(mtf.Operation):
+  """Outputs: the new second-moment slots (vr and vc, or v) and the subtrahend of the variable.
+
+  Each step is the TensorFlow op that Mesh TF's operation for it lowers to: a mean is a sum times
+  the float (output size / input size), a division a product with the reciprocal. The slices
+  are computed in as few passes as the sums allow: each sum over a dimension that the layout
+  splits is all-reduced before the pass that reads it.
+  """
+
+  def __init__(self, grad, value, slots, factored_dims, optimizer, scaled, name=None):
+    super().__init__([grad, value] + slots, name=name or "fused_adafactor")
+    self._factored_dims = factored_dims
+    self._optimizer = optimizer
+    self._scaled = scaled
+    self._outputs = [mtf.Tensor(self, s.shape, tf.float32) for s in slots]
+    self._outputs.append(mtf.Tensor(self, value.shape, tf.float32))
+
+  @property
+  def has_gradient(self):
+    return False
+
+  def lower(self, lowering):
+    # pylint: disable=protected-access
+    opt = self._optimizer
+    mesh_impl = lowering.mesh_impl(self)
+    shape = self.inputs[1].shape
+    dims = shape.dims
+    grad, value, *slots = (lowering.tensors[t] for t in self.inputs)
+    decay_rate, learning_rate = opt._decay_rate, opt._learning_rate
+    mixing_rate = 1.0 - decay_rate
+
+    def summed(total, reduced):
+      """A slice's sum over the dimensions `reduced`, all-reduced where the layout splits them."""
+      axes = sorted({a for a in map(mesh_impl.tensor_dimension_to_mesh_axis, reduced)
+                     if a is not None})
+      return mesh_impl.allreduce(total, axes, "SUM") if axes else total
+
+    def expanded(t, kept, at):
+      """`t`, whose axes are the dimensions `kept` of `at`, with size-1 axes for the others."""
+      for i, d in enumerate(at):
+        if d not in kept:
+          t = tf.expand_dims(t, i)
+      return t
+
+    def clipped_subtrahend(x, x_squares, value_squares):
+      """The last pass: Mesh TF's clipping of `x` by its RMS and its product with the scale."""
+      if opt._clipping_threshold is not None:
+        rms = tf.sqrt(x_squares * (1 / shape.size))
+        x = x * tf.math.reciprocal(
+            tf.maximum(tf.constant(1.0), rms * (1.0 / opt._clipping_threshold)))
+      if not self._scaled:
+        return x * learning_rate
+      scale = tf.maximum(tf.sqrt(value_squares * (1 / shape.size)), opt._epsilon2)
+      return x * (scale * learning_rate)
+
+    # Pass 1: the squared gradient and the sums of squares it and the weights give.
+    all_axes = list(range(len(dims)))
+    if self._factored_dims:
+      d0, d1 = self._factored_dims
+      i0, i1 = dims.index(d0), dims.index(d1)
+      vr_shape, vc_shape = shape - d0, shape - d1
+      vr_dims = vr_shape.dims
+
+      def first_pass(g, v):
+        g2 = tf.square(g) + opt._epsilon1
+        return tf.reduce_sum(g2, [i0]), tf.reduce_sum(g2, [i1]), tf.reduce_sum(tf.square(v),
+                                                                                all_axes)
+
+      rows, columns, value_squares = mesh_impl.slicewise(first_pass, grad, value)
+      rows, columns = summed(rows, [d0]), summed(columns, [d1])
+
+      def moments(vr, vc, row_sums, column_sums):
+        new_vr = vr * decay_rate + row_sums * (vr_shape.size / shape.size) * mixing_rate
+        new_vc = vc * decay_rate + column_sums * (vc_shape.size / shape.size) * mixing_rate
+        return new_vr, new_vc, tf.reduce_sum(new_vr, [vr_dims.index(d1)])
+
+      new_vr, new_vc, long_term = mesh_impl.slicewise(moments, *slots, rows, columns)
+      long_term = summed(long_term, [d1])
+      new_slots = [new_vr, new_vc]
+
+      def direction(g, vr, vc, long_term_sums):
+        long_term_mean = long_term_sums * ((vr_shape - d1).size / vr_shape.size)
+        r_factor = tf.math.rsqrt(vr * tf.math.reciprocal(
+            expanded(long_term_mean, [d for d in vr_dims if d != d1], vr_dims)))
+        c_factor = tf.math.rsqrt(vc)
+        x = (g * expanded(r_factor, vr_dims, dims)
+             * expanded(c_factor, [d for d in dims if d != d1], dims))
+        return x, tf.reduce_sum(tf.square(x), all_axes)
+
+      x, x_squares = mesh_impl.slicewise(direction, grad, new_vr, new_vc, long_term)
+    else:
+      def first_pass(g, v, slot):
+        new_v = slot * decay_rate + (tf.square(g) + opt._epsilon1) * mixing_rate
+        x = g * tf.math.rsqrt(new_v)
+        return new_v, x, tf.reduce_sum(tf.square(x), all_axes), tf.reduce_sum(tf.square(v),
+                                                                              all_axes)
+
+      new_v, x, x_squares, value_squares = mesh_impl.slicewise(first_pass, grad, value, *slots)
+      new_slots = [new_v]
+    subtrahend = mesh_impl.slicewise(clipped_subtrahend, x, summed(x_squares, dims),
+                                     summed(value_squares, dims))
+    for output, lowered in zip(self.outputs, new_slots + [subtrahend]):
+      lowering.set_tensor_lowering(output, lowered)
