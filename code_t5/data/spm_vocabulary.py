@@ -85,14 +85,26 @@ class CodeSentencePieceVocabulary(seqio.SentencePieceVocabulary):
     return self._encode_scalar_tf(tf.convert_to_tensor(s, tf.string), sampling)
 
   def _encode_scalar_tf(self, s, tokenizer=None):
-    parts = tf.strings.split(s, sep=vocab.SPACE_SYMBOL)  # [n_parts], at least one (maybe empty)
-    tokenizer = tokenizer or self.tf_tokenizer
-    pieces = tf.cast(tokenizer.tokenize(parts), tf.int32)  # ragged [n_parts, None]
-    symbol = tf.constant(self._space_symbol_ids, tf.int32)
-    # Append the "▁" byte pieces to every part, then drop the ones after the last part.
-    marks = tf.RaggedTensor.from_tensor(tf.tile(symbol[tf.newaxis], [tf.size(parts), 1]))
-    ids = tf.concat([pieces, marks], axis=1).flat_values
-    return ids[:tf.size(ids) - len(self._space_symbol_ids)]
+    # Built once per call site, in every training run's input function (six times for
+    # cursor_lm's two sides), so in few ops: the parts between literal "▁"s as StringSplitV2's
+    # values ([n_parts], at least one, maybe empty; tf.strings.split's RaggedTensor of them is
+    # ~50 ops more), and the "▁" byte pieces put in place with one scatter, not a RaggedTensor
+    # concatenation: 81 instead of 174 ops, 0.43x the time to build, and the shipped model's
+    # input function 0.73x (benchmarks/encode_graph_benchmark.py).
+    _, parts, _ = tf.raw_ops.StringSplitV2(input=tf.reshape(s, [1]), sep=vocab.SPACE_SYMBOL)
+    pieces = (tokenizer or self.tf_tokenizer).tokenize(parts)  # ragged [n_parts, None]
+    ends = pieces.row_splits[1:-1]  # where each part but the last ends, among the pieces
+    width = len(self._space_symbol_ids)
+    # Each piece moves right by the symbols inserted at the ends before it; the symbols after
+    # part i start at its end, moved by the i symbols before them.
+    index = tf.range(tf.size(pieces.flat_values, out_type=tf.int64))
+    moved = index + width * tf.searchsorted(ends, index, side="right", out_type=tf.int64)
+    marks = ends + width * tf.range(tf.size(ends, out_type=tf.int64))
+    positions = tf.concat([moved, tf.reshape(marks[:, None] + tf.range(width, dtype=tf.int64),
+                                             [-1])], 0)
+    ids = tf.concat([tf.cast(pieces.flat_values, tf.int32),
+                     tf.tile(tf.constant(self._space_symbol_ids, tf.int32), [tf.size(ends)])], 0)
+    return tf.scatter_nd(positions[:, None], ids, tf.size(positions, out_type=tf.int64)[None])
 
   def _decode(self, ids) -> str:
     # Vocabulary.decode has cut at EOS and mapped sentinels to unk; pad, eos are control pieces
