@@ -6,7 +6,7 @@ and Mesh TF lowers each of them on its own, with its name scopes, devices, layou
 broadcasts, in Python, before every training run's first step: for the causal LM mini's 35
 weights, 1,227 of the graph's 1,974 Mesh TF operations (97 of 844 with this; the TensorFlow ops
 they lower to are about as many as before, ~6,000 in all). docs/speed.md, "Launch: fewer
-operations to lower".
+operations to build".
 
 `fused_apply_grad` keeps Mesh TF's slot variables (the same names, shapes and initial values, so
 checkpoints are interchangeable) and its assignments, and computes the new slots and the
