@@ -4,9 +4,10 @@
 operations (squares, means, the factored second moments, the clipping, the parameter scale),
 and Mesh TF lowers each of them on its own, with its name scopes, devices, layouts and
 broadcasts, in Python, before every training run's first step: for the causal LM mini's 35
-weights, 1,227 of the graph's 1,974 Mesh TF operations (97 of 844 with this; the TensorFlow ops
-they lower to are about as many as before, ~6,000 in all). docs/speed.md, "Launch: fewer
-operations to build".
+weights, 1,227 of the graph's 1,974 Mesh TF operations (97 of 844 with this). Where no mesh axis
+splits the variable, the operation lowers to one call of a TensorFlow function traced once per
+kind of variable, so the TensorFlow graph loses ~1,600 of its ~5,600 ops too. docs/speed.md,
+"Launch: fewer operations to build".
 
 `fused_apply_grad` keeps Mesh TF's slot variables (the same names, shapes and initial values, so
 checkpoints are interchangeable) and its assignments, and computes the new slots and the
@@ -16,6 +17,9 @@ layout splits a variable's dimension over a mesh axis, its sums are all-reduced 
 as Mesh TF's reductions are. Options this does not cover (momentum: `beta1`; stacked dimensions)
 keep Mesh TF's own update.
 """
+
+import functools
+import types
 
 import mesh_tensorflow as mtf
 from mesh_tensorflow import optimize
@@ -62,10 +66,7 @@ def fused_apply_grad(optimizer, grad, var):
 class _AdafactorUpdate(mtf.Operation):
   """Outputs: the new second-moment slots (vr and vc, or v) and the subtrahend of the variable.
 
-  Each step is the TensorFlow op that Mesh TF's operation for it lowers to: a mean is a sum times
-  the float (output size / input size), a division a product with the reciprocal. The slices
-  are computed in as few passes as the sums allow: each sum over a dimension that the layout
-  splits is all-reduced before the pass that reads it.
+  Computed by `_update`, in as few passes as the sums allow.
   """
 
   def __init__(self, grad, value, slots, factored_dims, optimizer, scaled, name=None):
@@ -81,84 +82,133 @@ class _AdafactorUpdate(mtf.Operation):
     return False
 
   def lower(self, lowering):
-    # pylint: disable=protected-access
-    opt = self._optimizer
     mesh_impl = lowering.mesh_impl(self)
-    shape = self.inputs[1].shape
-    dims = shape.dims
     grad, value, *slots = (lowering.tensors[t] for t in self.inputs)
-    decay_rate, learning_rate = opt._decay_rate, opt._learning_rate
-    mixing_rate = 1.0 - decay_rate
+    opt = self._optimizer
+    dims = self.inputs[1].shape.dims
+    axes = [mesh_impl.tensor_dimension_to_mesh_axis(d) for d in dims]
+    if any(a is not None and mesh_impl.shape[a].size > 1 for a in axes):
+      # Some dimension is split: the passes run slice by slice, all-reduced between them.
+      def summed(total, reduced):
+        axes = sorted({a for a in map(mesh_impl.tensor_dimension_to_mesh_axis, reduced)
+                       if a is not None})
+        return mesh_impl.allreduce(total, axes, "SUM") if axes else total
 
-    def summed(total, reduced):
-      """A slice's sum over the dimensions `reduced`, all-reduced where the layout splits them."""
-      axes = sorted({a for a in map(mesh_impl.tensor_dimension_to_mesh_axis, reduced)
-                     if a is not None})
-      return mesh_impl.allreduce(total, axes, "SUM") if axes else total
-
-    def expanded(t, kept, at):
-      """`t`, whose axes are the dimensions `kept` of `at`, with size-1 axes for the others."""
-      for i, d in enumerate(at):
-        if d not in kept:
-          t = tf.expand_dims(t, i)
-      return t
-
-    def clipped_subtrahend(x, x_squares, value_squares):
-      """The last pass: Mesh TF's clipping of `x` by its RMS and its product with the scale."""
-      if opt._clipping_threshold is not None:
-        rms = tf.sqrt(x_squares * (1 / shape.size))
-        x = x * tf.math.reciprocal(
-            tf.maximum(tf.constant(1.0), rms * (1.0 / opt._clipping_threshold)))
-      if not self._scaled:
-        return x * learning_rate
-      scale = tf.maximum(tf.sqrt(value_squares * (1 / shape.size)), opt._epsilon2)
-      return x * (scale * learning_rate)
-
-    # Pass 1: the squared gradient and the sums of squares it and the weights give.
-    all_axes = list(range(len(dims)))
-    if self._factored_dims:
-      d0, d1 = self._factored_dims
-      i0, i1 = dims.index(d0), dims.index(d1)
-      vr_shape, vc_shape = shape - d0, shape - d1
-      vr_dims = vr_shape.dims
-
-      def first_pass(g, v):
-        g2 = tf.square(g) + opt._epsilon1
-        return tf.reduce_sum(g2, [i0]), tf.reduce_sum(g2, [i1]), tf.reduce_sum(tf.square(v),
-                                                                                all_axes)
-
-      rows, columns, value_squares = mesh_impl.slicewise(first_pass, grad, value)
-      rows, columns = summed(rows, [d0]), summed(columns, [d1])
-
-      def moments(vr, vc, row_sums, column_sums):
-        new_vr = vr * decay_rate + row_sums * (vr_shape.size / shape.size) * mixing_rate
-        new_vc = vc * decay_rate + column_sums * (vc_shape.size / shape.size) * mixing_rate
-        return new_vr, new_vc, tf.reduce_sum(new_vr, [vr_dims.index(d1)])
-
-      new_vr, new_vc, long_term = mesh_impl.slicewise(moments, *slots, rows, columns)
-      long_term = summed(long_term, [d1])
-      new_slots = [new_vr, new_vc]
-
-      def direction(g, vr, vc, long_term_sums):
-        long_term_mean = long_term_sums * ((vr_shape - d1).size / vr_shape.size)
-        r_factor = tf.math.rsqrt(vr * tf.math.reciprocal(
-            expanded(long_term_mean, [d for d in vr_dims if d != d1], vr_dims)))
-        c_factor = tf.math.rsqrt(vc)
-        x = (g * expanded(r_factor, vr_dims, dims)
-             * expanded(c_factor, [d for d in dims if d != d1], dims))
-        return x, tf.reduce_sum(tf.square(x), all_axes)
-
-      x, x_squares = mesh_impl.slicewise(direction, grad, new_vr, new_vc, long_term)
+      outputs = _update(mesh_impl.slicewise, summed, self.inputs[1].shape, self._factored_dims,
+                        opt, self._scaled, *_rates(opt), grad, value, *slots)
     else:
-      def first_pass(g, v, slot):
-        new_v = slot * decay_rate + (tf.square(g) + opt._epsilon1) * mixing_rate
-        x = g * tf.math.rsqrt(new_v)
-        return new_v, x, tf.reduce_sum(tf.square(x), all_axes), tf.reduce_sum(tf.square(v),
+      # Each slice is the whole variable: all passes in one TensorFlow function, traced once for
+      # each kind of variable (6 for the causal LM mini's 35), so the graph holds one call op
+      # per variable, not ~50 ops (TensorFlow inlines the calls when the session is made).
+      factored = tuple(self._factored_dims) if self._factored_dims else None
+      update = _update_function(tuple(dims), factored, self._scaled, _options(opt))
+      # Python floats become the same float32 constants inside as outside.
+      rates = [tf.convert_to_tensor(r, tf.float32) for r in _rates(opt)]
+      outputs = mesh_impl.slicewise(lambda *xs: update(*rates, *xs), grad, value, *slots)
+    for output, lowered in zip(self.outputs, outputs):
+      lowering.set_tensor_lowering(output, lowered)
+
+
+def _rates(optimizer):
+  """(decay rate, mixing rate, learning rate): floats or scalar tensors, as Mesh TF has them."""
+  # pylint: disable=protected-access
+  return optimizer._decay_rate, 1.0 - optimizer._decay_rate, optimizer._learning_rate
+
+
+def _options(optimizer):
+  """The options of `optimizer` that `_update` reads, besides its rates."""
+  # pylint: disable=protected-access
+  return (optimizer._epsilon1, optimizer._epsilon2, optimizer._clipping_threshold)
+
+
+@functools.lru_cache(maxsize=64)
+def _update_function(dims, factored_dims, scaled, options):
+  """`_update` of one whole variable of these dimensions as a TensorFlow function."""
+  epsilon1, epsilon2, clipping_threshold = options
+  optimizer = types.SimpleNamespace(_epsilon1=epsilon1, _epsilon2=epsilon2,
+                                    _clipping_threshold=clipping_threshold)
+
+  def update(decay_rate, mixing_rate, learning_rate, grad, value, *slots):
+    return tuple(_update(lambda fn, *xs: fn(*xs), lambda total, reduced: total,
+                         mtf.Shape(list(dims)), factored_dims, optimizer, scaled, decay_rate,
+                         mixing_rate, learning_rate, grad, value, *slots))
+  return tf.function(update, autograph=False)
+
+
+def _update(slicewise, summed, shape, factored_dims, opt, scaled, decay_rate, mixing_rate,
+            learning_rate, grad, value, *slots):
+  """[new slots..., subtrahend] of a variable of `shape` from its gradient, value and slots.
+
+  Each step is the TensorFlow op that Mesh TF's operation for it lowers to: a mean is a sum times
+  the float (output size / input size), a division a product with the reciprocal. The passes
+  run through `slicewise(fn, *tensors)`, and each sum over dimensions that another pass reads
+  goes through `summed(total, dimensions)` (an all-reduce where the layout splits them).
+  """
+  # pylint: disable=protected-access
+  dims = shape.dims
+
+  def expanded(t, kept, at):
+    """`t`, whose axes are the dimensions `kept` of `at`, with size-1 axes for the others."""
+    for i, d in enumerate(at):
+      if d not in kept:
+        t = tf.expand_dims(t, i)
+    return t
+
+  def clipped_subtrahend(x, x_squares, value_squares):
+    """The last pass: Mesh TF's clipping of `x` by its RMS and its product with the scale."""
+    if opt._clipping_threshold is not None:
+      rms = tf.sqrt(x_squares * (1 / shape.size))
+      x = x * tf.math.reciprocal(
+          tf.maximum(tf.constant(1.0), rms * (1.0 / opt._clipping_threshold)))
+    if not scaled:
+      return x * learning_rate
+    scale = tf.maximum(tf.sqrt(value_squares * (1 / shape.size)), opt._epsilon2)
+    return x * (scale * learning_rate)
+
+  # Pass 1: the squared gradient and the sums of squares it and the weights give.
+  all_axes = list(range(len(dims)))
+  if factored_dims:
+    d0, d1 = factored_dims
+    i0, i1 = dims.index(d0), dims.index(d1)
+    vr_shape, vc_shape = shape - d0, shape - d1
+    vr_dims = vr_shape.dims
+
+    def first_pass(g, v):
+      g2 = tf.square(g) + opt._epsilon1
+      return tf.reduce_sum(g2, [i0]), tf.reduce_sum(g2, [i1]), tf.reduce_sum(tf.square(v),
                                                                               all_axes)
 
-      new_v, x, x_squares, value_squares = mesh_impl.slicewise(first_pass, grad, value, *slots)
-      new_slots = [new_v]
-    subtrahend = mesh_impl.slicewise(clipped_subtrahend, x, summed(x_squares, dims),
-                                     summed(value_squares, dims))
-    for output, lowered in zip(self.outputs, new_slots + [subtrahend]):
-      lowering.set_tensor_lowering(output, lowered)
+    rows, columns, value_squares = slicewise(first_pass, grad, value)
+    rows, columns = summed(rows, [d0]), summed(columns, [d1])
+
+    def moments(vr, vc, row_sums, column_sums):
+      new_vr = vr * decay_rate + row_sums * (vr_shape.size / shape.size) * mixing_rate
+      new_vc = vc * decay_rate + column_sums * (vc_shape.size / shape.size) * mixing_rate
+      return new_vr, new_vc, tf.reduce_sum(new_vr, [vr_dims.index(d1)])
+
+    new_vr, new_vc, long_term = slicewise(moments, *slots, rows, columns)
+    long_term = summed(long_term, [d1])
+    new_slots = [new_vr, new_vc]
+
+    def direction(g, vr, vc, long_term_sums):
+      long_term_mean = long_term_sums * ((vr_shape - d1).size / vr_shape.size)
+      r_factor = tf.math.rsqrt(vr * tf.math.reciprocal(
+          expanded(long_term_mean, [d for d in vr_dims if d != d1], vr_dims)))
+      c_factor = tf.math.rsqrt(vc)
+      x = (g * expanded(r_factor, vr_dims, dims)
+           * expanded(c_factor, [d for d in dims if d != d1], dims))
+      return x, tf.reduce_sum(tf.square(x), all_axes)
+
+    x, x_squares = slicewise(direction, grad, new_vr, new_vc, long_term)
+  else:
+    def first_pass(g, v, slot):
+      new_v = slot * decay_rate + (tf.square(g) + opt._epsilon1) * mixing_rate
+      x = g * tf.math.rsqrt(new_v)
+      return new_v, x, tf.reduce_sum(tf.square(x), all_axes), tf.reduce_sum(tf.square(v),
+                                                                            all_axes)
+
+    new_v, x, x_squares, value_squares = slicewise(first_pass, grad, value, *slots)
+    new_slots = [new_v]
+  subtrahend = slicewise(clipped_subtrahend, x, summed(x_squares, dims),
+                         summed(value_squares, dims))
+  return new_slots + [subtrahend]
