@@ -75,7 +75,7 @@ def main(argv=None):
   ways = (("plain (tf.strings.split, ragged concat)", plain_encode_scalar_tf),
           ("code_t5 (StringSplitV2, one scatter)", PROJECT))
   calls, builds = {}, {}
-  for name, way in ways * 2:  # warm: the first graphs import and trace more
+  for _, way in ways * 2:  # warm: the first graphs import and trace more
     VOCABULARY._encode_scalar_tf = way
     one_call(vocabulary), input_function(args.task)
   for _ in range(args.repeats):

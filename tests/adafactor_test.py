@@ -88,3 +88,25 @@ def test_options_it_does_not_compute_keep_mesh_tf_s_update():
   assert adafactor.covers(optimize.AdafactorOptimizer())
   assert not adafactor.covers(optimize.AdafactorOptimizer(beta1=0.9))
   assert not adafactor.covers(optimize.AdafactorOptimizer(stacked_dim_names=["heads"]))
+
+
+def test_a_trained_graph_is_freed_after_its_run():
+  """The traced update functions live as long as their graph's lowering: a process that trains
+  several graphs (tests, eval loops) does not keep every graph it built."""
+  import gc  # pylint: disable=g-import-not-at-top
+  import weakref  # pylint: disable=g-import-not-at-top
+  graphs = []
+  real_graph = tf.Graph
+
+  class _Recorded(real_graph):  # pylint: disable=too-few-public-methods
+    def __init__(self, *args, **kwargs):
+      super().__init__(*args, **kwargs)
+      graphs.append(weakref.ref(self))
+
+  tf.Graph = _Recorded
+  try:
+    _train(True, steps=1)
+  finally:
+    tf.Graph = real_graph
+  gc.collect()
+  assert graphs and all(ref() is None for ref in graphs)

@@ -19,6 +19,7 @@ keep Mesh TF's own update.
 """
 
 import functools
+import weakref
 
 import mesh_tensorflow as mtf
 from mesh_tensorflow import optimize
@@ -102,7 +103,7 @@ class _AdafactorUpdate(mtf.Operation):
       # holds one call op per variable instead of ~50 ops. The calls are not inlined (Grappler
       # is off in runs/cpu.gin): their bodies run as ops of the step, in as much time as before.
       factored = tuple(self._factored_dims) if self._factored_dims else None
-      update = _update_function(tuple(dims), factored, self._scaled, _options(opt))
+      update = _update_function(lowering, tuple(dims), factored, self._scaled, _options(opt))
       # Python floats become the same float32 constants inside as outside.
       rates = [tf.convert_to_tensor(r, tf.float32) for r in _rates(opt)]
       outputs = mesh_impl.slicewise(lambda *xs: update(*rates, *xs), grad, value, *slots)
@@ -123,14 +124,22 @@ def _options(optimizer):
   return (optimizer._epsilon1, optimizer._epsilon2, optimizer._clipping_threshold)
 
 
-@functools.lru_cache(maxsize=64)
-def _update_function(dims, factored_dims, scaled, options):
+# The traced functions of each Lowering (one TensorFlow graph). A tf.function keeps every graph it
+# was called in alive, so one cache for the whole process would keep every graph it built.
+_FUNCTIONS = weakref.WeakKeyDictionary()  # mtf.Lowering -> {(dims, ...): tf.function}
+
+
+def _update_function(lowering, dims, factored_dims, scaled, options):
   """`_update` of one whole variable of these dimensions as a TensorFlow function."""
-  def update(decay_rate, mixing_rate, learning_rate, grad, value, *slots):
-    return tuple(_update(lambda fn, *xs: fn(*xs), lambda total, reduced: total,
-                         mtf.Shape(list(dims)), factored_dims, options, scaled, decay_rate,
-                         mixing_rate, learning_rate, grad, value, *slots))
-  return tf.function(update, autograph=False)
+  functions = _FUNCTIONS.setdefault(lowering, {})
+  key = dims, factored_dims, scaled, options
+  if key not in functions:
+    def update(decay_rate, mixing_rate, learning_rate, grad, value, *slots):
+      return tuple(_update(lambda fn, *xs: fn(*xs), lambda total, reduced: total,
+                           mtf.Shape(list(dims)), factored_dims, options, scaled, decay_rate,
+                           mixing_rate, learning_rate, grad, value, *slots))
+    functions[key] = tf.function(update, autograph=False)
+  return functions[key]
 
 
 def _update(slicewise, summed, shape, factored_dims, options, scaled, decay_rate, mixing_rate,
