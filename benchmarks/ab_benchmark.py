@@ -1,13 +1,15 @@
 """Two training set-ups against each other in alternated runs: which trains faster, and by how much.
 
     python benchmarks/ab_benchmark.py --pairs 4 [--a-gin-param BINDING]... [--b-gin-param ...]
-        [--a-tree PATH] [--b-tree PATH] [-- train_benchmark.py's options]
+        [--a-env NAME=VALUE]... [--b-env ...] [--a-tree PATH] [--b-tree PATH]
+        [-- train_benchmark.py's options]
 
 Runs benchmarks/train_benchmark.py 2 x --pairs times, set-ups A and B in the order A B, B A, A B,
 ... so that a machine that slows down or speeds up during the session (as these 2-core machines
 do, by up to a third in an hour: docs/speed.md) favours neither. A and B differ by gin bindings,
-by the source tree put first on PYTHONPATH (a `git worktree add PATH REV` of another commit, with
-`ln -s ../gin_configs PATH/code_t5/gin_configs`), or both. Prints each run's steady token slots/s
+by the trainer's environment (train_benchmark.py's --env), by the source tree put first on
+PYTHONPATH (a `git worktree add PATH REV` of another commit, with `ln -s ../gin_configs
+PATH/code_t5/gin_configs`), or by several of these. Prints each run's steady token slots/s
 and launch -> first step, then for each set-up the mean and the median, B / A of both, and in how
 many pairs B trained faster. A single traced step is no forecast of this (docs/speed.md, "Back on
 the AMX kind"): a change to the step is kept when it shows here. Prints figures only; asserts
@@ -30,7 +32,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 DEFAULT_RUN = ["--model", "causal_lm", "--size", "mini", "--vocab", "spm_dev", "--steps", "30"]
 
 
-def run_once(gin_params, tree, run_args, json_path: pathlib.Path) -> dict:
+def run_once(gin_params, env_settings, tree, run_args, json_path: pathlib.Path) -> dict:
   """One train_benchmark.py run; its figures (the JSON line it appends)."""
   env = dict(os.environ)
   if tree:
@@ -40,6 +42,8 @@ def run_once(gin_params, tree, run_args, json_path: pathlib.Path) -> dict:
              str(json_path)]
   for binding in gin_params:
     command += ["--gin-param", binding]
+  for setting in env_settings:
+    command += ["--env", setting]
   done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                         text=True, check=False)
   lines = json_path.read_text().splitlines() if json_path.exists() else []
@@ -61,6 +65,8 @@ def main(argv=None):
   parser.add_argument("--pairs", type=int, default=4)
   parser.add_argument("--a-gin-param", action="append", default=[])
   parser.add_argument("--b-gin-param", action="append", default=[])
+  parser.add_argument("--a-env", action="append", default=[], help="NAME=VALUE for A's trainer")
+  parser.add_argument("--b-env", action="append", default=[], help="NAME=VALUE for B's trainer")
   parser.add_argument("--a-tree", type=pathlib.Path, help="source tree first on A's PYTHONPATH")
   parser.add_argument("--b-tree", type=pathlib.Path, help="source tree first on B's PYTHONPATH")
   parser.add_argument("run_args", nargs="*",
@@ -71,11 +77,15 @@ def main(argv=None):
   for flag, tree in (("--a-tree", args.a_tree), ("--b-tree", args.b_tree)):
     if tree and not (tree / "code_t5" / "__init__.py").is_file():
       parser.error(f"{flag} {tree}: no code_t5/__init__.py there; give a checkout of this project")
-  if not (args.a_gin_param or args.b_gin_param or args.a_tree or args.b_tree):
-    parser.error("A and B are the same set-up: give a --b-gin-param or a --b-tree (or A's)")
-  setups = {"A": (args.a_gin_param, args.a_tree), "B": (args.b_gin_param, args.b_tree)}
-  for name, (params, tree) in setups.items():
-    print(f"{name}: {tree or 'this tree'}" + "".join(f"; {p}" for p in params))
+  for flag, setting in [("--a-env", e) for e in args.a_env] + [("--b-env", e) for e in args.b_env]:
+    if "=" not in setting or setting.startswith("="):
+      parser.error(f"{flag} {setting!r}: give NAME=VALUE")
+  setups = {"A": (args.a_gin_param, args.a_env, args.a_tree),
+            "B": (args.b_gin_param, args.b_env, args.b_tree)}
+  if setups["A"] == setups["B"]:
+    parser.error("A and B are the same set-up: give a --b-gin-param, --b-env or --b-tree (or A's)")
+  for name, (params, env_settings, tree) in setups.items():
+    print(f"{name}: {tree or 'this tree'}" + "".join(f"; {p}" for p in params + env_settings))
   run_args = args.run_args or DEFAULT_RUN
   rates = {"A": [], "B": []}
   json_path = pathlib.Path(tempfile.mkdtemp(prefix="ab_benchmark-")) / "figures.jsonl"
