@@ -88,17 +88,17 @@ def main(argv=None):
     print(f"{name}: {tree or 'this tree'}" + "".join(f"; {p}" for p in params + env_settings))
   run_args = args.run_args or DEFAULT_RUN
   rates = {"A": [], "B": []}
-  json_path = pathlib.Path(tempfile.mkdtemp(prefix="ab_benchmark-")) / "figures.jsonl"
-  for pair, names in order(args.pairs):
-    for name in names:
-      figures = run_once(*setups[name], run_args, json_path)
-      rate = figures.get("token_slots_per_s")
-      if rate is None:
-        raise SystemExit("ab_benchmark: the run had no steady steps; give it more --steps")
-      rates[name].append(rate)
-      print(f"pair {pair} {name}: {rate:,.0f} token slots/s, launch -> first step "
-            f"{figures['launch_to_first_step_s']:.1f} s", flush=True)
-  json_path.parent.rmdir()
+  with tempfile.TemporaryDirectory(prefix="ab_benchmark-") as scratch:  # gone if a run fails too
+    json_path = pathlib.Path(scratch) / "figures.jsonl"
+    for pair, names in order(args.pairs):
+      for name in names:
+        figures = run_once(*setups[name], run_args, json_path)
+        rate = figures.get("token_slots_per_s")
+        if rate is None:
+          raise SystemExit("ab_benchmark: the run had no steady steps; give it more --steps")
+        rates[name].append(rate)
+        print(f"pair {pair} {name}: {rate:,.0f} token slots/s, launch -> first step "
+              f"{figures['launch_to_first_step_s']:.1f} s", flush=True)
   for name in "AB":
     print(f"{name}: mean {statistics.mean(rates[name]):,.0f}, median "
           f"{statistics.median(rates[name]):,.0f} token slots/s over {len(rates[name])} runs")
