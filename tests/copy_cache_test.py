@@ -96,3 +96,66 @@ def test_lookups_are_the_longest_matches_place_by_place():
     assert found.match == longest and found.count == sum(following.values()), trial
     assert dict(zip(found.ids.tolist(), (found.probs * found.count).round().astype(int).tolist())
                 ) == following, trial
+
+
+def _index(files):
+  index = copy_cache.RepositoryIndex(tokenizer=None)
+  for path, ids in files.items():
+    index._files[path] = np.asarray(ids, np.int64)  # pylint: disable=protected-access
+  return index
+
+
+def test_a_repository_is_indexed_once_and_each_file_left_out_at_look_up():
+  # Every file's completions see the others exactly as an index built without it would, and
+  # moving between the files (or to one the repository does not hold) builds nothing more.
+  rng = np.random.default_rng(1)
+  files = {f"pkg/m{k}.py": list(rng.integers(0, 3, rng.integers(0, 80))) for k in range(6)}
+  index = _index(files)
+  for path in [*files, "pkg/new.py", "a.py", "z/last.py"]:
+    pieces = index.pieces_for(path)
+    alone = copy_cache.PieceCache([ids for p, ids in sorted(files.items()) if p != path])
+    assert pieces.files == len(files) - (path in files)
+    for trial in range(40):
+      history = list(rng.integers(0, 3, rng.integers(2, 20)))
+      found = copy_cache.FileCache(pieces, copy_cache.PieceCache([])).lookup(history)
+      want = alone.lookup(history)
+      assert (found is None) == (want is None), (path, trial)
+      if want is not None:
+        assert (found.match, found.count, found.ids.tolist(), found.probs.tolist()) == (
+            want.match, want.count, want.ids.tolist(), want.probs.tolist()), (path, trial)
+  assert index.builds == 1
+  index.remove("pkg/m0.py")
+  index.pieces_for("pkg/m1.py")
+  index.pieces_for("pkg/m2.py")
+  assert index.builds == 2  # once per change of the files
+
+
+def test_a_context_too_common_to_keep_every_place_is_completed_from_the_cursors_folder(
+    monkeypatch):
+  # `1 2` occurs in every file, followed by 3 in a/, 4 in b/ and 5 in c/. With room for four
+  # places, the nearest four are kept: the folder's own files on both sides of the cursor's.
+  monkeypatch.setattr(copy_cache, "MAX_POSITIONS", 4)
+  files = {f"{folder}/f{k}.py": [1, 2, following]
+           for folder, following in (("a", 3), ("b", 4), ("c", 5)) for k in range(6)}
+  index = _index(files)
+
+  def completed_in(path):
+    found = copy_cache.FileCache(index.pieces_for(path), copy_cache.PieceCache([])).lookup([0, 1, 2])
+    return dict(zip(found.ids.tolist(), (found.probs * found.count).round().astype(int).tolist()))
+
+  assert completed_in("b/f2.py") == {4: 4}
+  assert completed_in("a/f0.py") == {3: 4}  # nothing before it: four after
+  assert completed_in("c/f5.py") == {5: 4}  # nothing after it: four before
+  assert completed_in("b/f3.py") == {4: 4}
+  assert completed_in("b/f9.py") == {4: 2, 5: 2}  # a new file at b/'s end: its neighbours
+  assert index.builds == 1
+
+
+def test_a_repository_larger_than_the_cache_keeps_the_files_nearest_the_cursors():
+  files = {"a/x.py": [1, 2, 3] * 4, "b/y.py": [1, 2, 4] * 4, "b/z.py": [7, 8]}
+  index = _index(files)
+  index.max_pieces = 13
+  pieces = index.pieces_for("b/z.py")
+  assert pieces.truncated and pieces.files == 1
+  found = copy_cache.FileCache(pieces, copy_cache.PieceCache([])).lookup([1, 2])
+  assert found.ids.tolist() == [4]  # b/y.py, beside the cursor's file, not a/x.py

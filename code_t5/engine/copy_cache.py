@@ -17,9 +17,11 @@ distribution, log((1 - w) p_model + w p_cache), with a weight that grows with th
 The file is put last, so that when a common context occurs more than MAX_POSITIONS times the
 places kept are the file's and the nearest ones. Nothing is written to disk; an index is built
 once per line the cursor is on for the file (`complete.Completer.file_cache`) and once per
-repository (see `RepositoryIndex`).
+version of the repository's files (see `RepositoryIndex`): the cursor's own file is left out at
+each look-up, so moving to another file of the project costs nothing.
 """
 
+import bisect
 import dataclasses
 import threading
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -59,14 +61,18 @@ class Lookup:
 
 
 class PieceCache:
-  """Documents as one array of piece ids, indexed by their piece bigrams."""
+  """Documents as one array of piece ids, indexed by their piece bigrams; `starts[k]` is where
+  document k begins in `ids` (its pieces are ids[starts[k]:starts[k] + len(document k)])."""
 
   def __init__(self, documents: Sequence[Sequence[int]]):
-    parts = []
+    parts, starts, offset = [], [], 0
     for ids in documents:
+      starts.append(offset)
       if len(ids):
         parts.append(np.asarray(ids, dtype=np.int64))
         parts.append(np.array([_SEPARATOR], dtype=np.int64))
+        offset += len(ids) + 1
+    self.starts = starts
     # The ids after MAX_MATCH separators (`ids` is a view of the rest): a match extended
     # backwards past the first document reads a separator, which never matches, without a bounds
     # check per look-up.
@@ -93,9 +99,15 @@ class PieceCache:
 
   _back = np.arange(1, MAX_MATCH - 1)  # offsets back from a bigram's first piece
 
-  def lookup(self, history: Sequence[int]) -> Optional[Lookup]:
+  def lookup(self, history: Sequence[int], without: Optional[Tuple[int, int]] = None
+             ) -> Optional[Lookup]:
     """The next pieces after the longest earlier occurrence of `history`'s end (None if its last
-    two pieces never occurred with a piece after them)."""
+    two pieces never occurred with a piece after them).
+
+    `without`: (start, end), a span of `ids` whose places are left out (a document the caller
+    reads elsewhere); where more than MAX_POSITIONS places remain, those nearest the span are
+    kept. By default nothing is left out and the last places are kept.
+    """
     if len(history) < 2 or not len(self._keys):
       return None
     a, b = int(history[-2]), int(history[-1])
@@ -105,7 +117,12 @@ class PieceCache:
     lo, hi = np.searchsorted(self._keys, [key, key + 1])
     if lo == hi:
       return None
-    places = self._places[max(lo, hi - MAX_POSITIONS):hi]
+    if without is None:
+      places = self._places[max(lo, hi - MAX_POSITIONS):hi]
+    else:
+      places = _nearest(self._places[lo:hi], *without)
+      if not len(places):
+        return None
     # Extend each match backwards: offsets 2.. of the history against the places' past.
     depth = min(MAX_MATCH, len(history)) - 2
     if depth > 0:
@@ -125,6 +142,19 @@ class PieceCache:
       following, counts = np.unique(self.ids[chosen + 1], return_counts=True)
     return Lookup(ids=following, probs=counts / counts.sum(), match=longest,
                   count=int(len(chosen)))
+
+
+def _nearest(places: np.ndarray, start: int, end: int) -> np.ndarray:
+  """Of `places` (ascending), those outside [start, end), at most MAX_POSITIONS of them: the
+  nearest on each side of the span, half before it and half after, or more of one side where
+  the other has fewer."""
+  before, after = np.searchsorted(places, [start, end])
+  left, right = int(before), len(places) - int(after)
+  if left + right <= MAX_POSITIONS:
+    return places if before == after else np.concatenate([places[:before], places[after:]])
+  take_left = min(left, max(MAX_POSITIONS // 2, MAX_POSITIONS - right))
+  return np.concatenate([places[before - take_left:before],
+                         places[after:after + MAX_POSITIONS - take_left]])
 
 
 def weight(lookup: Optional[Lookup]) -> float:
@@ -159,13 +189,13 @@ class FileCache:
   equal matches the file's, the nearer code."""
 
   def __init__(self, repository: Optional["RepositoryPieces"], file: PieceCache):
-    self.repository = repository.cache if repository is not None else None
+    self.repository = repository
     self.file = file
 
   def lookup(self, history: Sequence[int]) -> Optional[Lookup]:
     found = self.file.lookup(history)
     if self.repository is not None:
-      other = self.repository.lookup(history)
+      other = self.repository.cache.lookup(history, self.repository.without)
       if other is not None and (found is None or other.match > found.match):
         found = other
     return found
@@ -173,11 +203,13 @@ class FileCache:
 
 @dataclasses.dataclass(frozen=True)
 class RepositoryPieces:
-  """A repository's files but one (the cursor's), indexed as one PieceCache."""
+  """A repository's files but one (the cursor's): `cache` looked up `without` the span of ids
+  that file holds there (None: the cache holds only the others, the nearest last)."""
   cache: PieceCache
   files: int
   pieces: int
   truncated: bool
+  without: Optional[Tuple[int, int]] = None
 
 
 def _nearness(path: str, anchor: str) -> Tuple[int, str]:
@@ -193,9 +225,11 @@ def _nearness(path: str, anchor: str) -> Tuple[int, str]:
 
 class RepositoryIndex:
   """Piece ids of a repository's Python files, encoded once and kept per path; `pieces_for`
-  indexes them without the cursor's own file, nearest first, within MAX_REPOSITORY_PIECES (the
-  last one is kept until the files change). Thread-safe: the LSP server updates it from its
-  reader while completions read it.
+  gives them without the cursor's own file. Where they all fit in MAX_REPOSITORY_PIECES they are
+  indexed once, in path order, until the files change: moving to another file builds nothing.
+  A larger repository is cut to the files nearest the cursor's, indexed for that file (the last
+  one is kept until the files change). Thread-safe: the LSP server updates it from its reader
+  while completions read it.
   """
 
   def __init__(self, tokenizer, max_pieces: int = MAX_REPOSITORY_PIECES):
@@ -204,7 +238,10 @@ class RepositoryIndex:
     self._files: Dict[str, np.ndarray] = {}
     self._lock = threading.Lock()
     self._version = 0
-    self._memo: Dict[Tuple[int, str], RepositoryPieces] = {}
+    # Every file in path order: (paths, their PieceCache or None where they do not fit, pieces);
+    # None until asked for after a change.
+    self._whole: Optional[Tuple[List[str], Optional[PieceCache], int]] = None
+    self._memo: Dict[Tuple[int, str], RepositoryPieces] = {}  # a larger repository's, per file
     self.builds = 0  # how many times `pieces_for` indexed the pieces (tests read it)
 
   def add(self, path: str, text: str) -> None:
@@ -213,14 +250,17 @@ class RepositoryIndex:
     ids = encoding_memo.shared(self.tokenizer).encode(text)
     with self._lock:
       self._files[path] = ids
-      self._version += 1
-      self._memo.clear()
+      self._changed()
 
   def remove(self, path: str) -> None:
     with self._lock:
       if self._files.pop(path, None) is not None:
-        self._version += 1
-        self._memo.clear()
+        self._changed()
+
+  def _changed(self) -> None:
+    self._version += 1
+    self._whole = None
+    self._memo.clear()
 
   @property
   def paths(self) -> List[str]:
@@ -228,22 +268,44 @@ class RepositoryIndex:
       return sorted(self._files)
 
   def pieces_for(self, path: str) -> RepositoryPieces:
-    """The repository without `path`, nearest files last-but-closest (see FileCache)."""
+    """The repository without `path` (see FileCache). In the index of every file, path order
+    puts a folder's files side by side, so the places kept for a context that occurs too often,
+    those nearest `path`'s span, are its own folder's first."""
     with self._lock:
-      key = (self._version, path)
-      if key in self._memo:
-        return self._memo[key]
-      others = sorted((p for p in self._files if p != path), key=lambda p: _nearness(p, path))
-      chosen, total = [], 0
-      for p in others:
-        ids = self._files[p]
-        if total + len(ids) > self.max_pieces:
-          continue
-        chosen.append(ids)
-        total += len(ids)
-      # Nearest last: when a context occurs too often, lookups keep the last places.
-      self.builds += 1
-      result = RepositoryPieces(cache=PieceCache(list(reversed(chosen))), files=len(chosen),
-                                pieces=total, truncated=len(chosen) < len(others))
-      self._memo = {key: result}
-      return result
+      if self._whole is None:
+        paths = sorted(self._files)
+        total = sum(len(self._files[p]) for p in paths)
+        cache = None
+        if total <= self.max_pieces:
+          self.builds += 1
+          cache = PieceCache([self._files[p] for p in paths])
+        self._whole = (paths, cache, total)
+      paths, cache, total = self._whole
+      if cache is None:
+        return self._nearest_files(path)
+      k = bisect.bisect_left(paths, path)
+      own = k < len(paths) and paths[k] == path
+      start = cache.starts[k] if k < len(paths) else len(cache.ids)
+      end = start + len(self._files[path]) if own else start
+      return RepositoryPieces(cache=cache, files=len(paths) - own, pieces=total - (end - start),
+                              truncated=False, without=(start, end))
+
+  def _nearest_files(self, path: str) -> RepositoryPieces:
+    """A repository larger than max_pieces: the files nearest `path` that fit, indexed for it,
+    the nearest last (a look-up keeps the last places). Called with the lock held."""
+    key = (self._version, path)
+    if key in self._memo:
+      return self._memo[key]
+    others = sorted((p for p in self._files if p != path), key=lambda p: _nearness(p, path))
+    chosen, total = [], 0
+    for p in others:
+      ids = self._files[p]
+      if total + len(ids) > self.max_pieces:
+        continue
+      chosen.append(ids)
+      total += len(ids)
+    self.builds += 1
+    result = RepositoryPieces(cache=PieceCache(list(reversed(chosen))), files=len(chosen),
+                              pieces=total, truncated=len(chosen) < len(others))
+    self._memo = {key: result}
+    return result
