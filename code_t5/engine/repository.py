@@ -9,6 +9,7 @@ updated as the editor saves them. `of_folder` indexes a folder on disk within a 
 size budget: a repository too large or unreadable degrades to what was read, or to the file.
 """
 
+import hashlib
 import os
 import pathlib
 import time
@@ -33,17 +34,26 @@ class Repository:
     self.lines = line_retrieval.LineIndex()
     self.modules = imports.ModuleIndex()
     self.windows = similar_code.WindowIndex()
+    self._digests = {}  # path -> _digest of the text the indexes hold
     self.files = 0
     self.cut = False  # whether `of_folder` stopped at its time limit (the rest left out)
 
-  def add(self, path: str, text: str) -> None:
+  def add(self, path: str, text: str) -> bool:
+    """`path` holds `text` from now on; False where it held that text already (nothing to do, so
+    no index is built again: an editor opening a file as saved changes nothing)."""
+    digest = _digest(text)
+    if self._digests.get(path) == digest:
+      return False
     self.pieces.add(path, text)
     self.lines.add(path, text)
     self.modules.add(path, text)
     self.windows.add(path, text)
     self.files = len(self.lines)
+    self._digests[path] = digest
+    return True
 
   def remove(self, path: str) -> None:
+    self._digests.pop(path, None)
     self.pieces.remove(path)
     self.lines.remove(path)
     self.modules.remove(path)
@@ -80,6 +90,11 @@ class Repository:
         continue
       repository.add(path.relative_to(folder).as_posix(), text)
     return repository
+
+
+def _digest(text: str) -> bytes:
+  # surrogatepass: an editor's JSON may carry lone surrogates, which the indexes take as they are.
+  return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def iter_python_files(folder: pathlib.Path, max_file_bytes: int) -> Iterable[pathlib.Path]:
