@@ -39,8 +39,7 @@ def test_the_mixture_is_a_distribution_that_leans_on_longer_matches():
 
 
 def test_the_file_wins_equal_matches_and_the_repository_longer_ones():
-  index = copy_cache.RepositoryIndex(tokenizer=None)
-  index._files = {"a.py": np.array([1, 2, 3, 8]), "b.py": np.array([5, 1, 2, 3, 9])}  # pylint: disable=protected-access
+  index = _index({"a.py": [1, 2, 3, 8], "b.py": [5, 1, 2, 3, 9]})
   pieces = index.pieces_for("b.py")  # b.py is the cursor's file: left out
   assert pieces.files == 1
   cache = copy_cache.FileCache(pieces, copy_cache.PieceCache([[1, 2, 3, 7, 5, 1, 2, 3, 9]]))
@@ -101,8 +100,21 @@ def test_lookups_are_the_longest_matches_place_by_place():
 def _index(files):
   index = copy_cache.RepositoryIndex(tokenizer=None)
   for path, ids in files.items():
-    index._files[path] = np.asarray(ids, np.int64)  # pylint: disable=protected-access
+    index.add_pieces(path, np.asarray(ids, np.int64))
   return index
+
+
+def _same_lookups(pieces, documents, rng, where):
+  """Look-ups through `pieces` (RepositoryPieces) answer as a PieceCache of `documents` would."""
+  alone = copy_cache.PieceCache(documents)
+  for trial in range(40):
+    history = list(rng.integers(0, 3, rng.integers(2, 20)))
+    found = copy_cache.FileCache(pieces, copy_cache.PieceCache([])).lookup(history)
+    want = alone.lookup(history)
+    assert (found is None) == (want is None), (where, trial)
+    if want is not None:
+      assert (found.match, found.count, found.ids.tolist(), found.probs.tolist()) == (
+          want.match, want.count, want.ids.tolist(), want.probs.tolist()), (where, trial)
 
 
 def test_a_repository_is_indexed_once_and_each_file_left_out_at_look_up():
@@ -113,21 +125,36 @@ def test_a_repository_is_indexed_once_and_each_file_left_out_at_look_up():
   index = _index(files)
   for path in [*files, "pkg/new.py", "a.py", "z/last.py"]:
     pieces = index.pieces_for(path)
-    alone = copy_cache.PieceCache([ids for p, ids in sorted(files.items()) if p != path])
     assert pieces.files == len(files) - (path in files)
-    for trial in range(40):
-      history = list(rng.integers(0, 3, rng.integers(2, 20)))
-      found = copy_cache.FileCache(pieces, copy_cache.PieceCache([])).lookup(history)
-      want = alone.lookup(history)
-      assert (found is None) == (want is None), (path, trial)
-      if want is not None:
-        assert (found.match, found.count, found.ids.tolist(), found.probs.tolist()) == (
-            want.match, want.count, want.ids.tolist(), want.probs.tolist()), (path, trial)
+    _same_lookups(pieces, [ids for p, ids in sorted(files.items()) if p != path], rng, path)
   assert index.builds == 1
-  index.remove("pkg/m0.py")
-  index.pieces_for("pkg/m1.py")
-  index.pieces_for("pkg/m2.py")
-  assert index.builds == 2  # once per change of the files
+
+
+def test_saves_index_only_the_changed_files_and_look_ups_see_the_files_as_they_are_now():
+  # Files changed, added and removed after the index was built (an editor's saves): each save
+  # indexes the changed files alone, and every look-up answers as a fresh index of the files as
+  # they are would, until the changed files outgrow FRESH_SHARE and all is indexed again.
+  rng = np.random.default_rng(2)
+  files = {f"pkg/m{k}.py": list(rng.integers(0, 3, rng.integers(40, 80))) for k in range(12)}
+  index = _index(files)
+  index.pieces_for("pkg/m0.py")
+  for step, (path, change) in enumerate([("pkg/m3.py", "edit"), ("pkg/m7.py", "remove"),
+                                         ("pkg/a_new.py", "edit"), ("pkg/m3.py", "edit")]):
+    if change == "remove":
+      del files[path]
+      index.remove(path)
+    else:
+      files[path] = list(rng.integers(0, 3, rng.integers(5, 12)))
+      index.add_pieces(path, np.asarray(files[path], np.int64))
+    for cursor in ["pkg/m3.py", "pkg/m7.py", "pkg/m5.py", "pkg/a_new.py", "pkg/zz.py"]:
+      _same_lookups(index.pieces_for(cursor),
+                    [ids for p, ids in sorted(files.items()) if p != cursor], rng, (step, cursor))
+  assert index.builds == 1 + 4  # the whole once, then the changed files after each change
+  files["pkg/m1.py"] = list(rng.integers(0, 3, 200))  # more than FRESH_SHARE of the pieces
+  index.add_pieces("pkg/m1.py", np.asarray(files["pkg/m1.py"], np.int64))
+  pieces = index.pieces_for("pkg/m2.py")
+  assert pieces.fresh is None and index.builds == 6  # all indexed again
+  _same_lookups(pieces, [ids for p, ids in sorted(files.items()) if p != "pkg/m2.py"], rng, "all")
 
 
 def test_a_context_too_common_to_keep_every_place_is_completed_from_the_cursors_folder(
@@ -140,7 +167,8 @@ def test_a_context_too_common_to_keep_every_place_is_completed_from_the_cursors_
   index = _index(files)
 
   def completed_in(path):
-    found = copy_cache.FileCache(index.pieces_for(path), copy_cache.PieceCache([])).lookup([0, 1, 2])
+    pieces = index.pieces_for(path)
+    found = copy_cache.FileCache(pieces, copy_cache.PieceCache([])).lookup([0, 1, 2])
     return dict(zip(found.ids.tolist(), (found.probs * found.count).round().astype(int).tolist()))
 
   assert completed_in("b/f2.py") == {4: 4}

@@ -877,7 +877,7 @@ def test_process_fuzz_never_dies_answers_every_intact_request_and_still_serves(s
 
 def test_a_burst_of_opened_files_prepares_the_index_once(completer, tmp_path):
   # A client opening many files at once: the model thread prepares the repository for the
-  # newest request only (each preparation rebuilds the copy cache's pieces: 0.2 s in numpy).
+  # newest request only (the first builds the whole index: 0.4 s in numpy).
   engine = lsp.Engine(completer)
   engine.root = tmp_path
   engine.repository = repository.Repository(completer.tokenizer)

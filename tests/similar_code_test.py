@@ -103,3 +103,39 @@ def test_the_lines_below_kept_while_moving_find_what_a_fresh_index_finds(monkeyp
       assert similar_code._BELOW_SOURCE.best(query, edited) == _fresh_below(query, edited), cursor
   # Made again at a jump, an edit, moving up and past the margin, not at each line.
   assert made < len(cursors) / 4
+
+
+def test_saves_merge_only_the_changed_files_and_find_what_a_fresh_index_finds():
+  # Files changed, added and removed after the windows were merged (an editor's saves): each
+  # look-up finds the window and snippet a fresh index of the files as they are would, without
+  # merging all the windows again: not the old text of a changed file, and of two files with the
+  # same window the first in path order, whichever was saved.
+  window = "".join(f"    shared_{k} = combine(shared_{k + 1})\n" for k in range(10))
+  old = "".join(f"    alpha_{k} = forge(alpha_{k + 1})\n" for k in range(10))
+  filler = {f"pkg/z{k:02d}.py": "".join(f"    fill_{k}_{j} = other_{j}()\n" for j in range(30))
+            for k in range(30)}
+  files = {"pkg/a.py": old, "pkg/m.py": window + "    follows = 'm'\n", **filler}
+  index = _index(**files)
+  index.prepare()
+  merged = index._merged  # pylint: disable=protected-access
+  alpha = similar_code.query_words(old)
+  shared = similar_code.query_words(window)
+  assert index.best(alpha, "pkg/new.py")[1].startswith(old)
+  for path, text in [("pkg/a.py", "    beta = forge(gamma)\n" * 12),  # alpha's windows gone
+                     ("pkg/b.py", window + "    follows = 'b'\n"),  # ties with pkg/m.py, before it
+                     ("pkg/z03.py", None),
+                     ("pkg/n.py", window + "    follows = 'n'\n")]:  # ties, after it
+    if text is None:
+      del files[path]
+      index.remove(path)
+    else:
+      files[path] = text
+      index.add(path, text)
+    fresh = _index(**files)
+    for query in (alpha, shared):
+      for cursor in ("pkg/new.py", "pkg/b.py", "pkg/m.py", "pkg/z03.py"):
+        assert index.best(query, cursor) == fresh.best(query, cursor), (path, cursor)
+  assert "alpha_" not in index.best(alpha, "pkg/new.py")[1]  # only "forge" is left of it
+  assert index.best(shared, "pkg/new.py")[1].endswith("follows = 'b'\n")
+  assert index.best(shared, "pkg/b.py")[1].endswith("follows = 'm'\n")
+  assert index._merged is merged  # pylint: disable=protected-access

@@ -24,11 +24,12 @@ each look-up, so moving to another file of the project costs nothing.
 import bisect
 import dataclasses
 import threading
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
 from code_t5.engine import encoding_memo
+from code_t5.engine import path_index
 
 # Longest match looked for, in pieces: beyond ~16 pieces (~60 characters) the next piece is
 # settled; a longer window only costs time.
@@ -61,18 +62,18 @@ class Lookup:
 
 
 class PieceCache:
-  """Documents as one array of piece ids, indexed by their piece bigrams; `starts[k]` is where
-  document k begins in `ids` (its pieces are ids[starts[k]:starts[k] + len(document k)])."""
+  """Documents as one array of piece ids, indexed by their piece bigrams; document k's pieces are
+  ids[starts[k]:ends[k]]."""
 
   def __init__(self, documents: Sequence[Sequence[int]]):
-    parts, starts, offset = [], [], 0
+    parts, self.starts, self.ends, offset = [], [], [], 0
     for ids in documents:
-      starts.append(offset)
+      self.starts.append(offset)
+      self.ends.append(offset + len(ids))
       if len(ids):
         parts.append(np.asarray(ids, dtype=np.int64))
         parts.append(np.array([_SEPARATOR], dtype=np.int64))
         offset += len(ids) + 1
-    self.starts = starts
     # The ids after MAX_MATCH separators (`ids` is a view of the rest): a match extended
     # backwards past the first document reads a separator, which never matches, without a bounds
     # check per look-up.
@@ -99,14 +100,14 @@ class PieceCache:
 
   _back = np.arange(1, MAX_MATCH - 1)  # offsets back from a bigram's first piece
 
-  def lookup(self, history: Sequence[int], without: Optional[Tuple[int, int]] = None
+  def lookup(self, history: Sequence[int], without: Optional["Without"] = None
              ) -> Optional[Lookup]:
     """The next pieces after the longest earlier occurrence of `history`'s end (None if its last
     two pieces never occurred with a piece after them).
 
-    `without`: (start, end), a span of `ids` whose places are left out (a document the caller
-    reads elsewhere); where more than MAX_POSITIONS places remain, those nearest the span are
-    kept. By default nothing is left out and the last places are kept.
+    `without`: spans of `ids` whose places are left out; where more than MAX_POSITIONS places
+    remain, those nearest its `own` span are kept. By default nothing is left out and the last
+    places are kept.
     """
     if len(history) < 2 or not len(self._keys):
       return None
@@ -120,7 +121,7 @@ class PieceCache:
     if without is None:
       places = self._places[max(lo, hi - MAX_POSITIONS):hi]
     else:
-      places = _nearest(self._places[lo:hi], *without)
+      places = _nearest(self._places[lo:hi], without)
       if not len(places):
         return None
     # Extend each match backwards: offsets 2.. of the history against the places' past.
@@ -144,17 +145,49 @@ class PieceCache:
                   count=int(len(chosen)))
 
 
-def _nearest(places: np.ndarray, start: int, end: int) -> np.ndarray:
-  """Of `places` (ascending), those outside [start, end), at most MAX_POSITIONS of them: the
-  nearest on each side of the span, half before it and half after, or more of one side where
-  the other has fewer."""
-  before, after = np.searchsorted(places, [start, end])
-  left, right = int(before), len(places) - int(after)
+@dataclasses.dataclass(frozen=True)
+class Without:
+  """What a look-up leaves out of a PieceCache: `own`, the (start, end) of the cursor's file in
+  its ids (an empty span where it would be if it is not there), and `stale`, the spans of files
+  changed or removed since the cache was built, as an array of (start, end) rows."""
+  own: Tuple[int, int]
+  stale: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 2), np.int64))
+
+
+def _nearest(places: np.ndarray, without: Without) -> np.ndarray:
+  """Of `places` (ascending), those outside the spans `without` names, at most MAX_POSITIONS of
+  them: the nearest on each side of its `own` span, half before it and half after, or more of
+  one side where the other has fewer."""
+  start, end = without.own
+  before, after = (int(k) for k in np.searchsorted(places, [start, end]))
+  if len(without.stale):
+    first = np.searchsorted(places, without.stale[:, 0])
+    last = np.searchsorted(places, without.stale[:, 1])
+    if (last > first).any():  # some of these places are in a stale file's span
+      keep = np.ones(len(places), bool)
+      keep[before:after] = False
+      for a, b in zip(first, last):
+        keep[a:b] = False
+      places = places[keep]
+      before = after = int(np.searchsorted(places, start))
+  left, right = before, len(places) - after
   if left + right <= MAX_POSITIONS:
     return places if before == after else np.concatenate([places[:before], places[after:]])
   take_left = min(left, max(MAX_POSITIONS // 2, MAX_POSITIONS - right))
   return np.concatenate([places[before - take_left:before],
                          places[after:after + MAX_POSITIONS - take_left]])
+
+
+def _together(a: Optional[Lookup], b: Optional[Lookup]) -> Optional[Lookup]:
+  """Two look-ups of the same history in two caches as one cache holding both would answer:
+  the longer match, or on equal matches the places of both (when neither kept fewer than it
+  found)."""
+  if a is None or b is None or a.match != b.match:
+    return b if a is None or (b is not None and b.match > a.match) else a
+  ids, where = np.unique(np.concatenate([a.ids, b.ids]), return_inverse=True)
+  counts = np.bincount(where, weights=np.concatenate([np.rint(a.probs * a.count),
+                                                      np.rint(b.probs * b.count)]))
+  return Lookup(ids=ids, probs=counts / counts.sum(), match=a.match, count=a.count + b.count)
 
 
 def weight(lookup: Optional[Lookup]) -> float:
@@ -195,7 +228,7 @@ class FileCache:
   def lookup(self, history: Sequence[int]) -> Optional[Lookup]:
     found = self.file.lookup(history)
     if self.repository is not None:
-      other = self.repository.cache.lookup(history, self.repository.without)
+      other = self.repository.lookup(history)
       if other is not None and (found is None or other.match > found.match):
         found = other
     return found
@@ -203,13 +236,22 @@ class FileCache:
 
 @dataclasses.dataclass(frozen=True)
 class RepositoryPieces:
-  """A repository's files but one (the cursor's): `cache` looked up `without` the span of ids
-  that file holds there (None: the cache holds only the others, the nearest last)."""
+  """A repository's files but one (the cursor's): `cache` looked up `without` what it holds of
+  that file and of files changed since it was built (without None: the cache holds only the
+  others, the nearest last), and `fresh`, the files changed since, looked up `fresh_without`."""
   cache: PieceCache
   files: int
   pieces: int
   truncated: bool
-  without: Optional[Tuple[int, int]] = None
+  without: Optional[Without] = None
+  fresh: Optional[PieceCache] = None
+  fresh_without: Optional[Without] = None
+
+  def lookup(self, history: Sequence[int]) -> Optional[Lookup]:
+    found = self.cache.lookup(history, self.without)
+    if self.fresh is None:
+      return found
+    return _together(found, self.fresh.lookup(history, self.fresh_without))
 
 
 def _nearness(path: str, anchor: str) -> Tuple[int, str]:
@@ -224,11 +266,12 @@ def _nearness(path: str, anchor: str) -> Tuple[int, str]:
 
 
 class RepositoryIndex:
-  """Piece ids of a repository's Python files, encoded once and kept per path; `pieces_for`
-  gives them without the cursor's own file. Where they all fit in MAX_REPOSITORY_PIECES they are
-  indexed once, in path order, until the files change: moving to another file builds nothing.
-  A larger repository is cut to the files nearest the cursor's, indexed for that file (the last
-  one is kept until the files change). Thread-safe: the LSP server updates it from its reader
+  """Piece ids of a repository's Python files, encoded once and kept per path; `pieces_for` gives
+  them without the cursor's own file. Where they all fit in MAX_REPOSITORY_PIECES they are indexed
+  once, in path order: moving to another file builds nothing, and a change (a save) indexes only
+  the files changed since, on their own, until they hold more than path_index.FRESH_SHARE of the
+  pieces. A larger repository is cut to the files nearest the cursor's, indexed for that file (the
+  last one is kept until the files change). Thread-safe: the LSP server updates it from its reader
   while completions read it.
   """
 
@@ -236,31 +279,49 @@ class RepositoryIndex:
     self.tokenizer = tokenizer
     self.max_pieces = max_pieces
     self._files: Dict[str, np.ndarray] = {}
+    self._total = 0  # the files' pieces
     self._lock = threading.Lock()
     self._version = 0
-    # Every file in path order: (paths, their PieceCache or None where they do not fit, pieces);
-    # None until asked for after a change.
-    self._whole: Optional[Tuple[List[str], Optional[PieceCache], int]] = None
+    # The files as they were when indexed: (their paths in order, their PieceCache); None until
+    # asked for, and again once the files changed since hold more than path_index.FRESH_SHARE of
+    # its pieces.
+    self._base: Optional[Tuple[List[str], PieceCache]] = None
+    self._changed: Set[str] = set()  # paths added, changed or removed since _base was built
+    # The changed files' own index (their paths, their PieceCache or None) and the spans _base
+    # holds of them: None until asked for after a change.
+    self._fresh: Optional[Tuple[List[str], Optional[PieceCache], np.ndarray]] = None
     self._memo: Dict[Tuple[int, str], RepositoryPieces] = {}  # a larger repository's, per file
-    self.builds = 0  # how many times `pieces_for` indexed the pieces (tests read it)
+    self.builds = 0  # how many times `pieces_for` indexed pieces (tests read it)
 
   def add(self, path: str, text: str) -> None:
     # Through the tokenizer's shared memo: the Completer finds the parts of a file the editor
     # opened already encoded (code_t5.engine.encoding_memo).
-    ids = encoding_memo.shared(self.tokenizer).encode(text)
+    self.add_pieces(path, encoding_memo.shared(self.tokenizer).encode(text))
+
+  def add_pieces(self, path: str, ids: np.ndarray) -> None:
+    """`path` holds these piece ids from now on."""
     with self._lock:
+      old = self._files.get(path)
       self._files[path] = ids
-      self._changed()
+      self._total += len(ids) - (len(old) if old is not None else 0)
+      self._note_change(path)
 
   def remove(self, path: str) -> None:
     with self._lock:
-      if self._files.pop(path, None) is not None:
-        self._changed()
+      old = self._files.pop(path, None)
+      if old is not None:
+        self._total -= len(old)
+        self._note_change(path)
 
-  def _changed(self) -> None:
+  def _note_change(self, path: str) -> None:
     self._version += 1
-    self._whole = None
     self._memo.clear()
+    self._fresh = None
+    if self._base is not None:
+      self._changed.add(path)
+      fresh = sum(len(self._files[p]) for p in self._changed if p in self._files)
+      if fresh > path_index.FRESH_SHARE * len(self._base[1]):
+        self._base = None  # indexed again, whole, when next asked for
 
   @property
   def paths(self) -> List[str]:
@@ -272,23 +333,30 @@ class RepositoryIndex:
     puts a folder's files side by side, so the places kept for a context that occurs too often,
     those nearest `path`'s span, are its own folder's first."""
     with self._lock:
-      if self._whole is None:
-        paths = sorted(self._files)
-        total = sum(len(self._files[p]) for p in paths)
-        cache = None
-        if total <= self.max_pieces:
-          self.builds += 1
-          cache = PieceCache([self._files[p] for p in paths])
-        self._whole = (paths, cache, total)
-      paths, cache, total = self._whole
-      if cache is None:
+      if self._total > self.max_pieces:
         return self._nearest_files(path)
-      k = bisect.bisect_left(paths, path)
-      own = k < len(paths) and paths[k] == path
-      start = cache.starts[k] if k < len(paths) else len(cache.ids)
-      end = start + len(self._files[path]) if own else start
-      return RepositoryPieces(cache=cache, files=len(paths) - own, pieces=total - (end - start),
-                              truncated=False, without=(start, end))
+      if self._base is None:
+        paths = sorted(self._files)
+        self._base = (paths, PieceCache([self._files[p] for p in paths]))
+        self._changed = set()
+        self.builds += 1
+      paths, cache = self._base
+      if self._fresh is None:
+        fresh_paths = sorted(p for p in self._changed if p in self._files)
+        fresh = None
+        if fresh_paths:
+          fresh = PieceCache([self._files[p] for p in fresh_paths])
+          self.builds += 1
+        stale = [_span(paths, cache, p) for p in sorted(self._changed)]
+        self._fresh = (fresh_paths, fresh, np.array([span for span in stale if span[1] > span[0]],
+                                                    np.int64).reshape(-1, 2))
+      fresh_paths, fresh, stale = self._fresh
+      own = self._files.get(path)
+      return RepositoryPieces(
+          cache=cache, files=len(self._files) - (own is not None),
+          pieces=self._total - (len(own) if own is not None else 0), truncated=False,
+          without=Without(_span(paths, cache, path), stale), fresh=fresh,
+          fresh_without=Without(_span(fresh_paths, fresh, path)) if fresh is not None else None)
 
   def _nearest_files(self, path: str) -> RepositoryPieces:
     """A repository larger than max_pieces: the files nearest `path` that fit, indexed for it,
@@ -309,3 +377,14 @@ class RepositoryIndex:
                               pieces=total, truncated=len(chosen) < len(others))
     self._memo = {key: result}
     return result
+
+
+def _span(paths: List[str], cache: PieceCache, path: str) -> Tuple[int, int]:
+  """Where `cache`, the PieceCache of `paths` (sorted), holds `path`'s pieces, or the empty span
+  where they would be."""
+  k = bisect.bisect_left(paths, path)
+  if k == len(paths):
+    return len(cache.ids), len(cache.ids)
+  if paths[k] != path:
+    return cache.starts[k], cache.starts[k]
+  return cache.starts[k], cache.ends[k]
