@@ -21,7 +21,8 @@ FRESH_SHARE = 1 / 8
 
 class PathIndex:
   """`add`/`remove` per path; a subclass says what it keeps of a file (`_entry`) and rebuilds
-  `_merged` (under `_lock`) when it is None."""
+  `_merged` (under `_lock`) when it is None, or says what a change leaves out of date
+  (`_note_change`)."""
 
   def __init__(self):
     self._files: Dict[str, Any] = {}
@@ -34,12 +35,16 @@ class PathIndex:
   def add(self, path: str, text: str) -> None:
     with self._lock:
       self._files[path] = self._entry(text)
-      self._merged = None
+      self._note_change(path)
 
   def remove(self, path: str) -> None:
     with self._lock:
       if self._files.pop(path, None) is not None:
-        self._merged = None
+        self._note_change(path)
+
+  def _note_change(self, path: str) -> None:  # pylint: disable=unused-argument
+    """Under the lock, after `path` was added, changed or removed: what was merged is stale."""
+    self._merged = None
 
   def __len__(self) -> int:
     return len(self._files)

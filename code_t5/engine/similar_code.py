@@ -161,16 +161,6 @@ class WindowIndex(path_index.PathIndex):
   def _entry(self, text: str) -> _File:
     return _File(text, self._word_ids)  # under the lock: it adds to the shared word ids
 
-  def add(self, path: str, text: str) -> None:
-    with self._lock:
-      self._files[path] = self._entry(text)
-      self._note_change(path)
-
-  def remove(self, path: str) -> None:
-    with self._lock:
-      if self._files.pop(path, None) is not None:
-        self._note_change(path)
-
   def _note_change(self, path: str) -> None:
     self._fresh = None
     if self._merged is not None:
