@@ -227,3 +227,26 @@ def test_killing_code_t5_train_leaves_no_trainer_and_keeps_the_curve(prepared_di
   assert table.read_text().count("\n") >= lines  # every step the launcher saw is on disk
   with processes.exclusive_lock(model_dir / launcher.TRAIN_LOCK, "x"):
     pass  # free again
+
+
+def test_checkpoints_are_told_once_where_they_go_then_in_the_progress_lines(tmp_path):
+  # The first run saves every 100 steps: its first save line is shown (where checkpoints go),
+  # the others ride on the progress lines, and the last one is shown when the run ends.
+  saves = "; ".join(f"print('I1122 19:09:35.188298 1 saver.py:1] Saving checkpoints for {k} "
+                    f"into runs/x/model.ckpt.', flush=True)" for k in range(0, 600, 100))
+  shown = []
+  assert launcher.run([sys.executable, "-c", saves], tmp_path / "train.log",
+                      echo=shown.append) == 0
+  assert [line for line in shown[1:] if "Saving" in line] == [  # after the command line
+      "  Saving checkpoints for 0 into runs/x/model.ckpt.",
+      "  Saving checkpoints for 500 into runs/x/model.ckpt."]
+  now = [0.0]
+  lines = []
+  progress = launcher._Progress(None, lines.append, clock=lambda: now[0])  # pylint: disable=protected-access
+  assert progress.saved("Saving checkpoints for 0 into runs/x/model.ckpt.")
+  progress.step(1, 2.5)
+  assert not progress.saved("Saving checkpoints for 100 into runs/x/model.ckpt.")
+  now[0] = 6.0
+  progress.step(101, 2.0)
+  assert lines == ["  step    101  loss 2.0000  16.67 steps/s  checkpoint 100  [6 s]"]
+  assert progress.unshown_save is None  # told: not shown again at the end

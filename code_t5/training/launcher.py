@@ -72,8 +72,10 @@ _ABSL_PREFIX = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ \S+:\d+\] ")
 # TensorFlow's logger repeats every absl line in this form; shown once is enough.
 _TF_LOGGER_PREFIXES = ("INFO:tensorflow:", "WARNING:tensorflow:", "ERROR:tensorflow:")
 # Mesh TF lines worth showing: errors and the eval metrics.
-_SHOWN = re.compile(r"Error|error:|Traceback|eval/|Skipping training|"
-                    r"Saving checkpoints for|Restoring parameters from")
+_SHOWN = re.compile(r"Error|error:|Traceback|eval/|Skipping training|Restoring parameters from")
+# A checkpoint saved (every 100 steps on CPU): the first is shown, the rest go into the progress
+# lines (the first run's 3,000 steps would show 30 of them), and the last after the run.
+_SAVE_LINE = re.compile(r"Saving checkpoints for (\d+) into ")
 # The last line of the traceback of a code_t5 error (every one is an errors.UserError) raised in
 # Mesh TF's process: what `run` reports as the one-line error.
 _CHILD_USER_ERROR = re.compile(r"^code_t5\.(?:\w+\.)*\w*Error: (.+)$")
@@ -339,6 +341,15 @@ class _Progress:
     self.start = clock()
     self._last = None  # (time, step) of the previous line (or of the first loss)
     self.shape: Optional[RunShape] = None
+    self._saves = 0
+    self.unshown_save: Optional[str] = None  # the last checkpoint's line, if no line told of it
+
+  def saved(self, line: str) -> bool:
+    """A checkpoint's line: True for the first (show it: it says where they go); the others are
+    told of in the next progress line."""
+    self._saves += 1
+    self.unshown_save = None if self._saves == 1 else line
+    return self._saves == 1
 
   def step(self, step: int, loss: float, loss_per_byte: Optional[float] = None) -> None:
     now = self._clock()
@@ -360,6 +371,9 @@ class _Progress:
       if self.shape.train_steps and rate > 0:
         remaining = max(0, self.shape.train_steps - step)
         parts.append(f"ETA {_duration(remaining / rate)} to step {self.shape.train_steps}")
+    if self.unshown_save is not None and (m := _SAVE_LINE.search(self.unshown_save)):
+      parts.append(f"checkpoint {m.group(1)}")
+      self.unshown_save = None
     self._echo("  ".join(parts) + f"  [{now - self.start:.0f} s]")
 
   def _note_task_change(self) -> None:
@@ -467,10 +481,15 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
             losses.write(f"{step}\t{loss}" +
                          ("" if loss_per_byte is None else f"\t{loss_per_byte}") + "\n")
           progress.step(step, loss, loss_per_byte)
+        elif _SAVE_LINE.search(line):
+          if progress.saved(line):
+            show(line)
         elif _SHOWN.search(line):
           show(line)
       for shown in held or ():  # the output ended inside a traceback
         show(shown)
+      if progress.unshown_save is not None:
+        show(progress.unshown_save)
       process.wait()  # with SIGTERM/SIGINT still forwarded
     except BaseException:
       processes.kill_group(process)  # an error here must not leave the trainer running
