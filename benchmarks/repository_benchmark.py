@@ -108,7 +108,7 @@ def main(argv=None):
     parser.error(f"--repo {args.repo} holds {repo.files} Python file(s): give a project of "
                  "several files")
   points = points_in(texts, args.requests, args.seed)
-  pieces = sum(len(completer.tokenizer.encode(text)) for text in texts.values())
+  pieces = repo.pieces.total_pieces
   print(f"{args.repo or 'dataset-dev'}: {repo.files:,} Python files, {pieces:,} pieces, read and "
         f"encoded in {read_s:.1f} s; {len(points)} requests, each in another file than the last")
   for text, cursor, path in points[:2]:  # warm-up (BLAS threads, first allocations)

@@ -328,6 +328,12 @@ class RepositoryIndex:
     with self._lock:
       return sorted(self._files)
 
+  @property
+  def total_pieces(self) -> int:
+    """The pieces of all the files (a look-up may read fewer: MAX_REPOSITORY_PIECES)."""
+    with self._lock:
+      return self._total
+
   def pieces_for(self, path: str) -> RepositoryPieces:
     """The repository without `path` (see FileCache). In the index of every file, path order
     puts a folder's files side by side, so the places kept for a context that occurs too often,

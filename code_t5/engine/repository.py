@@ -38,19 +38,18 @@ class Repository:
     self.files = 0
     self.cut = False  # whether `of_folder` stopped at its time limit (the rest left out)
 
-  def add(self, path: str, text: str) -> bool:
-    """`path` holds `text` from now on; False where it held that text already (nothing to do, so
-    no index is built again: an editor opening a file as saved changes nothing)."""
+  def add(self, path: str, text: str) -> None:
+    """`path` holds `text` from now on; nothing is done where it held that text already, so no
+    index is built again (an editor opening a file as saved changes nothing)."""
     digest = _digest(text)
     if self._digests.get(path) == digest:
-      return False
+      return
     self.pieces.add(path, text)
     self.lines.add(path, text)
     self.modules.add(path, text)
     self.windows.add(path, text)
     self.files = len(self.lines)
     self._digests[path] = digest
-    return True
 
   def remove(self, path: str) -> None:
     self._digests.pop(path, None)

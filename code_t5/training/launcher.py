@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from code_t5 import errors
 from code_t5 import processes
@@ -342,13 +342,15 @@ class _Progress:
     self._last = None  # (time, step) of the previous line (or of the first loss)
     self.shape: Optional[RunShape] = None
     self._saves = 0
-    self.unshown_save: Optional[str] = None  # the last checkpoint's line, if no line told of it
+    # The last checkpoint's (step, line), if no progress line told of it.
+    self.unshown_save: Optional[Tuple[int, str]] = None
 
   def saved(self, line: str) -> bool:
-    """A checkpoint's line: True for the first (show it: it says where they go); the others are
-    told of in the next progress line."""
+    """A checkpoint's line (_SAVE_LINE): True for the first (show it: it says where they go); the
+    others are told of in the next progress line."""
     self._saves += 1
-    self.unshown_save = None if self._saves == 1 else line
+    self.unshown_save = (None if self._saves == 1
+                         else (int(_SAVE_LINE.search(line).group(1)), line))
     return self._saves == 1
 
   def step(self, step: int, loss: float, loss_per_byte: Optional[float] = None) -> None:
@@ -371,8 +373,8 @@ class _Progress:
       if self.shape.train_steps and rate > 0:
         remaining = max(0, self.shape.train_steps - step)
         parts.append(f"ETA {_duration(remaining / rate)} to step {self.shape.train_steps}")
-    if self.unshown_save is not None and (m := _SAVE_LINE.search(self.unshown_save)):
-      parts.append(f"checkpoint {m.group(1)}")
+    if self.unshown_save is not None:
+      parts.append(f"checkpoint {self.unshown_save[0]}")
       self.unshown_save = None
     self._echo("  ".join(parts) + f"  [{now - self.start:.0f} s]")
 
@@ -489,7 +491,7 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
       for shown in held or ():  # the output ended inside a traceback
         show(shown)
       if progress.unshown_save is not None:
-        show(progress.unshown_save)
+        show(progress.unshown_save[1])
       process.wait()  # with SIGTERM/SIGINT still forwarded
     except BaseException:
       processes.kill_group(process)  # an error here must not leave the trainer running
