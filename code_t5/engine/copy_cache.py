@@ -30,6 +30,7 @@ import numpy as np
 
 from code_t5.engine import encoding_memo
 from code_t5.engine import path_index
+from code_t5.engine import sorting
 
 # Longest match looked for, in pieces: beyond ~16 pieces (~60 characters) the next piece is
 # settled; a longer window only costs time.
@@ -87,9 +88,8 @@ class PieceCache:
       places = np.nonzero(valid)[0] + 1
       self._width = int(self.ids.max()) + 1
       keys = self.ids[places - 1] * self._width + self.ids[places]
-      order = np.argsort(keys, kind="stable")  # stable: places stay in document order per key
-      self._keys = keys[order]
-      self._places = places[order]
+      # places of one context in document order (a look-up keeps the last or the nearest)
+      self._keys, self._places = sorting.by_key(keys, places)
     else:
       self._width = 1
       self._keys = np.zeros(0, np.int64)

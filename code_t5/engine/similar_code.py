@@ -25,6 +25,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import numpy as np
 
 from code_t5.engine import path_index
+from code_t5.engine import sorting
 
 QUERY_LINES = 10
 STRIDE = 2
@@ -110,11 +111,12 @@ class _Merged:
     self.offsets = offsets[:-1]
     self.sizes = np.concatenate([f.sizes for f in self.files])
     self.owners = np.repeat(np.arange(len(self.files)), [len(f.sizes) for f in self.files])
-    words = np.concatenate([f.words for f in self.files])
-    order = np.argsort(words, kind="stable")
-    self.words = words[order]
-    self.windows = np.concatenate([f.windows + offset
-                                   for f, offset in zip(self.files, self.offsets)])[order]
+    # Windows ascend through the files (path order) and through each file's pairs, so a word's
+    # windows come out in order.
+    words, windows = sorting.by_key(
+        np.concatenate([f.words for f in self.files]),
+        np.concatenate([f.windows + offset for f, offset in zip(self.files, self.offsets)]))
+    self.words, self.windows = words.astype(np.int32), windows
 
   def span(self, path: str) -> Tuple[int, int]:
     """The rows of `path`'s windows (an empty span if it is not here)."""
