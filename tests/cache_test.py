@@ -54,8 +54,9 @@ def cached(tmp_path_factory, bindings):
       [sys.executable, "-m", "code_t5.training.cache", f"--tasks={TASK}",
        f"--output_cache_dir={out}", *[f"--gin_param={b}" for b in bindings], PIPELINE_OPTIONS,
        "--min_shards=2"],
-      capture_output=True, text=True, env=dict(os.environ, XDG_CACHE_HOME=str(xdg),
-                                               TF_CPP_MIN_LOG_LEVEL="3"))
+      capture_output=True, text=True,
+      env=dict({k: v for k, v in os.environ.items() if k != "CODE_T5_CACHE"},
+               XDG_CACHE_HOME=str(xdg), TF_CPP_MIN_LOG_LEVEL="3"))
   assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
   return out, result.stdout, xdg, result.stderr
 

@@ -1,10 +1,13 @@
 """Shared fixtures: real tiny checkpoints trained once per test session through mesh_transformer_main."""
 
+import atexit
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
+import tempfile
 
 # TensorFlow's C++ log off before anything loads TensorFlow -- `import code_t5` below does (it
 # registers the tasks) -- in this process, in each pytest-xdist worker (each imports this file)
@@ -14,6 +17,12 @@ import sys
 # sets the variable itself (tests/cli_test.py's `--verbose` test removes it). The Python warnings
 # that are noise are filtered in pytest.ini.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# The project's caches (code_t5.cache_dirs: the engine's saved pieces of a --repo, n-grams,
+# prepared shards) in a folder of this process's own, removed at its end, unless the caller chose
+# one: the suite writes nothing to ~/.cache. Subprocesses of a test inherit it.
+if "CODE_T5_CACHE" not in os.environ:
+  os.environ["CODE_T5_CACHE"] = tempfile.mkdtemp(prefix="code_t5_test_cache_")
+  atexit.register(shutil.rmtree, os.environ["CODE_T5_CACHE"], ignore_errors=True)
 
 # pylint: disable=wrong-import-position
 import gin

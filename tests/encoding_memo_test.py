@@ -127,3 +127,16 @@ def test_threads_sharing_a_memo_get_the_tokenizers_pieces():
   for thread in threads:
     thread.join()
   assert not wrong
+
+
+def test_texts_encoded_together_get_their_own_pieces_and_share_their_parts():
+  tokenizer = _tokenizer()
+  memo = encoding_memo.EncodingMemo(tokenizer)
+  texts = _dev_texts(30) + EDGE_TEXTS
+  got = memo.encode_many(texts + texts[:5])  # the same texts twice in one call
+  assert [ids.tolist() for ids in got] == [tokenizer.encode(text) for text in texts + texts[:5]]
+  # Each distinct part was given to the tokenizer once, and is remembered.
+  distinct = {part for text in texts for part in encoding_memo.parts(text)}
+  assert memo.encoded_chars == sum(len(part) for part in distinct)
+  assert memo.encode_many(texts[:5])[0].tolist() == tokenizer.encode(texts[0])
+  assert memo.encoded_chars == sum(len(part) for part in distinct)

@@ -98,3 +98,17 @@ def test_text_encoded_in_chunks_cut_where_words_start_gives_the_whole_texts_piec
       assert "".join(chunks) == text
       assert [i for chunk in chunks for i in sp.encode(chunk)] == sp.encode(text), (size, text[:60])
   assert len(tokenizers._word_chunks(_dev_texts(1)[0] * 3, 50)) > 10  # pylint: disable=protected-access
+
+
+def test_encoding_many_texts_at_once_gives_each_texts_own_pieces(monkeypatch):
+  # Pieces.encode_many gives sentencepiece batches of chunks on several threads (a repository's
+  # files, code_t5.engine.repository.Repository.of_folder); a batch may end inside a text.
+  tokenizer = tokenizers.Pieces(pathlib.Path(vocab.DEV_SPM_MODEL).read_bytes(), 100)
+  texts = _dev_texts(60) + TRICKY + ["a" * 5000, "x  = 1\n" * 3000, "▁" * 7]
+  wanted = [tokenizer.encode(text) for text in texts]
+  assert tokenizer.encode_many(texts) == wanted
+  monkeypatch.setattr(tokenizers, "BATCH_CHARS", 100)
+  assert tokenizer.encode_many(texts) == wanted
+  assert tokenizer.encode_many([]) == []
+  byte_tokenizer = tokenizers.Bytes(100)
+  assert byte_tokenizer.encode_many(TRICKY) == [byte_tokenizer.encode(text) for text in TRICKY]

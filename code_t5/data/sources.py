@@ -30,6 +30,7 @@ import gin
 import seqio
 import tensorflow.compat.v2 as tf
 
+from code_t5 import cache_dirs
 from code_t5 import errors
 from code_t5 import processes
 from code_t5.data import flcc
@@ -37,8 +38,7 @@ from code_t5.data import flcc
 SPLITS = ("train", "validation", "test")
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEV_ROOT = REPO_ROOT / "dataset-dev"
-DEFAULT_PREPARED_DIR = pathlib.Path(
-    os.environ.get("XDG_CACHE_HOME", pathlib.Path.home() / ".cache")) / "code_t5" / "prepared"
+DEFAULT_PREPARED_DIR = cache_dirs.root() / "prepared"
 # Bumped when the prepared format changes, so old folders are not reused.
 PREPARED_FORMAT = 1
 
@@ -87,7 +87,8 @@ def flcc_dataset(root=None,
       holding `held_out_min_share` or more of one such file's long lines is dropped
       (`held_out_copy`; code_t5.data.near_copies).
     held_out_min_share: see held_out_roots.
-    prepared_dir: where prepared shards are cached (default ~/.cache/code_t5/prepared).
+    prepared_dir: where prepared shards are cached (default DEFAULT_PREPARED_DIR:
+      ~/.cache/code_t5/prepared, code_t5.cache_dirs).
     shard_bytes: target size of one TFRecord shard of the train split.
   Returns:
     a FlccDatasetSpec.

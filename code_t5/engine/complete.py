@@ -52,6 +52,7 @@ from code_t5.engine import line_retrieval
 from code_t5.engine import names
 from code_t5.engine import repository as repository_lib
 from code_t5.engine import runtime
+from code_t5.engine import saved_pieces
 from code_t5.engine import scopes
 from code_t5.engine import similar_code
 from code_t5.training import launcher
@@ -777,7 +778,8 @@ class Completer:
     # The project's other files (--repo): indexed once, within repository.INDEX_SECONDS.
     self.repo = pathlib.Path(repo).resolve() if repo is not None else None
     self.repository = (repository_lib.Repository.of_folder(
-        self.repo, self.tokenizer, seconds=repository_lib.INDEX_SECONDS)
+        self.repo, self.tokenizer, seconds=repository_lib.INDEX_SECONDS,
+        saved_dir=saved_pieces.default_dir())
                        if self.repo is not None else None)
     if self.repository is not None and self.repository.cut:
       echo(f"--repo {repo}: indexed {self.repository.files:,} Python files in "

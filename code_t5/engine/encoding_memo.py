@@ -11,10 +11,11 @@ cut outside its own part, and remembers each part's pieces, least recently used 
 """
 
 import collections
+import itertools
 import re
 import threading
 import weakref
-from typing import List
+from typing import Dict, List, Sequence
 
 import numpy as np
 
@@ -55,28 +56,37 @@ class EncodingMemo:
     self.encoded_chars = 0  # characters the tokenizer was given (tests and benchmarks read it)
 
   def encode(self, text: str) -> np.ndarray:
+    return self.encode_many([text])[0]
+
+  def encode_many(self, texts: Sequence[str]) -> List[np.ndarray]:
+    """`encode` of each text; the parts none of them had before are given to the tokenizer
+    together (tokenizers.Pieces.encode_many: on all cores)."""
     if not isinstance(self.tokenizer, tokenizers.Pieces):
-      self.encoded_chars += len(text)
-      return np.asarray(self.tokenizer.encode(text), dtype=np.int64)
-    texts = parts(text)
+      self.encoded_chars += sum(len(text) for text in texts)
+      return [np.asarray(self.tokenizer.encode(text), dtype=np.int64) for text in texts]
+    cut = [parts(text) for text in texts]
+    found: Dict[str, np.ndarray] = {}
     with self._lock:
-      found = [self._parts.get(part) for part in texts]
-      for part, ids in zip(texts, found):
+      for part in itertools.chain.from_iterable(cut):
+        ids = self._parts.get(part)
         if ids is not None:
           self._parts.move_to_end(part)
-    for k, part in enumerate(texts):
-      if found[k] is None:
-        found[k] = np.asarray(self.tokenizer.encode(part), dtype=np.int32)
+          found[part] = ids
+    missing = [part for part in dict.fromkeys(itertools.chain.from_iterable(cut))
+               if part not in found]
+    for part, ids in zip(missing, self.tokenizer.encode_many(missing)):
+      found[part] = np.asarray(ids, dtype=np.int32)
     with self._lock:
-      for part, ids in zip(texts, found):
+      for part in missing:
         if part not in self._parts:
-          self._parts[part] = ids
+          self._parts[part] = found[part]
           self._chars += len(part)
           self.encoded_chars += len(part)
       while self._chars > self.max_chars:  # the least recently used parts out first
         part, _ = self._parts.popitem(last=False)
         self._chars -= len(part)
-    return np.concatenate(found).astype(np.int64)
+    return [np.concatenate([found[part] for part in text_parts]).astype(np.int64)
+            for text_parts in cut]
 
   def clear(self) -> None:
     with self._lock:

@@ -55,6 +55,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from code_t5.engine import complete as complete_lib
 from code_t5.engine import repository as repository_lib
+from code_t5.engine import saved_pieces
 
 NAME = "code-t5"
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
@@ -292,7 +293,8 @@ class Engine:
     def build():
       start = time.monotonic()
       try:
-        built = repository_lib.Repository.of_folder(self.root, self.completer.tokenizer)
+        built = repository_lib.Repository.of_folder(self.root, self.completer.tokenizer,
+                                                    saved_dir=saved_pieces.default_dir())
       except Exception as e:  # pylint: disable=broad-except  (complete from the file alone)
         self.log(f"indexing {self.root} failed ({type(e).__name__}: {e}): completing from the "
                  "file alone", error=True)

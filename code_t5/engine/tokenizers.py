@@ -13,6 +13,8 @@ encode dataset-dev to the same ids.
 
 import bisect
 import functools
+import hashlib
+import os
 import re
 from typing import List, Optional, Sequence, Tuple
 
@@ -31,6 +33,10 @@ class Tokenizer:
 
   def encode(self, text: str) -> List[int]:
     raise NotImplementedError
+
+  def encode_many(self, texts: Sequence[str]) -> List[List[int]]:
+    """`encode` of each text (Pieces: several at a time, on all cores)."""
+    return [self.encode(text) for text in texts]
 
   def piece_of(self, i: int) -> Optional[bytes]:
     """The bytes id `i` stands for: None for control ids, sentinels and ids past the pieces."""
@@ -78,6 +84,8 @@ class Pieces(Tokenizer):
       self._sp = sentencepiece.SentencePieceProcessor(model_proto=model_proto)
     except RuntimeError as e:  # sentencepiece's only error for a proto it cannot parse
       raise ValueError(f"not a SentencePiece model: {str(e).strip()}") from None
+    # What the pieces saved on disk for it are kept by (code_t5.engine.saved_pieces).
+    self.fingerprint = hashlib.blake2b(model_proto + b"%d" % extra_ids, digest_size=8).hexdigest()
     size = self._sp.get_piece_size()
     listed = _model_pieces(model_proto)
     if listed is None or len(listed) != size:
@@ -104,11 +112,50 @@ class Pieces(Tokenizer):
         ids.extend(self._sp.encode(chunk))
     return ids
 
+  def encode_many(self, texts: Sequence[str]) -> List[List[int]]:
+    """`encode` of each text, their chunks given to sentencepiece BATCH_CHARS at a time on
+    ENCODE_THREADS threads: a repository's files encode in ~half the time on 2 cores (numpy's
+    489 files: 1.5 instead of 3.1 s on the AMX kind), while each call holds the GIL for a few ms
+    only (sentencepiece's batch call does not release it)."""
+    chunks: List[str] = []
+    plans: List[List[Optional[int]]] = []  # per text: a chunk's index, or None for "▁"'s ids
+    for text in texts:
+      plan: List[Optional[int]] = []
+      for i, part in enumerate(text.split(SPACE_SYMBOL)):
+        if i:
+          plan.append(None)
+        for chunk in _word_chunks(part):
+          plan.append(len(chunks))
+          chunks.append(chunk)
+      plans.append(plan)
+    encoded: List[List[int]] = []
+    start = 0
+    while start < len(chunks):
+      stop, size = start, 0
+      while stop < len(chunks) and (stop == start or size + len(chunks[stop]) <= BATCH_CHARS):
+        size += len(chunks[stop])
+        stop += 1
+      encoded.extend(self._sp.encode(chunks[start:stop], num_threads=ENCODE_THREADS)
+                     if stop - start > 1 else [self._sp.encode(chunks[start])])
+      start = stop
+    result = []
+    for plan in plans:
+      ids: List[int] = []
+      for k in plan:
+        ids.extend(self._space_symbol_ids if k is None else encoded[k])
+      result.append(ids)
+    return result
+
 
 # Characters per sentencepiece call at most (about): a call holds the GIL throughout, and the LSP
 # server encodes the workspace's files on a thread while its model thread answers the first
 # completions (whole files held it for up to ~50 ms at a time on the slower 2-core machine).
 CHUNK_CHARS = 2048
+# Characters of chunks per batched sentencepiece call (`Pieces.encode_many`): ~3-5 ms of the GIL
+# on 2 cores, and as fast as one call for a whole repository (batches of 8 chunks were 20 % slower).
+BATCH_CHARS = 16_384
+# Threads of a batched call: the cores this process may run on, at most 8.
+ENCODE_THREADS = max(1, min(8, len(os.sched_getaffinity(0))))
 
 
 def _word_chunks(text: str, size: int = CHUNK_CHARS) -> List[str]:

@@ -18,12 +18,12 @@ constants, and loaded instead of refitted while that key holds. One call can sco
 import collections
 import hashlib
 import json
-import os
 import pathlib
 import random
 import time
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
+from code_t5 import cache_dirs
 from code_t5 import errors
 from code_t5 import processes
 from code_t5.data import flcc
@@ -52,10 +52,7 @@ class BaselineError(errors.UserError):
 
 def default_ngram_cache() -> pathlib.Path:
   """$CODE_T5_CACHE/ngram, else $XDG_CACHE_HOME/code_t5/ngram, else ~/.cache/code_t5/ngram."""
-  if os.environ.get("CODE_T5_CACHE"):
-    return pathlib.Path(os.environ["CODE_T5_CACHE"]).expanduser() / "ngram"
-  cache = os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache"
-  return pathlib.Path(cache).expanduser() / "code_t5" / "ngram"
+  return cache_dirs.root() / "ngram"
 
 
 def split_names(split: Union[str, Sequence[str]]) -> List[str]:
