@@ -22,6 +22,7 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "code_t5"
 FLOORS = {
     "code_t5.errors": 0,
+    "code_t5.cache_dirs": 0,
     "code_t5.processes": 1,
     "code_t5.data": 2,
     "code_t5.registration": 3,
