@@ -567,6 +567,8 @@ def main(argv=None):
   parser.add_argument("--concurrency-only", action="store_true",
                       help="only the serve concurrency figure (shipped model unless --no-shipped)")
   args = parser.parse_args(argv)
+  if args.clients < 1:
+    parser.error(f"--clients must be at least 1, got {args.clients}")
   if args.concurrency_only:
     args.small = args.small and not args.shipped
   print(f"{bench_utils.cpu_kind()}; load average before: {bench_utils.load_average()}")
