@@ -168,3 +168,16 @@ def test_bytes_are_not_saved(project, tmp_path):
   repository.Repository.of_folder(project, tokenizers.Bytes(100), seconds=None,
                                   saved_dir=saved_dir)
   assert not saved_dir.exists()
+
+
+def test_a_link_where_the_temporary_file_goes_is_not_written_through(project, tmp_path):
+  saved_dir = tmp_path / "pieces"
+  saved_dir.mkdir()
+  target = tmp_path / "elsewhere.txt"
+  target.write_text("untouched")
+  path = saved_pieces.path_of(saved_dir, project, _CountingPieces())
+  (saved_dir / f".{path.name}.{os.getpid()}.tmp").symlink_to(target)
+  got, _ = _read(project, saved_dir)
+  assert target.read_text() == "untouched"
+  unsaved, _ = _read(project, None)
+  assert np.array_equal(_pieces(got), _pieces(unsaved))

@@ -88,7 +88,9 @@ def save(path: Optional[pathlib.Path], pieces: Dict[bytes, np.ndarray], vocab_si
   temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
   try:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(temporary, "wb") as f:
+    # A new file, never one that is there already or a link's target.
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "wb") as f:
       np.savez(f, digests=digests, starts=starts, ids=ids)
     os.replace(temporary, path)
     _prune(path.parent)
