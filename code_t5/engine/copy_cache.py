@@ -15,10 +15,11 @@ distribution, log((1 - w) p_model + w p_cache), with a weight that grows with th
 (a two-piece match says little, a twelve-piece match says "this is being copied").
 
 The file is put last, so that when a common context occurs more than MAX_POSITIONS times the
-places kept are the file's and the nearest ones. Nothing is written to disk; an index is built
-once per line the cursor is on for the file (`complete.Completer.file_cache`) and once per
-version of the repository's files (see `RepositoryIndex`): the cursor's own file is left out at
-each look-up, so moving to another file of the project costs nothing.
+places kept are the file's and the nearest ones. The indexes live in memory (only the
+repository's pieces are kept on disk, code_t5.engine.saved_pieces); one is built once per line
+the cursor is on for the file (`complete.Completer.file_cache`) and once per version of the
+repository's files (see `RepositoryIndex`): the cursor's own file is left out at each look-up,
+so moving to another file of the project costs nothing.
 """
 
 import bisect

@@ -6,7 +6,9 @@ code_t5.engine.line_retrieval), as windows of lines (for the code most like the 
 code_t5.engine.similar_code) and as the modules they import (code_t5.engine.imports), per path,
 so that the cursor's own file is left out (its editor text is read instead) and files can be
 updated as the editor saves them. `of_folder` indexes a folder on disk within a time and
-size budget: a repository too large or unreadable degrades to what was read, or to the file.
+size budget: a repository too large or unreadable degrades to what was read, or to the file;
+its files' pieces are encoded in batches on all cores and can be kept on disk between runs
+(code_t5.engine.saved_pieces), so a folder read again encodes only the files changed since.
 """
 
 import hashlib
