@@ -26,7 +26,10 @@ import pytest
 
 from code_t5 import cli
 from code_t5 import test_utils
+from code_t5.data import flcc
+from code_t5.data import sources
 from code_t5.engine import complete
+from code_t5.engine import encoding_memo
 from code_t5.engine import lsp
 from code_t5.engine import repository
 
@@ -914,6 +917,31 @@ def test_opening_a_file_as_saved_builds_no_index_again(completer, tmp_path):
   engine._executor.submit(lambda: None).result(timeout=60)  # pylint: disable=protected-access
   engine.close()
   assert pieces.builds == 2
+
+
+def test_the_newest_opened_document_is_encoded_before_its_first_completion(tmp_path):
+  # The workspace's pieces may come from disk (saved_pieces), which leaves the tokenizer's memo
+  # without the file's parts: the model thread encodes the newest opened document while the user
+  # has not asked yet (of a burst of opens only the newest), so its first completion encodes
+  # about its cursor's line only.
+  texts = [f.text for f in list(flcc.read_files(sources.DEV_ROOT, only_split="train"))[:12]]
+  # A completer of its own: its tokenizer's memo is this test's alone (encoding_memo.shared).
+  completer = complete.Completer(test_utils.PRETRAINED)
+  memo = encoding_memo.shared(completer.tokenizer)
+  engine = lsp.Engine(completer)
+  busy = threading.Event()
+  engine._executor.submit(busy.wait, 60)  # pylint: disable=protected-access
+  for k, text in enumerate(texts):
+    engine.open((tmp_path / f"m{k}.py").as_uri(), text)
+  busy.set()
+  engine._executor.submit(lambda: None).result(timeout=60)  # pylint: disable=protected-access
+  engine.close()
+  newest = texts[-1]
+  assert memo.encoded_chars == sum(len(part) for part in set(encoding_memo.parts(newest)))
+  before = memo.encoded_chars
+  cursor = newest.index("\n", len(newest) // 2) + 1
+  completer.complete_at(newest, cursor)
+  assert memo.encoded_chars - before < 2000, (memo.encoded_chars - before, len(newest))
 
 
 def test_the_workspace_folder_gives_completions_only_another_file_knows(completer, connect,
