@@ -92,6 +92,9 @@ def _similarities(words: np.ndarray, windows: np.ndarray, sizes: np.ndarray,
                   query_ids: np.ndarray, query_size: int) -> Optional[np.ndarray]:
   """Each window's Jaccard similarity to the query, from the (word, window) pairs sorted by word
   and the windows' sizes; None if no window holds a word of the query."""
+  # In the table's own dtype: numpy would otherwise convert the whole table to the query's for
+  # each search (int32 -> int64: 3.8 ms a search in pandas' 1,411 files, 15 ms a request).
+  query_ids = query_ids.astype(words.dtype)
   lo = np.searchsorted(words, query_ids, "left")
   hi = np.searchsorted(words, query_ids, "right")
   hits = [windows[a:b] for a, b in zip(lo, hi) if b > a]
