@@ -1,13 +1,14 @@
 """What moving between the files of a large project costs a completion: the engine's default best
 line at points in many files of one repository, each request in another file than the last.
 
-    python benchmarks/repository_benchmark.py [--repo DIR] [--requests 60] [--seed 0]
+    python benchmarks/repository_benchmark.py [--repo DIR] [--folder SUB] [--requests 60] [--seed 0]
 
 Indexes DIR's Python files as `code-t5 complete --repo DIR` and `serve --repo DIR` do
 (code_t5.engine.repository.Repository.of_folder; default: every file of dataset-dev, the standard
 library's, as one project), then completes with the shipped model at --requests points drawn from
 its files (half at a line's indentation, half inside a line; the cursor's file is left out of the
-repository, its own text read instead), in turn:
+repository, its own text read instead; --folder: only files directly in that folder of the
+project, as when one edits one package's modules), in turn:
 - as it runs: each request pays for whatever the repository's indexes need for its file, as an
   editor's first request in a file does (`serve`, or `lsp` before it prepared that file);
 - prepared: the same requests, each after Repository.prepare(its path), untimed, as `lsp` builds
@@ -49,13 +50,16 @@ def project(folder: Optional[pathlib.Path], tokenizer):
   return repo, texts
 
 
-def points_in(texts: Dict[str, str], count: int, seed: int):
-  """(text, cursor, path) at `count` cursors in the files, no two in a row in the same file:
-  even ones at a code line's indentation, odd ones inside it."""
+def points_in(texts: Dict[str, str], count: int, seed: int, folder: Optional[str] = None):
+  """(text, cursor, path) at `count` cursors in the files (those directly in `folder`, if given),
+  no two in a row in the same file: even ones at a code line's indentation, odd ones inside it."""
   rng = random.Random(seed)
-  paths = sorted(texts)
+  paths = sorted(path for path in texts
+                 if folder is None or path.rpartition("/")[0] == folder.strip("/"))
   points, last = [], None
-  while len(points) < count:
+  for _ in range(1000 * count):  # files without a code line of 8 characters give no point
+    if len(points) == count:
+      break
     path = rng.choice(paths)
     if path == last:
       continue
@@ -69,6 +73,9 @@ def points_in(texts: Dict[str, str], count: int, seed: int):
     column = indent if len(points) % 2 == 0 else rng.randrange(indent + 1, len(line))
     points.append((text, sum(len(l) + 1 for l in lines[:k]) + column, path))
     last = path
+  if len(points) < count:
+    raise SystemExit(f"only {len(points)} points found in {len(paths)} files: give another "
+                     "--folder or fewer --requests")
   return points
 
 
@@ -93,6 +100,8 @@ def main(argv=None):
   parser.add_argument("--repo", type=pathlib.Path,
                       help="the project folder (default: every file of dataset-dev, ~330 of the "
                       "standard library's, as one project)")
+  parser.add_argument("--folder", help="only files directly in this folder of the project "
+                      "(its path inside it, e.g. core)")
   parser.add_argument("--requests", type=int, default=60)
   parser.add_argument("--seed", type=int, default=0)
   args = parser.parse_args(argv)
@@ -107,7 +116,12 @@ def main(argv=None):
   if repo.files < 2:
     parser.error(f"--repo {args.repo} holds {repo.files} Python file(s): give a project of "
                  "several files")
-  points = points_in(texts, args.requests, args.seed)
+  if args.folder is not None:
+    inside = [p for p in texts if p.rpartition("/")[0] == args.folder.strip("/")]
+    if len(inside) < 2:
+      parser.error(f"--folder {args.folder} holds {len(inside)} Python file(s) of the project: "
+                   "give a folder of several")
+  points = points_in(texts, args.requests, args.seed, args.folder)
   pieces = repo.pieces.total_pieces
   print(f"{args.repo or 'dataset-dev'}: {repo.files:,} Python files, {pieces:,} pieces, read and "
         f"encoded in {read_s:.1f} s; {len(points)} requests, each in another file than the last")

@@ -187,3 +187,20 @@ def test_a_repository_larger_than_the_cache_keeps_the_files_nearest_the_cursors(
   assert pieces.truncated and pieces.files == 1
   found = copy_cache.FileCache(pieces, copy_cache.PieceCache([])).lookup([1, 2])
   assert found.ids.tolist() == [4]  # b/y.py, beside the cursor's file, not a/x.py
+
+
+def test_a_repository_larger_than_the_cache_is_indexed_once_per_folder():
+  # Moving between the files of one folder builds nothing; each file's own pieces are left out.
+  files = {"a/x.py": [1, 2, 3] * 4, "b/y.py": [1, 2, 4] * 4, "b/z.py": [1, 2, 5] * 2}
+  index = _index(files)
+  index.max_pieces = 20  # b's 18 pieces fit, a/x.py's 12 more do not
+  lookup = lambda path: copy_cache.FileCache(index.pieces_for(path),
+                                             copy_cache.PieceCache([])).lookup([1, 2])
+  assert lookup("b/z.py").ids.tolist() == [4] and lookup("b/y.py").ids.tolist() == [5]
+  assert index.builds == 1
+  pieces = index.pieces_for("b/new.py")  # a file the index does not hold, in the same folder
+  assert (pieces.files, pieces.pieces, pieces.truncated) == (2, 18, True) and index.builds == 1
+  # Another folder: its own file first, then what fits of the others (b/z.py, not b/y.py).
+  assert lookup("a/x.py").ids.tolist() == [5] and index.builds == 2
+  index.add_pieces("a/x.py", np.array([1, 2, 6] * 4))  # a change builds again
+  assert lookup("a/w.py").ids.tolist() == [5, 6] and index.builds == 3

@@ -44,7 +44,7 @@ MAX_POSITIONS = 4096
 WEIGHT = 0.6
 HALF_MATCH = 4.0
 # The repository part of a cache holds at most this many pieces (~16 MB of code); a repository
-# larger than that is cut to the files nearest the cursor's file (same folder first).
+# larger than that is cut to the files nearest the cursor's folder (that folder's first).
 MAX_REPOSITORY_PIECES = 4_000_000
 # A model sure of its next piece is not overruled by a copy: above a top probability of 1 - SURE
 # the cache's weight shrinks to none (a model that learnt a file by heart completes it as
@@ -271,9 +271,10 @@ class RepositoryIndex:
   them without the cursor's own file. Where they all fit in MAX_REPOSITORY_PIECES they are indexed
   once, in path order: moving to another file builds nothing, and a change (a save) indexes only
   the files changed since, on their own, until they hold more than path_index.FRESH_SHARE of the
-  pieces. A larger repository is cut to the files nearest the cursor's, indexed for that file (the
-  last one is kept until the files change). Thread-safe: the LSP server updates it from its reader
-  while completions read it.
+  pieces. A larger repository is cut to the files nearest the cursor's folder, indexed in path
+  order once per folder (the last one is kept until the files change), the cursor's own file left
+  out at each look-up as in the whole index: moving between a folder's files builds nothing.
+  Thread-safe: the LSP server updates it from its reader while completions read it.
   """
 
   def __init__(self, tokenizer, max_pieces: int = MAX_REPOSITORY_PIECES):
@@ -291,7 +292,9 @@ class RepositoryIndex:
     # The changed files' own index (their paths, their PieceCache or None) and the spans _base
     # holds of them: None until asked for after a change.
     self._fresh: Optional[Tuple[List[str], Optional[PieceCache], np.ndarray]] = None
-    self._memo: Dict[Tuple[int, str], RepositoryPieces] = {}  # a larger repository's, per file
+    # A larger repository's index of the files nearest one folder: ((version, folder), their
+    # paths in order, their PieceCache, their pieces).
+    self._nearby: Optional[Tuple[Tuple[int, str], List[str], PieceCache, int]] = None
     self.builds = 0  # how many times `pieces_for` indexed pieces (tests read it)
 
   def add(self, path: str, text: str) -> None:
@@ -316,7 +319,7 @@ class RepositoryIndex:
 
   def _note_change(self, path: str) -> None:
     self._version += 1
-    self._memo.clear()
+    self._nearby = None
     self._fresh = None
     if self._base is not None:
       self._changed.add(path)
@@ -366,24 +369,30 @@ class RepositoryIndex:
           fresh_without=Without(_span(fresh_paths, fresh, path)) if fresh is not None else None)
 
   def _nearest_files(self, path: str) -> RepositoryPieces:
-    """A repository larger than max_pieces: the files nearest `path` that fit, indexed for it,
-    the nearest last (a look-up keeps the last places). Called with the lock held."""
-    key = (self._version, path)
-    if key in self._memo:
-      return self._memo[key]
-    others = sorted((p for p in self._files if p != path), key=lambda p: _nearness(p, path))
-    chosen, total = [], 0
-    for p in others:
-      ids = self._files[p]
-      if total + len(ids) > self.max_pieces:
-        continue
-      chosen.append(ids)
-      total += len(ids)
-    self.builds += 1
-    result = RepositoryPieces(cache=PieceCache(list(reversed(chosen))), files=len(chosen),
-                              pieces=total, truncated=len(chosen) < len(others))
-    self._memo = {key: result}
-    return result
+    """A repository larger than max_pieces: the files nearest `path`'s folder (most folders in
+    common, then by path) that fit, indexed in path order once per folder, `path`'s own pieces
+    left out at each look-up (so the places kept for a too-common context are those nearest it,
+    its own folder's first). Called with the lock held."""
+    folder = path.rpartition("/")[0]
+    key = (self._version, folder)
+    if self._nearby is None or self._nearby[0] != key:
+      anchor = f"{folder}/" if folder else ""  # _nearness reads the folders of a path
+      chosen, total = [], 0
+      for p in sorted(self._files, key=lambda p: _nearness(p, anchor)):
+        if total + len(self._files[p]) > self.max_pieces:
+          continue
+        chosen.append(p)
+        total += len(self._files[p])
+      paths = sorted(chosen)
+      self._nearby = (key, paths, PieceCache([self._files[p] for p in paths]), total)
+      self.builds += 1
+    _, paths, cache, total = self._nearby
+    k = bisect.bisect_left(paths, path)
+    own = len(self._files[path]) if k < len(paths) and paths[k] == path else None
+    others = len(self._files) - (path in self._files)
+    files = len(paths) - (own is not None)
+    return RepositoryPieces(cache=cache, files=files, pieces=total - (own or 0),
+                            truncated=files < others, without=Without(_span(paths, cache, path)))
 
 
 def _span(paths: List[str], cache: PieceCache, path: str) -> Tuple[int, int]:
