@@ -238,13 +238,13 @@ class FileCache:
 @dataclasses.dataclass(frozen=True)
 class RepositoryPieces:
   """A repository's files but one (the cursor's): `cache` looked up `without` what it holds of
-  that file and of files changed since it was built (without None: the cache holds only the
-  others, the nearest last), and `fresh`, the files changed since, looked up `fresh_without`."""
+  that file and of files changed since it was built, and `fresh`, the files changed since,
+  looked up `fresh_without`."""
   cache: PieceCache
   files: int
   pieces: int
   truncated: bool
-  without: Optional[Without] = None
+  without: Without
   fresh: Optional[PieceCache] = None
   fresh_without: Optional[Without] = None
 

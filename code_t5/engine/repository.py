@@ -47,11 +47,14 @@ class Repository:
     self.files = 0
     self.cut = False  # whether `of_folder` stopped at its time limit (the rest left out)
 
-  def add(self, path: str, text: str, pieces: Optional[np.ndarray] = None) -> None:
-    """`path` holds `text` from now on (`pieces`: its piece ids, where encoded already); nothing
-    is done where it held that text already, so no index is built again (an editor opening a
-    file as saved changes nothing)."""
-    digest = _digest(text)
+  def add(self, path: str, text: str) -> None:
+    """`path` holds `text` from now on; nothing is done where it held that text already, so no
+    index is built again (an editor opening a file as saved changes nothing)."""
+    self._add(path, text, _digest(text))
+
+  def _add(self, path: str, text: str, digest: bytes, pieces: Optional[np.ndarray] = None
+           ) -> None:
+    """`add`, with the text's _digest and (where encoded already) its piece ids."""
     if self._digests.get(path) == digest:
       return
     if pieces is None:
@@ -106,7 +109,7 @@ class Repository:
       encoded = iter(encoding_memo.shared(tokenizer).encode_many(new))
       for (path, text), digest in zip(group, digests):
         pieces = kept[digest] = saved[digest] if digest in saved else next(encoded)
-        repository.add(path, text, pieces)
+        repository._add(path, text, digest, pieces)  # pylint: disable=protected-access
       group.clear()
 
     size = 0

@@ -104,16 +104,11 @@ class Pieces(Tokenizer):
              else _BYTE if sp.is_byte(i) else _NORMAL) for i in range(size)]
 
   def encode(self, text: str) -> List[int]:
-    ids = []
-    for i, part in enumerate(text.split(SPACE_SYMBOL)):
-      if i:
-        ids.extend(self._space_symbol_ids)
-      for chunk in _word_chunks(part):
-        ids.extend(self._sp.encode(chunk))
-    return ids
+    return self.encode_many([text])[0]
 
   def encode_many(self, texts: Sequence[str]) -> List[List[int]]:
-    """`encode` of each text, their chunks given to sentencepiece BATCH_CHARS at a time on
+    """Each text's ids: a literal "▁" as its byte pieces, the rest cut into chunks where a word
+    starts (_word_chunks), the chunks given to sentencepiece BATCH_CHARS at a time on
     ENCODE_THREADS threads: a repository's files encode in ~half the time on 2 cores (numpy's
     489 files: 1.5 instead of 3.1 s on the AMX kind), while each call holds the GIL for a few ms
     only (sentencepiece's batch call does not release it)."""
