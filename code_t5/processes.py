@@ -216,8 +216,14 @@ def remove_stale_temporaries(parent: pathlib.Path, echo=None) -> List[pathlib.Pa
     return removed
   for entry in entries:
     if owner_gone(entry.name):
-      shutil.rmtree(entry, ignore_errors=True)
-      if not entry.exists():
+      if entry.is_dir() and not entry.is_symlink():
+        shutil.rmtree(entry, ignore_errors=True)
+      else:  # a file, or a link (removed itself, never what it points to)
+        try:
+          entry.unlink()
+        except OSError:
+          pass
+      if not (entry.exists() or entry.is_symlink()):
         removed.append(entry)
         if echo:
           echo(f"removed {entry}, left by a killed process")

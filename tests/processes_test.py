@@ -50,6 +50,22 @@ def test_only_temporaries_of_dead_writers_on_this_host_are_removed(tmp_path):
       p.name for p in (mine, other_host, unrelated, finished))
 
 
+def test_a_dead_writer_s_temporary_link_or_file_is_removed_never_what_a_link_points_to(
+    tmp_path):
+  """A killed import left its --out link's temporary (`.root.tmp-...`, a link); rmtree cannot
+  remove a link, so every later run left it there."""
+  name = processes.temporary_name("root").replace(f"-{os.getpid()}", f"-{_dead_pid()}")
+  target = tmp_path / "elsewhere"
+  target.mkdir()
+  (target / "keep").write_text("x")
+  (tmp_path / name).symlink_to(target)
+  (tmp_path / (name + "-file")).write_text("half a report")
+  removed = processes.remove_stale_temporaries(tmp_path)
+  assert sorted(removed) == sorted([tmp_path / name, tmp_path / (name + "-file")])
+  assert [p.name for p in tmp_path.iterdir()] == ["elsewhere"]
+  assert (target / "keep").read_text() == "x"
+
+
 def test_a_child_dies_when_its_parent_is_killed(tmp_path):
   parent = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
       import sys, time

@@ -162,3 +162,23 @@ def test_the_model_reads_the_most_similar_code_of_the_repository():
   engine.options = dataclasses.replace(options, similar=False)
   lines = engine.complete(SIMILAR_MAIN, repository=project, path="pkg/main.py").candidates
   assert not any(line.text.startswith("idget_h") for line in lines)
+
+
+def test_folders_nested_past_python_s_recursion_limit_are_read(tmp_path):
+  """Python 3.11's os.walk recursed once per level: a stranger's 1,100 nested folders raised
+  RecursionError in `complete --repo` and `serve --repo`."""
+  deep = tmp_path
+  for _ in range(1100):  # (pathlib's mkdir(parents=True) recurses too)
+    deep = deep / "d"
+    deep.mkdir()
+  bottom = deep / "bottom.py"
+  bottom.write_text("BOTTOM = 1\n")
+  (tmp_path / "top.py").write_text("TOP = 1\n")
+  try:
+    found = list(repository.iter_python_files(tmp_path, max_file_bytes=1 << 20))
+    assert found == [tmp_path / "top.py", bottom]
+  finally:
+    bottom.unlink()  # bottom up: shutil.rmtree (pytest's clean-up) recurses too
+    while deep != tmp_path:
+      deep.rmdir()
+      deep = deep.parent

@@ -12,14 +12,15 @@ has pack.json) or empty: never another folder given by mistake, and never the mo
 inside it or one that holds it."""
 
 import json
-import os
 import pathlib
 import re
 from typing import Optional
 
 from code_t5 import errors
 from code_t5 import processes
+from code_t5 import stranger_paths
 from code_t5.engine import runtime
+from code_t5.training import checkpoints
 from code_t5.training import launcher
 from code_t5.training import operative_config
 
@@ -36,28 +37,10 @@ class PackError(errors.UserError):
   """A bad `code-t5 pack` argument; the message is one line."""
 
 
-def _same_or_inside(path: pathlib.Path, folder: pathlib.Path) -> bool:
-  """Whether `path` is `folder` or inside it, symlinks resolved. Folders are compared as files
-  (device and inode), so that another spelling of one (a bind mount, a case-insensitive name)
-  is no way around it."""
-  try:
-    target = folder.stat()
-  except OSError:
-    return False
-  real = pathlib.Path(os.path.realpath(path))  # (unlike Path.resolve, never raises on a loop)
-  for ancestor in (real, *real.parents):
-    try:
-      found = ancestor.stat()
-    except OSError:  # not there (yet)
-      continue
-    if (found.st_dev, found.st_ino) == (target.st_dev, target.st_ino):
-      return True
-  return False
-
 
 def _check_out(model_dir: pathlib.Path, out: pathlib.Path, force: bool) -> None:
   """Refuses an --out whose replacement would lose anything but an earlier pack."""
-  if _same_or_inside(out, model_dir) or _same_or_inside(model_dir, out):
+  if stranger_paths.same_or_inside(out, model_dir) or stranger_paths.same_or_inside(model_dir, out):
     raise PackError(f"--out {out} is the model dir {model_dir}, inside it or holds it: write the "
                     "pack to a folder of its own")
   if not (out.exists() or out.is_symlink()):
@@ -91,9 +74,9 @@ def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
                     "train it first, or give --step of a checkpoint it has")
   _check_out(model_dir, out, force)
   import tensorflow as tf  # pylint: disable=g-import-not-at-top  (slow; after argument checks)
-  reader = tf.train.load_checkpoint(str(prefix))
+  reader = checkpoints.open_checkpoint(prefix, PackError)
   names = sorted(n for n in reader.get_variable_to_shape_map() if not _SLOT.search(n))
-  tensors = [reader.get_tensor(n) for n in names]
+  tensors = [checkpoints.read_tensor(reader, n, prefix, PackError) for n in names]
   # Read before writing: a failure below is one of the pack's writes.
   config_text = _INIT_CHECKPOINT.sub("run.init_checkpoint = None",
                                      config.read_text(encoding="utf-8"))

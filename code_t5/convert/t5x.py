@@ -62,6 +62,7 @@ T5X_VERSION = 3
 ZARR_CHUNK_BYTES = 64 << 20  # t5x's chunk size limit
 PARALLEL_MIN_BYTES = 1 << 20  # smaller tensors are one chunk: not worth a thread hand-off
 DTYPES = ("float32", "bfloat16")
+_NUMBER = (int, float)  # an operative config's rates and losses: either literal
 BYTE_EXTRA_IDS = 100  # code_t5.data.vocab.NUM_EXTRA_IDS (not imported: it would import TensorFlow)
 
 # ---------------------------------------------------------------- writing T5X's format
@@ -158,15 +159,7 @@ class Report:
 
 def _read(reader, name, prefix, report):
   """One tensor from the checkpoint; a read error (e.g. a truncated .data shard) names it."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  try:
-    value = reader.get_tensor(name)
-  # pybind turns the reader's statuses into these: OUT_OF_RANGE (a short .data shard) is an
-  # IndexError, INVALID_ARGUMENT a ValueError, the rest RuntimeError or an OpError.
-  except (tf.errors.OpError, IndexError, ValueError, RuntimeError) as e:
-    reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
-    raise checkpoints.ConvertError(f"cannot read variable {name} from {prefix} (truncated or corrupt "
-                       f"checkpoint?): {reason}") from None
+  value = checkpoints.read_tensor(reader, name, prefix)
   report.tensors_read += 1
   report.bytes_read += value.nbytes
   return value
@@ -271,20 +264,22 @@ class Training:
     from code_t5.data import task_names  # pylint: disable=g-import-not-at-top  (no TensorFlow)
     from code_t5.data import vocab  # pylint: disable=g-import-not-at-top
     scope = "MIXTURE_NAME"
-    name = operative.value("task_name.vocabulary", scope=scope)
+    name = operative.value("task_name.vocabulary", scope=scope, kind=str)
     source = vocab.VOCABULARIES.get(name) if name else None
-    objective = operative.value("task_name.objective", scope=scope) if operative.exists else None
+    objective = (operative.value("task_name.objective", scope=scope, kind=str)
+                 if operative.exists else None)
     return cls(name, source, objective,
-               operative.value("task_name.version", task_names.VERSION, scope=scope), operative)
+               operative.value("task_name.version", task_names.VERSION, scope=scope, kind=str),
+               operative)
 
 
 def _loss_lines(model: checkpoints.Model, operative: operative_config.OperativeConfig):
   """Z_LOSS, LABEL_SMOOTHING and LOSS_NORMALIZING_FACTOR as Mesh TF's loss took them."""
   assumed = "" if operative.exists else "  # assumed: no operative_config.gin"
-  z_loss = operative.value("Unitransformer.z_loss", 1e-4)  # Mesh TF's defaults
-  smoothing = operative.value("Unitransformer.label_smoothing", 0.0)
+  z_loss = operative.value("Unitransformer.z_loss", 1e-4, kind=_NUMBER)  # Mesh TF's defaults
+  smoothing = operative.value("Unitransformer.label_smoothing", 0.0, kind=_NUMBER)
   loss_fn = operative.text("Unitransformer.loss_fn") or ""
-  denominator = operative.value("Unitransformer.loss_denominator")
+  denominator = operative.value("Unitransformer.loss_denominator", kind=_NUMBER)
   if loss_fn.endswith("loss_per_target_token"):
     factor, why = "'NUM_REAL_TARGET_TOKENS'", ("code_t5.loss_per_target_token: the summed loss "
                                                "over the tokens it is taken on")
@@ -397,8 +392,8 @@ def gin_text(model: checkpoints.Model, prefix: str, step: int,
 
 def _batch_size(operative: operative_config.OperativeConfig, lengths) -> Optional[int]:
   """Mesh TF's sequences per batch (utils.run.batch_size), as mesh_tensorflow computes it."""
-  batch = operative.value("run.batch_size")
-  if not isinstance(batch, tuple) or len(batch) != 2:
+  batch = operative.batch_size()
+  if not isinstance(batch, tuple):
     return batch if isinstance(batch, int) else None
   method, value = batch
   if method == "sequences_per_batch":
@@ -410,7 +405,7 @@ def _batch_size(operative: operative_config.OperativeConfig, lengths) -> Optiona
 
 def trained_root(operative: operative_config.OperativeConfig) -> str:
   """The FLCC root the model was trained on (code_t5.flcc_dataset.root; dataset-dev if unset)."""
-  return str(operative.value("flcc_dataset.root")
+  return str(operative.value("flcc_dataset.root", kind=str)
              or pathlib.Path(__file__).resolve().parents[2] / "dataset-dev")  # sources.DEV_ROOT
 
 
@@ -423,7 +418,7 @@ def task_gin_text(model: checkpoints.Model, prefix: str, step: int,
   training = Training.of(operative)
   if training.objective not in TASK_OBJECTIVES:
     return None
-  lengths = operative.value("run.sequence_length") or {"inputs": 512, "targets": 512}
+  lengths = operative.sequence_length() or {"inputs": 512, "targets": 512}
   causal = model.kind == "decoder-only" and not model.prefix_lm
   if causal and training.objective != "cursor_lm":
     return None  # a causal LM on a t5 objective: not a combination the project trains
@@ -437,18 +432,21 @@ def task_gin_text(model: checkpoints.Model, prefix: str, step: int,
   if training.objective == "cursor_lm":
     in_indentation, sampled, below_rate = _CURSOR_LM_VERSIONS.get(training.version,
                                                                   (False, False, 0.0))
-    alpha = operative.value("tokenize_with_subword_sampling.alpha", 0.1) if sampled else 0.0
-    settings += [("line_start_rate", repr(operative.value("cursor_lm.line_start_rate", 0.5))),
+    alpha = (operative.value("tokenize_with_subword_sampling.alpha", 0.1, kind=_NUMBER)
+             if sampled else 0.0)
+    settings += [("line_start_rate",
+                  repr(operative.value("cursor_lm.line_start_rate", 0.5, kind=_NUMBER))),
                  ("cursors_in_indentation", f"{in_indentation}  # task {training.version}"),
                  ("subword_alpha", f"{alpha!r}  # BPE-dropout (v3)"),
                  ("below_rate", f"{below_rate!r}  # the code below the cursor's line first (v4)")]
-  settings += [(f"{split}_fraction", repr(operative.value(f"flcc_dataset.{split}_fraction", 0.05)))
+  settings += [(f"{split}_fraction",
+                repr(operative.value(f"flcc_dataset.{split}_fraction", 0.05, kind=_NUMBER)))
                for split in ("validation", "test")]
-  held_out_roots = operative.value("flcc_dataset.held_out_roots")
+  held_out_roots = operative.value("flcc_dataset.held_out_roots", kind=(list, tuple))
   if held_out_roots:  # --held-out-root: the files trained without stay out in T5X too
     settings += [("held_out_roots", f"{list(held_out_roots)!r}  # code_t5.flcc_dataset's"),
                  ("held_out_min_share",
-                  repr(operative.value("flcc_dataset.held_out_min_share", 0.5)))]
+                  repr(operative.value("flcc_dataset.held_out_min_share", 0.5, kind=_NUMBER)))]
   if layout == "targets_only":
     feature_lengths = {"targets": lengths["inputs"] + lengths["targets"]}
   else:
@@ -472,7 +470,7 @@ def task_gin_text(model: checkpoints.Model, prefix: str, step: int,
               "# every token, as Mesh TF took it. Do not add an 'inputs' length (model.gin)."]
   lines += [f"TASK_FEATURE_LENGTHS = {feature_lengths!r}",
             "USE_CACHED_TASKS = False  # read from the FLCC root, as Mesh TF did"]
-  dropout = operative.value("SelfAttention.dropout_rate")
+  dropout = operative.value("SelfAttention.dropout_rate", kind=_NUMBER)
   if dropout is not None:
     lines += [f"DROPOUT_RATE = {dropout!r}  # Mesh TF's (the run files set 0.1)"]
   batch = _batch_size(operative, lengths)
@@ -494,12 +492,7 @@ def convert(source: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
   if dtype not in DTYPES:
     raise checkpoints.ConvertError(f"--dtype {dtype!r} is not one of {', '.join(DTYPES)}")
   prefix = checkpoints.find_checkpoint(pathlib.Path(source), step)
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top  (slow; after argument checks)
-  try:
-    reader = tf.train.load_checkpoint(prefix)
-  except (tf.errors.OpError, ValueError) as e:
-    raise checkpoints.ConvertError(f"cannot read the checkpoint index of {prefix}: "
-                       f"{(str(e).strip().splitlines() or [type(e).__name__])[0]}") from None
+  reader = checkpoints.open_checkpoint(prefix)  # (imports TensorFlow: after argument checks)
   operative = operative_config.OperativeConfig.of_model_dir(pathlib.Path(prefix).parent)
   the_plan = checkpoints.plan(reader.get_variable_to_shape_map(), prefix, params_only, operative)
   report = Report(prefix, out, 0, the_plan.model, params_only, dtype)

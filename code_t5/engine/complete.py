@@ -41,6 +41,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from code_t5 import errors
 from code_t5 import processes
+from code_t5 import stranger_paths
 from code_t5.data import line_completion
 from code_t5.data import task_names
 from code_t5.engine import confidence
@@ -55,6 +56,7 @@ from code_t5.engine import runtime
 from code_t5.engine import saved_pieces
 from code_t5.engine import scopes
 from code_t5.engine import similar_code
+from code_t5.training import checkpoints
 from code_t5.training import launcher
 from code_t5.training import operative_config
 
@@ -287,15 +289,13 @@ def model_info(model_dir: pathlib.Path) -> ModelInfo:
   task = config.task()
   if task is None:
     raise CompletionError(f"{config.path} names no task (get_vocabulary.mixture_or_task_name)")
-  sequence_length = config.value("run.sequence_length")
+  sequence_length = config.sequence_length()
   if sequence_length is None:
     raise CompletionError(f"{config.path} binds no utils.run.sequence_length")
-  if isinstance(sequence_length, int):
-    sequence_length = {"inputs": sequence_length, "targets": sequence_length}
   return ModelInfo(model_dir=model_dir, step=step, task=task,
-                   model_type=config.value("run.model_type", "bitransformer"),
-                   sequence_length=dict(sequence_length),
-                   vocab_divisor=config.value("Unitransformer.vocab_divisor", 128) or 1)
+                   model_type=config.value("run.model_type", "bitransformer", kind=str),
+                   sequence_length=sequence_length,
+                   vocab_divisor=config.value("Unitransformer.vocab_divisor", 128, kind=int) or 1)
 
 
 def task_vocabulary(info: ModelInfo):
@@ -320,13 +320,9 @@ def describe_vocabulary(vocabulary) -> str:
 
 def check_vocabulary(info: ModelInfo, vocabulary) -> None:
   """The checkpoint's embedding must have the rows the task's vocabulary needs."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   checkpoint = str(info.model_dir / f"model.ckpt-{info.step}")
-  try:
-    variables = tf.train.list_variables(checkpoint)
-  except (tf.errors.OpError, ValueError) as e:
-    raise CompletionError(f"{checkpoint} cannot be read: {str(e).splitlines()[0]}") from None
-  rows = [shape[0] for name, shape in variables
+  shapes = checkpoints.open_checkpoint(checkpoint, CompletionError).get_variable_to_shape_map()
+  rows = [shape[0] for name, shape in shapes.items()
           if name.split("/")[-1] == "embedding" and len(shape) == 2]
   if not rows:
     return
@@ -387,8 +383,28 @@ def _recorded_commands(model_dir: pathlib.Path) -> List[Tuple[int, str]]:
   for path in (model_dir / "commands").glob("command*"):
     m = re.fullmatch(r"command(?:\.(\d+))?", path.name)
     if m:
-      commands.append((int(m.group(1) or 0), path.read_text(encoding="utf-8", errors="replace")))
+      try:
+        text = stranger_paths.read_regular(path, _MAX_COMMAND_BYTES)
+      except OSError as e:
+        raise CompletionError(f"{path} cannot be read ({e.strerror}): remove it, or give "
+                              "`code-t5 export` --model and --size") from None
+      commands.append((int(m.group(1) or 0), text.decode("utf-8", errors="replace")))
   return sorted(commands)
+
+
+_MAX_COMMAND_BYTES = 1 << 20  # mesh_transformer_main records one command line per file
+
+
+def _check_gin_from(model_dir: pathlib.Path, source: str, text: str) -> None:
+  """Gin text that the model dir supplies (its operative config, or its recorded command's
+  bindings and files) must not import code or read files beyond what training records: the
+  model dir may be a stranger's (operative_config.unsafe_statement)."""
+  statement = operative_config.unsafe_statement(text)
+  if statement:
+    raise CompletionError(
+        f"{source} has `{reprlib.repr(statement)[1:-1]}`, which no code-t5 training writes and "
+        f"which gin would carry out: {model_dir} is not exported; remove that line if you trust "
+        "it, or give `code-t5 export` --model and --size")
 
 
 def _split_recorded(command: str) -> List[str]:
@@ -426,6 +442,7 @@ def experiment_from_model_dir(model_dir: pathlib.Path, run: str = "cpu", model=N
     config = operative_config.OperativeConfig.of_model_dir(model_dir)
     if not model and not size and config.exists:
       # E.g. a model dir copied without commands/: operative_config.gin is the whole composition.
+      _check_gin_from(model_dir, str(config.path), operative_config.read_text(config.path))
       return _OperativeConfigExperiment(run=run, model_dir=model_dir,
                                         gin_params=list(gin_params)), []
     raise CompletionError(
@@ -435,6 +452,16 @@ def experiment_from_model_dir(model_dir: pathlib.Path, run: str = "cpu", model=N
         f"model dir's commands/ or {operative_config.FILE_NAME} along with its checkpoints")
   kept = [p for p in params if not p.replace(" ", "").startswith(
       tuple(r.replace(" ", "") + "=" for r in _RUN_ONLY_PARAMS))]
+  recorded_in = model_dir / "commands"
+  for param in kept:
+    _check_gin_from(model_dir, f"a --gin_param of the command recorded in {recorded_in}", param)
+  for name in extra_files:
+    # mesh_transformer_main reads it from --gin_location_prefix, else as given.
+    path = next((p for p in (launcher.GIN_CONFIGS / name, pathlib.Path(name)) if p.is_file()),
+                None)
+    if path is not None:
+      _check_gin_from(model_dir, f"{path} (a --gin_file of the command recorded in "
+                      f"{recorded_in})", operative_config.read_text(path))
   try:
     experiment = launcher.Experiment(model=model, size=size, run=run, vocab=recorded["vocab"],
                                      model_dir=model_dir, gin_params=kept + list(gin_params))
@@ -518,19 +545,28 @@ def export(model_dir: pathlib.Path, settings: DecodeSettings = DecodeSettings(),
   if existing:
     check_export(existing, info, vocabulary)
     return existing
-  experiment, extra_files = experiment_from_model_dir(info.model_dir, run, model, size,
+  # Absolute: the export runs in an empty working folder (below).
+  experiment, extra_files = experiment_from_model_dir(info.model_dir.resolve(), run, model, size,
                                                       gin_params)
   key = export_key(info, settings, run)
-  exports = info.model_dir / EXPORT_DIR
+  # Written (and leftovers removed) only inside the model folder, which may be a stranger's:
+  # never through a link named export, export/<key>, logs or logs/export.log.
+  exports = stranger_paths.inside(info.model_dir, EXPORT_DIR)
+  stranger_paths.inside(info.model_dir, EXPORT_DIR, key)
+  log = stranger_paths.inside(info.model_dir, "logs", "export.log")
   processes.remove_stale_temporaries(exports, echo)  # of exports that were killed
-  tmp = exports / processes.temporary_name(key)
+  tmp = stranger_paths.inside(exports, processes.temporary_name(key)).resolve()
   shutil.rmtree(tmp, ignore_errors=True)
   command = experiment.export_command(tmp, extra_gin_files=extra_files,
                                       extra_gin_params=decode_bindings(info, settings, vocabulary))
-  log = info.model_dir / "logs" / "export.log"
   echo(f"exporting {info.model_dir} step {info.step} ({key}); log: {log}")
   start = time.time()
-  code = launcher.run(command, log, echo)
+  # In an empty folder: gin looks for a relative --gin_file or include in the working folder
+  # first, so from inside a stranger's model dir its dataset.gin or runs/cpu.gin would be read
+  # (and their imports run) instead of the project's.
+  import tempfile  # pylint: disable=g-import-not-at-top  (only an export needs it)
+  with tempfile.TemporaryDirectory(prefix="code_t5_export-") as empty:
+    code = launcher.run(command, log, echo, cwd=pathlib.Path(empty))
   written = [p for p in tmp.glob("*") if (p / "saved_model.pb").exists()] if tmp.exists() else []
   if code or len(written) != 1:
     shutil.rmtree(tmp, ignore_errors=True)
@@ -714,20 +750,34 @@ def last_if_unlikely(lines: Sequence[decoding.Line], prefix: str, below: str, re
                           or defined.redefines(line.text) for line in lines])
 
 
+# What describe_model prints of ABOUT_FILE, and the types it reads them as.
+_ABOUT_FIELDS = {"name": (str,), "total_steps": (int,), "trained_on": (str,), "date": (str,)}
+ABOUT_MAX_BYTES = 1 << 20  # the shipped one is ~1 kB
+
+
 def model_about(model_dir: pathlib.Path) -> dict:
   """The model dir's ABOUT_FILE ({} if it has none); a one-line error if it is unreadable."""
   path = pathlib.Path(model_dir) / ABOUT_FILE
   if not path.exists():
     return {}
   try:
-    about = json.loads(path.read_text(encoding="utf-8"))
-  except (OSError, ValueError) as e:
+    about = json.loads(stranger_paths.read_regular(path, ABOUT_MAX_BYTES).decode("utf-8"))
+  except OSError as e:
+    raise CompletionError(f"{path} is unreadable ({e.strerror or type(e).__name__}): mend or "
+                          "remove it") from None
+  except ValueError as e:  # not JSON, or not UTF-8
     raise CompletionError(f"{path} is unreadable ({type(e).__name__}): mend or remove it") from None
   gate = about.get("min_score") if isinstance(about, dict) else None
   if not isinstance(about, dict) or (gate is not None and (
-      isinstance(gate, bool) or not isinstance(gate, (int, float)) or gate > RETRIEVAL_BONUS)):
+      isinstance(gate, bool) or not isinstance(gate, (int, float)) or not math.isfinite(gate)
+      or gate > RETRIEVAL_BONUS)):
     raise CompletionError(f"{path}: not an object with a \"min_score\" of at most "
                           f"{RETRIEVAL_BONUS:g}: mend or remove it")
+  for key, kinds in _ABOUT_FIELDS.items():
+    value = about.get(key)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
+      raise CompletionError(f"{path}: its \"{key}\" is {reprlib.repr(value)}, not "
+                            f"{' or '.join(k.__name__ for k in kinds)}: mend or remove it")
   problem = confidence.check(about["confidence"]) if "confidence" in about else None
   if problem:
     raise CompletionError(f"{path}: its \"confidence\" is {problem}: mend or remove it")

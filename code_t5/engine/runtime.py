@@ -37,6 +37,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from code_t5 import errors
+from code_t5 import stranger_paths
 from code_t5.engine import native
 from code_t5.engine import tokenizers
 
@@ -94,20 +95,22 @@ def write(model_dir: pathlib.Path, step: int, info: dict, vocabulary, echo=None)
 
   info: what the model dir's operative config says (task, model_type, sequence_length).
   """
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top  (only writing needs it)
   from code_t5.training import checkpoints  # pylint: disable=g-import-not-at-top
   from code_t5.training import operative_config  # pylint: disable=g-import-not-at-top
   from code_t5 import processes  # pylint: disable=g-import-not-at-top
   model_dir = pathlib.Path(model_dir)
+  # The model folder may be a stranger's: its `runtime` (or `runtime/stepN`) must not be a link
+  # that sends this write, and the removal of an older runtime, into a folder of the user's.
+  final = stranger_paths.inside(model_dir, RUNTIME_DIR, runtime_dir(model_dir, step).name)
   prefix = str(model_dir / f"model.ckpt-{step}")
-  reader = tf.train.load_checkpoint(prefix)
+  reader = checkpoints.open_checkpoint(prefix, RuntimeFolderError)  # (TensorFlow: only here)
   operative = operative_config.OperativeConfig.of_model_dir(model_dir)
   plan = checkpoints.plan(reader.get_variable_to_shape_map(), prefix, params_only=True,
                           operative=operative)
   # Read everything first: a failure in the block below is one of its writes.
   arrays, tensors = {}, {}
   for i, tensor in enumerate(plan.tensors):
-    value = np.asarray(reader.get_tensor(tensor.name))
+    value = np.asarray(checkpoints.read_tensor(reader, tensor.name, prefix, RuntimeFolderError))
     dtype = value.dtype.name
     if dtype == "bfloat16":  # stored as its 16 bits: NumPy has no bfloat16
       value = value.view(np.uint16)
@@ -116,7 +119,6 @@ def write(model_dir: pathlib.Path, step: int, info: dict, vocabulary, echo=None)
     arrays[f"t{i}"] = value
     tensors[f"t{i}"] = {"name": tensor.name, "dtype": dtype,
                         "paths": ["/".join(p) for p in tensor.paths]}
-  final = runtime_dir(model_dir, step)
   with processes.folder_written_beside(
       final, f"the NumPy runtime {final}",
       f"copy {model_dir} to a folder you can write and use the copy", echo) as tmp:
@@ -157,7 +159,8 @@ def load_tokenizer(spec: dict, directory: pathlib.Path) -> tokenizers.Tokenizer:
     return tokenizers.Bytes(spec["extra_ids"])
   path = pathlib.Path(directory) / spec["file"]
   try:
-    tokenizer = tokenizers.Pieces(path.read_bytes(), spec["extra_ids"])
+    tokenizer = tokenizers.Pieces(stranger_paths.read_regular(path, _MAX_VOCAB_BYTES),
+                                  spec["extra_ids"])
   except (OSError, ValueError) as e:
     raise _damaged(path, _why(e)) from None
   if tokenizer.vocab_size != spec.get("vocab_size", tokenizer.vocab_size):
@@ -192,7 +195,7 @@ def _read_meta(directory: pathlib.Path) -> dict:
   """model.json: a JSON object of this format with what loading reads (checked, not trusted)."""
   path = directory / MODEL_FILE
   try:
-    meta = json.loads(path.read_text(encoding="utf-8"))
+    meta = json.loads(stranger_paths.read_regular(path, _MAX_MODEL_JSON_BYTES).decode("utf-8"))
   except (OSError, ValueError) as e:  # ValueError: not JSON, or not UTF-8
     raise _damaged(path, _why(e)) from None
   if not isinstance(meta, dict):
@@ -231,6 +234,10 @@ def _read_meta(directory: pathlib.Path) -> dict:
 
 
 _MAX_SEQUENCE_LENGTH = 1 << 16
+# Far above what code_t5 writes (the shipped model's model.json ~10 kB, vocab.model ~0.4 MB):
+# files a reader takes whole, so a stranger's cannot ask for any amount of memory.
+_MAX_MODEL_JSON_BYTES = 16 << 20
+_MAX_VOCAB_BYTES = 256 << 20
 # The sizes model.json's "architecture" must give: the shapes of the tensors follow from them.
 _ARCHITECTURE_INTS = ("vocab_size", "d_model", "num_heads", "head_dim", "d_ff",
                       "num_encoder_layers", "num_decoder_layers")
@@ -280,7 +287,7 @@ def _read_params(directory: pathlib.Path, meta: dict) -> Dict[str, np.ndarray]:
   arch = meta["architecture"]
   params = {}
   try:
-    with zipfile.ZipFile(path) as archive:
+    with stranger_paths.open_regular(path, max_bytes=1 << 62) as f, zipfile.ZipFile(f) as archive:
       members = set(archive.namelist())
       for key, tensor in meta["tensors"].items():
         shapes = {_expected_shape(p, arch) for p in tensor["paths"]} - {None}
@@ -290,6 +297,9 @@ def _read_params(directory: pathlib.Path, meta: dict) -> Dict[str, np.ndarray]:
         if f"{key}.npy" not in members:
           raise _mismatch(directory, f"no array {key}, which {MODEL_FILE} lists as "
                           f"{tensor.get('name')}")
+        if archive.getinfo(f"{key}.npy").compress_type != zipfile.ZIP_STORED:
+          # _save_arrays stores them: a compressed member could inflate far beyond the file.
+          raise _damaged(path, f"array {key} is compressed, which code_t5 never writes")
         with archive.open(f"{key}.npy") as member:
           shape, fortran, dtype = _npy_header(member, np.lib.format.read_magic(member))
           if dtype != _STORED_DTYPES[tensor["dtype"]]:

@@ -26,6 +26,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 from code_t5 import cache_dirs
 from code_t5 import errors
 from code_t5 import processes
+from code_t5 import stranger_paths
 from code_t5.data import flcc
 from code_t5.data import line_completion
 from code_t5.data import metrics
@@ -169,6 +170,9 @@ def _score(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str, floa
   return {k: round(v, 3) for k, v in result.items()}
 
 
+MAX_DECODES_BYTES = 1 << 30  # a decode file is read whole: ~100 bytes a point
+
+
 def model_predictions(model_dir: pathlib.Path, split: str, root_name: str
                        ) -> Tuple[str, int, List[str], List[str]]:
   """(task, step, targets, predictions) of the newest line-completion eval of the root named
@@ -188,8 +192,24 @@ def model_predictions(model_dir: pathlib.Path, split: str, root_name: str
   step, task, targets_file, predictions_file = max(found)
 
   def read(path):
-    return [postprocessors.from_json_line(line) for line in
-            path.read_text(encoding="utf-8").splitlines()]
+    """One decode (a JSON string) per line; the model dir may be a stranger's."""
+    try:
+      text = stranger_paths.read_regular(path, MAX_DECODES_BYTES).decode("utf-8")
+    except OSError as e:
+      raise BaselineError(f"{path} cannot be read ({e.strerror}): run the eval again") from None
+    except UnicodeDecodeError:
+      raise BaselineError(f"{path} is not UTF-8 text: run the eval again") from None
+    decodes = []
+    for number, line in enumerate(text.splitlines(), 1):
+      try:
+        decode = postprocessors.from_json_line(line)
+      except ValueError:
+        decode = None
+      if not isinstance(decode, str):
+        raise BaselineError(f"{path}:{number} is not a decode (a JSON string, as Mesh TF's eval "
+                            "writes them): run the eval again")
+      decodes.append(decode)
+    return decodes
 
   return task, step, read(targets_file), read(predictions_file)
 

@@ -24,11 +24,13 @@ operative_config.gin Mesh TF writes beside it (T5 defaults, flagged as assumed, 
 """
 
 import dataclasses
+import glob
 import pathlib
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from code_t5 import errors
+from code_t5 import stranger_paths
 from code_t5.training import operative_config
 
 _NUM_BUCKETS = 32  # the only number of relative-position buckets T5X's example networks build
@@ -64,6 +66,41 @@ def find_checkpoint(path: pathlib.Path, step: Optional[int] = None) -> str:
     raise ConvertError(f"{path} has no checkpoint for step {step} "
                        f"(steps: {', '.join(map(str, sorted(steps)))})")
   return steps[step]
+
+
+def open_checkpoint(prefix, error=ConvertError):
+  """TensorFlow's reader of checkpoint `prefix`; error(one line) where it cannot be opened.
+
+  Its .index and .data shards are checked first to be regular files: the model dir may be a
+  stranger's, and TensorFlow's reader blocks forever on a FIFO and reads a device to its end."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top  (slow: only where one is read)
+  for path in [pathlib.Path(f"{prefix}.index")] + sorted(pathlib.Path(prefix).parent.glob(
+      f"{glob.escape(pathlib.Path(prefix).name)}.data-*")):
+    try:
+      stranger_paths.check_regular(path)
+    except OSError as e:
+      raise error(f"cannot read {path}: {e.strerror}: copy the checkpoint again") from None
+  try:
+    return tf.train.load_checkpoint(str(prefix))
+  except (tf.errors.OpError, ValueError) as e:
+    raise error(f"cannot read the checkpoint index of {prefix}: {_first_line(e)}") from None
+
+
+def read_tensor(reader, name: str, prefix, error=ConvertError):
+  """Variable `name` of the checkpoint `reader` reads; error(one line) naming it where it cannot
+  be read (e.g. a truncated .data shard)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  try:
+    return reader.get_tensor(name)
+  # pybind turns the reader's statuses into these: OUT_OF_RANGE (a short .data shard) is an
+  # IndexError, INVALID_ARGUMENT a ValueError, the rest RuntimeError or an OpError.
+  except (tf.errors.OpError, IndexError, ValueError, RuntimeError) as e:
+    raise error(f"cannot read variable {name} from {prefix} (truncated or corrupt "
+                f"checkpoint?): {_first_line(e)}") from None
+
+
+def _first_line(error: BaseException) -> str:
+  return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
 # ---------------------------------------------------------------- what the variables are

@@ -126,7 +126,10 @@ class Experiment:
     params = dataset_gin_params(self.root, self.validation_fraction, self.test_fraction,
                                 self.prepared_dir, self.held_out_roots) + list(self.gin_params) + \
         list(extra_gin_params)
-    return ([sys.executable, "-m", "t5.models.mesh_transformer_main", "--module_import=code_t5",
+    # -P: the working folder is not put on the module path, so a t5/, seqio.py or gin/ there
+    # (a project of the user's, or a stranger's folder) cannot stand in for the stack's own.
+    return ([sys.executable, "-P", "-m", "t5.models.mesh_transformer_main",
+             "--module_import=code_t5",
              f"--gin_location_prefix={GIN_CONFIGS}/", f"--model_dir={self.model_dir}"] +
             [f"--gin_file={f}" for f in self.gin_files() + list(extra_gin_files)] +
             [f"--gin_param={p}" for p in params])
@@ -409,8 +412,10 @@ def _exit_reason(returncode: int, signals: Sequence[int], shape: Optional[RunSha
 
 def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
         loss_table: Optional[pathlib.Path] = None, first_step: Optional[int] = None,
-        env: Optional[Mapping[str, str]] = None, init_task: Optional[str] = None) -> int:
-  """Runs a Mesh TF command; full log to `log_path`, condensed progress to `echo`.
+        env: Optional[Mapping[str, str]] = None, init_task: Optional[str] = None,
+        cwd: Optional[pathlib.Path] = None) -> int:
+  """Runs a Mesh TF command (in `cwd`, default this process's working folder); full log to
+  `log_path`, condensed progress to `echo`.
 
   With `loss_table`, every step's printed loss is appended to it as "step<TAB>loss", written
   through line by line (a killed run keeps its curve). Progress lines give the step, loss,
@@ -439,7 +444,7 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
     forwarder = stack.enter_context(processes.forward_signals())
     process = stack.enter_context(processes.start_child(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
-        errors="replace"))
+        errors="replace", cwd=cwd))
     forwarder.attach(process)
     loss_per_byte = None
     user_error = None

@@ -13,11 +13,20 @@ task `MIXTURE_NAME = @code_t5.task_name()` is resolved from the recorded objecti
 import ast
 import pathlib
 import re
+import reprlib
 from typing import Dict, Optional
 
 from code_t5 import errors
+from code_t5 import stranger_paths
 
 FILE_NAME = "operative_config.gin"
+MAX_BYTES = 64 << 20  # Mesh TF writes ~10-30 kB
+# The packages a model dir's gin text may import when a command hands it to gin (`code-t5
+# export`): the stack's, which are all that training records. A gin `import` runs the module's
+# code, so a stranger's model dir naming any other module (one beside it, or an installed one
+# that starts a program when imported) would be running code of their choice.
+IMPORTABLE = ("code_t5", "t5", "mesh_tensorflow", "seqio", "gin", "tensorflow", "__gin__")
+_GIN_STATEMENT = re.compile(r"\s*(import|from|include)\s+(\S*)")
 # `@code_t5.task_name()` or `@scope/code_t5.task_name()` (gin_configs/dataset.gin).
 _TASK_NAME_CALL = re.compile(r"^@(?:([\w.]+)/)?(?:code_t5\.)?task_name\(\)$")
 
@@ -52,6 +61,43 @@ def parse_bindings(text: str) -> Dict[str, str]:
   return bindings
 
 
+def read_text(path: pathlib.Path) -> str:
+  """The text of an operative config: a regular UTF-8 file of at most MAX_BYTES (the model dir
+  may be a stranger's); OperativeConfigError, one line, otherwise."""
+  try:
+    data = stranger_paths.read_regular(path, MAX_BYTES)
+  except OSError as e:
+    raise OperativeConfigError(f"{path} cannot be read: {e.strerror}") from None
+  try:
+    return data.decode("utf-8")
+  except UnicodeDecodeError as e:
+    raise OperativeConfigError(
+        f"{path} cannot be read: it is not UTF-8 text (byte 0x{data[e.start]:02x} at "
+        f"offset {e.start}), so it is damaged: copy it again from the model dir it came "
+        "from") from None
+
+
+def unsafe_statement(text: str) -> Optional[str]:
+  """The first statement of gin `text` that would make gin run code or read a file that no
+  training run records: an import of a module outside IMPORTABLE, or an include of a file
+  outside the gin search path (an absolute path, or one that climbs with ..); None if none."""
+  for line in text.splitlines():
+    m = _GIN_STATEMENT.match(line)
+    if not m:
+      continue
+    if m.group(1) == "include":
+      target = m.group(2).strip("'\"")
+      if target.startswith(("/", "~")) or ".." in pathlib.PurePosixPath(target).parts:
+        return line.strip()
+    elif m.group(2).split(".")[0] not in IMPORTABLE:
+      return line.strip()
+  return None
+
+
+def _short(text: str) -> str:
+  return reprlib.repr(text)
+
+
 class OperativeConfig:
   """The bindings of one operative_config.gin (none when the file is missing or not given)."""
 
@@ -61,17 +107,7 @@ class OperativeConfig:
     self.bindings = parse_bindings(self._read()) if self.exists else {}
 
   def _read(self) -> str:
-    try:
-      data = self.path.read_bytes()
-    except OSError as e:
-      raise OperativeConfigError(f"{self.path} cannot be read: {e.strerror}") from None
-    try:
-      return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-      raise OperativeConfigError(
-          f"{self.path} cannot be read: it is not UTF-8 text (byte 0x{data[e.start]:02x} at "
-          f"offset {e.start}), so it is damaged: copy it again from the model dir it came "
-          "from") from None
+    return read_text(self.path)
 
   @classmethod
   def of_model_dir(cls, model_dir) -> "OperativeConfig":
@@ -95,16 +131,51 @@ class OperativeConfig:
       value = self.bindings.get(value[1:], value)
     return value
 
-  def value(self, name: str, default=None, scope: Optional[str] = None):
-    """The Python literal bound to `name`, `default` when unbound."""
+  def value(self, name: str, default=None, scope: Optional[str] = None, kind=None):
+    """The Python literal bound to `name`, `default` when unbound; with `kind` (a type or a
+    tuple of types, as isinstance takes), an OperativeConfigError for a literal of another type
+    than those or None (a bool is no int here): the file may be a stranger's."""
     text = self.text(name, scope)
     if text is None:
       return default
     try:
-      return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError):
-      raise OperativeConfigError(f"{self.path} binds {name} to {text!r}, not a literal that "
-                                 "code-t5 can read") from None
+      value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+      raise OperativeConfigError(f"{self.path} binds {name} to {_short(text)}, not a literal "
+                                 "that code-t5 can read") from None
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if kind is not None and value is not None and (not isinstance(value, kinds) or (
+        isinstance(value, bool) and bool not in kinds)):
+      raise OperativeConfigError(f"{self.path} binds {name} to {_short(text)}, not "
+                                 f"{' or '.join(k.__name__ for k in kinds)}: mend it")
+    return value
+
+  def sequence_length(self) -> Optional[Dict[str, int]]:
+    """utils.run.sequence_length as {"inputs": n, "targets": n} (an int binds both); None
+    when unbound."""
+    lengths = self.value("run.sequence_length", kind=(int, dict))
+    if isinstance(lengths, int):
+      lengths = {"inputs": lengths, "targets": lengths}
+    if lengths is not None and not all(
+        isinstance(lengths.get(k), int) and not isinstance(lengths[k], bool) and lengths[k] > 0
+        for k in ("inputs", "targets")):
+      raise OperativeConfigError(f"{self.path} binds run.sequence_length to "
+                                 f"{_short(self.text('run.sequence_length'))}, not positive "
+                                 "'inputs' and 'targets' lengths: mend it")
+    return None if lengths is None else {"inputs": lengths["inputs"],
+                                         "targets": lengths["targets"]}
+
+  def batch_size(self):
+    """utils.run.batch_size: an int, or (method, count) as Mesh TF takes it; None when
+    unbound."""
+    batch = self.value("run.batch_size", kind=(int, tuple))
+    if isinstance(batch, tuple) and not (
+        len(batch) == 2 and isinstance(batch[0], str) and isinstance(batch[1], int)
+        and not isinstance(batch[1], bool)):
+      raise OperativeConfigError(f"{self.path} binds run.batch_size to "
+                                 f"{_short(self.text('run.batch_size'))}, not (method, count): "
+                                 "mend it")
+    return batch
 
   def task(self) -> Optional[str]:
     """The seqio task or mixture Mesh TF trained on (get_vocabulary.mixture_or_task_name)."""
@@ -113,14 +184,14 @@ class OperativeConfig:
       return None
     call = _TASK_NAME_CALL.match(text)
     if not call:
-      return self.value("get_vocabulary.mixture_or_task_name")
+      return self.value("get_vocabulary.mixture_or_task_name", kind=str)
     # gin evaluates `MACRO = @fn()` in the scope MACRO: the file records "MIXTURE_NAME/task_name.x".
     scope = call.group(1) or self._macro_holding(text)
     from code_t5.data import task_names  # pylint: disable=g-import-not-at-top
     try:
-      return task_names.name_of(self.value("task_name.objective", "prefix_lm", scope),
-                                self.value("task_name.vocabulary", "byte", scope),
-                                self.value("task_name.version", task_names.VERSION, scope))
+      return task_names.name_of(self.value("task_name.objective", "prefix_lm", scope, str),
+                                self.value("task_name.vocabulary", "byte", scope, str),
+                                self.value("task_name.version", task_names.VERSION, scope, str))
     except ValueError as e:
       raise OperativeConfigError(f"{self.path}: {e}") from None
 

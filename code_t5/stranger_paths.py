@@ -1,0 +1,107 @@
+"""Paths a stranger may have made (a model folder, a source to import): read only what is a
+regular file of a bounded size, write only inside the folder given, and never into an input.
+
+A model folder is data (the project's rule for strangers' input), but its entries can be more
+than files: a FIFO named `about.json` or `model.ckpt-N.index` blocks whoever opens it for reading,
+a link to /dev/zero is endless, and a link named `runtime` or `logs/export.log` would send the
+engine's writes (and the removal of an older runtime) into a folder of the user's. Each reader
+here refuses those with an OSError whose strerror says why, which the callers' existing one-line
+errors already print; `inside` refuses a write path that leaves its folder through a link;
+`same_or_inside` tells an output that would be written into (or replace) an input.
+"""
+
+import errno
+import os
+import pathlib
+import stat
+from typing import BinaryIO, Union
+
+from code_t5 import errors
+
+PathLike = Union[str, os.PathLike]
+
+
+class LinkOutError(errors.UserError):
+  """A path the command would write through a link (or a non-folder) that leaves its folder."""
+
+
+def open_regular(path: PathLike, max_bytes: int) -> BinaryIO:
+  """`path` opened for reading in binary, after checking that it is (or links to) a regular file
+  of at most `max_bytes`. Opening does not block on a FIFO (O_NONBLOCK); the check is on the
+  opened file, so a link swapped after the check cannot change what is read."""
+  fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+  try:
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+      raise OSError(errno.EINVAL, f"not a regular file ({_kind(info.st_mode)})", os.fspath(path))
+    if info.st_size > max_bytes:
+      raise OSError(errno.EFBIG, f"{info.st_size:,} bytes, more than the {max_bytes:,} such a "
+                    "file can hold", os.fspath(path))
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+  except BaseException:
+    os.close(fd)
+    raise
+
+
+def read_regular(path: PathLike, max_bytes: int) -> bytes:
+  """The bytes of `path`, a regular file of at most `max_bytes` (open_regular)."""
+  with open_regular(path, max_bytes) as f:
+    return f.read(max_bytes + 1)[:max_bytes]
+
+
+def check_regular(path: PathLike) -> None:
+  """OSError unless `path` is (or links to) a regular file: for files a library opens by name
+  (TensorFlow's checkpoint reader), which would block on a FIFO."""
+  with open_regular(path, max_bytes=1 << 62):
+    pass
+
+
+def _kind(mode: int) -> str:
+  for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                     (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                     (stat.S_ISDIR, "a folder")):
+    if test(mode):
+      return name
+  return "not a plain file"
+
+
+def inside(root: PathLike, *parts: str) -> pathlib.Path:
+  """root / parts, for writing: LinkOutError where a part that exists is a link (which could lead
+  out of `root`, e.g. a model folder's `runtime` linked to a folder of the user's) or where a
+  part that should be a folder is not one. `root` itself is the user's choice and may be a link."""
+  path = pathlib.Path(root)
+  for i, part in enumerate(parts):
+    path = path / part
+    try:
+      mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+      break  # created by the writer, as a plain folder or file
+    except OSError:
+      continue  # the write itself says why
+    if stat.S_ISLNK(mode):
+      raise LinkOutError(f"{path} is a link (to {os.readlink(path)}): code-t5 writes only inside "
+                         f"{root}; remove the link")
+    if i < len(parts) - 1 and not stat.S_ISDIR(mode):
+      raise LinkOutError(f"{path} is not a folder: code-t5 writes {'/'.join(parts)} inside "
+                         f"{root}; remove or rename it")
+  return pathlib.Path(root).joinpath(*parts)
+
+
+def same_or_inside(path: PathLike, folder: PathLike) -> bool:
+  """Whether `path` is `folder` or inside it, links resolved: an output that would be written
+  into, or replace, an input. Folders are compared as files (device and inode), so that another
+  spelling of one (a bind mount, a case-insensitive name) is no way around it."""
+  try:
+    target = os.stat(folder)
+  except OSError:
+    return False
+  real = pathlib.Path(os.path.realpath(path))  # (unlike Path.resolve, never raises on a loop)
+  for ancestor in (real, *real.parents):
+    try:
+      found = ancestor.stat()
+    except OSError:  # not there (yet)
+      continue
+    if (found.st_dev, found.st_ino) == (target.st_dev, target.st_ino):
+      return True
+  return False

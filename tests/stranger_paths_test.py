@@ -1,0 +1,214 @@
+"""A model folder from a stranger is data: what it holds cannot block a command, ask for any
+amount of memory, send the engine's writes out of it, or run code (code_t5/stranger_paths.py and
+its callers: complete, serve, export, convert, pack, baseline). Each case was a hang, a traceback,
+a file of the user's deleted or a marker file touched before the fix."""
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from code_t5 import stranger_paths
+from code_t5 import test_utils
+from code_t5.data import line_completion
+from code_t5.engine import runtime
+from code_t5.evaluation import baseline
+
+RUNTIME = pathlib.Path(runtime.RUNTIME_DIR) / f"step{test_utils.PRETRAINED_STEP}"
+# A hang is the failure here: a command that reads a FIFO waits for a writer that never comes.
+TIMEOUT = 240
+
+
+def _code_t5(*args, cwd=None) -> subprocess.CompletedProcess:
+  # -P: as the installed `code-t5` command, which does not put the working folder on the path
+  # (`python -m` would, and the model folder's t5/ would stand in for t5 in this process).
+  return subprocess.run([sys.executable, "-P", "-m", "code_t5.cli", *map(str, args)], cwd=cwd,
+                        capture_output=True, text=True, timeout=TIMEOUT)
+
+
+def _one_line_error(result: subprocess.CompletedProcess, *expected: str) -> str:
+  """The command's error line (after any progress lines; no traceback)."""
+  assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-3000:]
+  lines = [line for line in result.stderr.splitlines() if line.strip()]
+  assert lines and lines[-1].startswith("code-t5 "), result.stderr[-3000:]
+  assert "Traceback" not in result.stderr, result.stderr[-3000:]
+  for text in expected:
+    assert text in lines[-1]
+  return lines[-1]
+
+
+@pytest.fixture
+def model(tmp_path) -> pathlib.Path:
+  copy = tmp_path / "model"
+  shutil.copytree(test_utils.PRETRAINED, copy)
+  return copy
+
+
+@pytest.fixture
+def source(tmp_path) -> pathlib.Path:
+  path = tmp_path / "t.py"
+  path.write_text("import os\n\n\ndef main():\n    path = os.path.")
+  return path
+
+
+def test_a_fifo_or_a_device_is_refused_without_opening_it_for_good(tmp_path):
+  fifo = tmp_path / "fifo"
+  os.mkfifo(fifo)
+  with pytest.raises(OSError, match="not a regular file \\(a FIFO\\)"):
+    stranger_paths.read_regular(fifo, 100)
+  with pytest.raises(OSError, match="a character device"):
+    stranger_paths.read_regular("/dev/zero", 100)
+  big = tmp_path / "big"
+  big.write_bytes(b"x" * 101)
+  with pytest.raises(OSError, match="101 bytes, more than the 100"):
+    stranger_paths.read_regular(big, 100)
+  assert stranger_paths.read_regular(big, 101) == b"x" * 101
+
+
+def test_a_write_path_through_a_link_or_a_file_is_refused(tmp_path):
+  root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
+  root.mkdir()
+  elsewhere.mkdir()
+  assert stranger_paths.inside(root, "runtime", "step1") == root / "runtime" / "step1"
+  (root / "runtime").symlink_to(elsewhere)
+  with pytest.raises(stranger_paths.LinkOutError, match="runtime is a link"):
+    stranger_paths.inside(root, "runtime", "step1")
+  (root / "logs").write_text("")
+  with pytest.raises(stranger_paths.LinkOutError, match="logs is not a folder"):
+    stranger_paths.inside(root, "logs", "export.log")
+  # The root itself is the user's choice.
+  (tmp_path / "link").symlink_to(root)
+  assert stranger_paths.inside(tmp_path / "link", "export") == tmp_path / "link" / "export"
+
+
+def test_complete_writes_no_runtime_through_a_link_out_of_the_model(model, source, tmp_path):
+  """The runtime is written once per checkpoint, replacing an older one: through a link named
+  `runtime` that replaced a folder of the user's."""
+  shutil.rmtree(model / runtime.RUNTIME_DIR)
+  users = tmp_path / "thesis"
+  (users / RUNTIME.name).mkdir(parents=True)
+  (users / RUNTIME.name / "thesis.tex").write_text("the user's own file")
+  (model / runtime.RUNTIME_DIR).symlink_to(users)
+  _one_line_error(_code_t5("complete", source, "--checkpoint", model),
+                  f"{model / 'runtime'} is a link", "remove the link")
+  assert [p.name for p in (users / RUNTIME.name).iterdir()] == ["thesis.tex"]
+
+
+def test_export_writes_nothing_through_links_out_of_the_model(model, tmp_path):
+  users_file, users_folder = tmp_path / "bashrc", tmp_path / "projects"
+  users_file.write_text("export PATH=$HOME/bin:$PATH\n")
+  users_folder.mkdir()
+  (model / "logs").mkdir()
+  (model / "logs" / "export.log").symlink_to(users_file)
+  _one_line_error(_code_t5("export", "--checkpoint", model), "export.log is a link")
+  (model / "logs" / "export.log").unlink()
+  (model / "export").symlink_to(users_folder)
+  _one_line_error(_code_t5("export", "--checkpoint", model), f"{model / 'export'} is a link")
+  assert users_file.read_text() == "export PATH=$HOME/bin:$PATH\n"
+  assert not list(users_folder.iterdir())
+
+
+def _marker_module(folder: pathlib.Path, name: str, marker: pathlib.Path) -> None:
+  folder.mkdir(parents=True, exist_ok=True)
+  (folder / name).write_text(f"import pathlib\npathlib.Path({str(marker)!r}).touch()\n")
+
+
+def test_export_runs_no_code_of_the_model_folder(model, tmp_path):
+  """Run from inside the folder (as `cd model && code-t5 export --checkpoint .`): a gin `import`
+  in its operative config is refused; its own t5/ package, or dataset.gin and runs/cpu.gin
+  importing a module of its own, are not what the export reads."""
+  marker = tmp_path / "ran"
+  _marker_module(model, "stranger_mod.py", marker)
+  _marker_module(model / "t5", "__init__.py", marker)
+  for gin_file in ("dataset.gin", "runs/cpu.gin"):
+    (model / gin_file).parent.mkdir(exist_ok=True)
+    (model / gin_file).write_text("import stranger_mod\n")
+  config = model / "operative_config.gin"
+  original = config.read_text()
+  config.write_text("import stranger_mod\n" + original)
+  _one_line_error(_code_t5("export", "--checkpoint", ".", cwd=model),
+                  "operative_config.gin has `import stranger_mod`")
+  assert not marker.exists()
+  config.write_text(original)
+  result = _code_t5("export", "--checkpoint", ".", cwd=model)
+  assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+  assert list((model / "export").glob("*/saved_model.pb"))
+  assert not marker.exists()
+
+
+def test_a_fifo_in_the_model_folder_is_a_one_line_error_not_a_hang(model, source):
+  for name in ("about.json", RUNTIME / "model.json", RUNTIME / "params.npz"):
+    path = model / name
+    saved = path.read_bytes()
+    path.unlink()
+    os.mkfifo(path)
+    _one_line_error(_code_t5("complete", source, "--checkpoint", model),
+                    f"{path}", "not a regular file (a FIFO)")
+    path.unlink()
+    path.write_bytes(saved)
+  shutil.rmtree(model / runtime.RUNTIME_DIR)  # so that the checkpoint is read
+  index = model / f"model.ckpt-{test_utils.PRETRAINED_STEP}.index"
+  index.unlink()
+  os.mkfifo(index)
+  for command in (["complete", source, "--checkpoint", model],
+                  ["pack", model, "--out", model.parent / "pack"]):
+    _one_line_error(_code_t5(*command), f"{index}: not a regular file (a FIFO)")
+
+
+def test_a_compressed_runtime_member_cannot_inflate_past_the_file(model, source):
+  """code_t5 stores the arrays: a deflated member of 2 GB of zeros is a few MB on disk."""
+  params = model / RUNTIME / "params.npz"
+  with zipfile.ZipFile(params) as stored:
+    members = {name: stored.read(name) for name in stored.namelist()}
+  with zipfile.ZipFile(params, "w", zipfile.ZIP_DEFLATED) as deflated:
+    for name, data in members.items():
+      deflated.writestr(name, data)
+  _one_line_error(_code_t5("complete", source, "--checkpoint", model),
+                  "is compressed, which code_t5 never writes")
+
+
+@pytest.mark.parametrize("binding, says", [
+    ("run.sequence_length = 'abc'", "not int or dict"),
+    ("run.sequence_length = {'inputs': 256}", "not positive 'inputs' and 'targets'"),
+    ("MIXTURE_NAME/task_name.vocabulary = ['spm_dev']", "not str"),
+])
+def test_an_operative_config_literal_of_another_type_is_a_one_line_error(model, source, binding,
+                                                                          says):
+  config = model / "operative_config.gin"
+  config.write_text(config.read_text() + binding + "\n")  # (the later binding wins)
+  _one_line_error(_code_t5("complete", source, "--checkpoint", model), f"{config} binds", says)
+
+
+@pytest.mark.parametrize("about, says", [
+    ({"total_steps": "many"}, "\"total_steps\" is 'many', not int"),
+    ({"name": {"a": 1}}, "\"name\" is {'a': 1}, not str"),
+    ({"min_score": float("nan")}, "\"min_score\" of at most"),
+])
+def test_an_about_field_of_another_type_is_a_one_line_error(model, source, about, says):
+  (model / "about.json").write_text(json.dumps(about))
+  _one_line_error(_code_t5("complete", source, "--checkpoint", model), says)
+
+
+@pytest.mark.parametrize("decodes, says", [
+    (b'"a line"\nnot json\n', "_predictions:2 is not a decode"),
+    (b'"a line"\n["a list"]\n', "_predictions:2 is not a decode"),
+    (b'"\xff"\n', "_predictions is not UTF-8 text"),
+    (None, "_predictions cannot be read (not a regular file (a FIFO))"),
+])
+def test_baseline_reads_a_model_folder_s_decodes_as_data(tmp_path, decodes, says):
+  eval_dir = tmp_path / f"validation_eval_{line_completion.eval_dir_suffix('dataset-dev')}"
+  eval_dir.mkdir()
+  (eval_dir / "flcc_py_line_completion_v1_targets").write_text('"a line"\n"another"\n')
+  predictions = eval_dir / "flcc_py_line_completion_v1_100_predictions"
+  if decodes is None:
+    os.mkfifo(predictions)
+  else:
+    predictions.write_bytes(decodes)
+  with pytest.raises(baseline.BaselineError, match=f"^{predictions}") as error:
+    baseline.model_predictions(tmp_path, "validation", "dataset-dev")
+  assert says in str(error.value)
