@@ -4,16 +4,23 @@ read the same history whatever the checkout's or the caller's git settings.
 
 Each hostile checkout is built with the real git, and each test also shows that the vector is
 live: a plain git command on the same checkout does run the program (the control), so a test
-cannot pass because its checkout was harmless."""
+cannot pass because its checkout was harmless.
 
+Then sources whose files are no files (a FIFO blocks whoever opens it, a link to /dev/zero never
+ends) and checkouts whose history lies outside them: the import skips what it cannot read, reads
+nothing outside the sources, and goes on."""
+
+import contextlib
 import os
 import pathlib
 import pty
 import subprocess
+import threading
 
 import pytest
 
 from code_t5 import cli
+from code_t5.data import corpus
 from code_t5.data import flcc
 
 ALL = flcc.Splits(validation=0, test=0)
@@ -279,3 +286,200 @@ def test_the_caller_s_git_variables_never_redirect_the_import(tmp_path, capsys, 
   assert (_metadata_and_init_hash(tmp_path / "root")
           == _metadata_and_init_hash(tmp_path / "plain"))
   assert len(_imported(tmp_path / "root")) == 2
+
+
+# ----------------------------------------------------------------------------------------------
+# Files that are no files, and history outside the checkout.
+
+
+@contextlib.contextmanager
+def _fifos_released_after(fifos, seconds):
+  """Opens each FIFO for writing and closes it (a reader blocked on it then reads an empty file)
+  over and over, once `seconds` have passed and until the block ends: an import that would hang
+  on one goes on instead, and its test fails rather than hangs."""
+  done = threading.Event()
+
+  def release():
+    if done.wait(seconds):
+      return
+    while not done.wait(0.1):
+      for fifo in fifos:
+        with contextlib.suppress(OSError):  # ENXIO: nobody is reading it
+          os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+  thread = threading.Thread(target=release, daemon=True)
+  thread.start()
+  try:
+    yield
+  finally:
+    done.set()
+    thread.join()
+
+
+def _has_a_reader(fifo) -> bool:
+  """Whether a process (a git left running) has `fifo` open for reading, or waits to."""
+  try:
+    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+  except OSError:  # ENXIO
+    return False
+  return True
+
+
+def _checkout(repo: pathlib.Path, **files):
+  repo.mkdir(parents=True)
+  _git(repo, "init", "-q")
+  for name, text in (files or {"a.py": "a = 1\n"}).items():
+    (repo / name).write_text(text)
+  _commit_all(repo, "first")
+
+
+def _fifo_instead_of(name):
+  def setup(git_dir):
+    (git_dir / name).unlink(missing_ok=True)
+    (git_dir / name).parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(git_dir / name)
+    return git_dir / name
+  return setup
+
+
+def _included_fifo(git_dir):
+  os.mkfifo(git_dir / "hostile_fifo")
+  with open(git_dir / "config", "a") as f:
+    f.write("[include]\n\tpath = hostile_fifo\n")
+  return git_dir / "hostile_fifo"
+
+
+# A FIFO where git reads a file: each blocks one or more of the commands the import runs.
+GIT_FIFOS = {
+    "include": _included_fifo,
+    "HEAD": _fifo_instead_of("HEAD"),
+    "commondir": _fifo_instead_of("commondir"),
+    "index": _fifo_instead_of("index"),
+    "packed-refs": _fifo_instead_of("packed-refs"),
+    "alternates": _fifo_instead_of("objects/info/alternates"),
+}
+
+
+def test_a_fifo_in_a_checkout_s_git_folder_skips_it_and_the_import_goes_on(tmp_path, capsys,
+                                                                         monkeypatch):
+  monkeypatch.setattr(corpus, "_GIT_SECONDS", 3)  # (a minute in use)
+  _checkout(tmp_path / "src" / "good")
+  fifos = []
+  for name, setup in GIT_FIFOS.items():
+    _checkout(tmp_path / "src" / name)
+    fifos.append(setup(tmp_path / "src" / name / ".git"))
+  with _fifos_released_after(fifos, 20):
+    code, err = _import(capsys, tmp_path / "src", "--out", tmp_path / "root")
+  assert code == 0, err
+  for name in GIT_FIFOS:  # each skipped with one line, after the short time (not the hour)
+    assert f"{name} (git_failed: git was stopped after running 3 s" in err, err
+  assert _imported(tmp_path / "root") == [("src/good", "a.py")]
+  assert not [fifo for fifo in fifos if _has_a_reader(fifo)]  # no git left waiting on one
+
+
+def _distribution(top, name, **replace):
+  """pkg_<name> with its dist-info in the site-packages `top`; replace maps a dist-info file to
+  what to put there instead: "fifo", a link's target, or bytes."""
+  (top / f"pkg_{name}").mkdir(parents=True)
+  (top / f"pkg_{name}" / "__init__.py").write_text(f"{name} = 1\n")
+  info = top / f"pkg_{name}-1.0.dist-info"
+  info.mkdir()
+  (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: pkg_{name}\nVersion: 1.0\n")
+  (info / "RECORD").write_text(f"pkg_{name}/__init__.py,,\n")
+  for file_name, what in replace.items():
+    path = info / file_name
+    path.unlink(missing_ok=True)
+    if what == "fifo":
+      os.mkfifo(path)
+    elif isinstance(what, bytes):
+      path.write_bytes(what)
+    else:
+      path.symlink_to(what)
+
+
+def test_dist_info_files_that_are_no_files_are_never_read(tmp_path, capsys):
+  top = tmp_path / "site-packages"
+  _distribution(top, "good")
+  _distribution(top, "fifo_metadata", METADATA="fifo")
+  _distribution(top, "fifo_record", RECORD="fifo")
+  _distribution(top, "zero_metadata", METADATA="/dev/zero")  # endless
+  _distribution(top, "zero_record", RECORD="/dev/zero")
+  _distribution(top, "outside_record", RECORD=tmp_path / "elsewhere" / "RECORD")
+  (tmp_path / "elsewhere").mkdir()
+  (tmp_path / "elsewhere" / "RECORD").write_text("pkg_outside_record/__init__.py,,\n")
+  # direct_url.json that cannot be read is as if missing: the distribution is not editable.
+  _distribution(top, "fifo_direct_url", **{"direct_url.json": "fifo"})
+  _distribution(top, "zero_direct_url", **{"direct_url.json": "/dev/zero"})
+  fifos = [p for p in top.glob("*/*") if p.is_fifo()]
+  with _fifos_released_after(fifos, 20):
+    code, err = _import(capsys, top, "--out", tmp_path / "root")
+  assert code == 0, err
+  assert _imported(tmp_path / "root") == [
+      ("pypi/pkg-fifo-direct-url", "pkg_fifo_direct_url/__init__.py"),
+      ("pypi/pkg-good", "pkg_good/__init__.py"),
+      ("pypi/pkg-zero-direct-url", "pkg_zero_direct_url/__init__.py")]
+  for name, why in [("fifo_metadata", "METADATA: missing, unreadable or not a regular file"),
+                    ("fifo_record", "RECORD: missing, unreadable or not a regular file"),
+                    ("zero_metadata", "METADATA: a link out of the source"),
+                    ("zero_record", "RECORD: a link out of the source"),
+                    ("outside_record", "RECORD: a link out of the source")]:
+    assert f"pkg_{name}-1.0.dist-info (not_a_repository: no readable METADATA and RECORD ({why}))" \
+        in err, err
+  assert not [fifo for fifo in fifos if _has_a_reader(fifo)]
+
+
+def test_a_dist_info_file_over_the_size_limit_is_never_read(tmp_path, capsys):
+  top = tmp_path / "site-packages"
+  _distribution(top, "good")
+  _distribution(top, "huge")
+  with open(top / "pkg_huge-1.0.dist-info" / "RECORD", "r+b") as f:
+    f.truncate(corpus.MAX_FILE_BYTES + 1)  # (sparse: no disk)
+  code, err = _import(capsys, top, "--out", tmp_path / "root")
+  assert code == 0, err
+  assert _imported(tmp_path / "root") == [("pypi/pkg-good", "pkg_good/__init__.py")]
+  assert "pkg_huge-1.0.dist-info (not_a_repository: no readable METADATA and RECORD (RECORD: " \
+      f"over {corpus.MAX_FILE_BYTES:,} bytes))" in err
+
+
+def _private_checkout(repo):
+  _checkout(repo, **{"a.py": "a = 1\n", "private_customer_list.py": "customers = []\n"})
+
+
+def _gitdir_file(tmp_path):
+  """A folder of repositories; its repo's .git is a file naming a checkout's .git elsewhere."""
+  _private_checkout(tmp_path / "private")
+  (tmp_path / "src" / "repo").mkdir(parents=True)
+  (tmp_path / "src" / "repo" / ".git").write_text(f"gitdir: {tmp_path / 'private' / '.git'}\n")
+  return tmp_path / "src"
+
+
+def _git_link(tmp_path):
+  """A checkout given as SRC whose .git is a link to a checkout's .git elsewhere."""
+  _private_checkout(tmp_path / "private")
+  (tmp_path / "src" / "repo").mkdir(parents=True)
+  (tmp_path / "src" / "repo" / ".git").symlink_to(tmp_path / "private" / ".git")
+  return tmp_path / "src" / "repo"
+
+
+def _empty_git_folder(tmp_path):
+  """A folder of repositories inside a checkout; its repo's .git is an empty folder, from which
+  git goes on looking in the folders above, up to that checkout."""
+  _private_checkout(tmp_path / "private")
+  (tmp_path / "private" / "src" / "repo" / ".git").mkdir(parents=True)
+  return tmp_path / "private" / "src"
+
+
+@pytest.mark.parametrize("build", [_gitdir_file, _git_link, _empty_git_folder])
+def test_a_checkout_whose_git_folder_is_outside_it_is_read_without_that_history(build, tmp_path,
+                                                                               capsys):
+  src = build(tmp_path)
+  repo = src / "repo" if src.name == "src" else src
+  (repo / "a.py").write_text("x = 1\n")
+  code, err = _import(capsys, src, "--out", tmp_path / "root")
+  assert code == 0, err
+  assert f"import: {repo}: its git folder " in err and "is outside it" in err
+  assert _imported(tmp_path / "root") == [("src/repo", "a.py")]  # as a plain folder
+  (imported,) = flcc.list_repositories(tmp_path / "root")
+  assert (imported.meta_dir / "METADATA").read_text() == "1600000000\n\nA\ta.py\n"
+  assert not [p for p in (tmp_path / "root").rglob("*")
+              if p.is_file() and b"private" in p.read_bytes()]

@@ -301,3 +301,119 @@ def test_the_imported_root_splits_and_prepares_like_any_root(plain, tmp_path, ca
   stats = flcc.Stats()
   assert len(list(flcc.read_files(out, splits=ALL, stats=stats))) == 2
   assert stats.count("duplicate") == 1  # ok.py read through the symlink
+
+
+def test_folders_nested_deeper_than_python_s_recursion_limit_are_imported(tmp_path, capsys):
+  top = tmp_path / "src" / "deep"
+  _write(top / "top.py", "x = 1\n")
+  depth = sys.getrecursionlimit() + 100
+  folders = [top]
+  for _ in range(depth):
+    folders.append(folders[-1] / "d")
+    folders[-1].mkdir()
+  _write(folders[-1] / "deep.py", "y = 2\n")
+  try:
+    code, err = _import(capsys, tmp_path / "src", "--out", tmp_path / "root")
+    assert code == 0, err[-3000:]
+    assert set(_read(tmp_path / "root")) == {("src/deep", "top.py"),
+                                             ("src/deep", "d/" * depth + "deep.py")}
+  finally:  # bottom up: shutil.rmtree (and so pytest's clean-up) recurses once per level too
+    (folders[-1] / "deep.py").unlink()
+    for folder in reversed(folders[1:]):
+      folder.rmdir()
+
+
+def test_force_never_removes_a_source_or_anything_beside_an_earlier_root(plain, tmp_path, capsys):
+  out = tmp_path / "root"
+  (out / "v3").mkdir(parents=True)
+  mine = out / "myrepos"
+  _write(mine / "proj" / "a.py", "x = 1\n")
+  _write(out / "notes.txt", "mine\n")
+  before = test_utils.tree_listing(out)
+  code, err = _import(capsys, mine, "--out", out, "--force")
+  assert code == 2 and err.count("\n") == 1 and f"SRC {mine} is inside --out {out}" in err
+  assert test_utils.tree_listing(out) == before
+  # Another source: what lies beside v3/ is the user's, so this is no earlier root to replace.
+  code, err = _import(capsys, plain, "--out", out, "--force")
+  assert code == 2 and err.count("\n") == 1 and "not an FLCC root" in err
+  assert "--force" not in err
+  assert test_utils.tree_listing(out) == before
+
+
+def test_a_symlinked_out_is_refused_and_leaves_nothing_beside_it(plain, tmp_path, capsys):
+  real = tmp_path / "real"
+  assert _import(capsys, plain, "--out", real)[0] == 0
+  before = test_utils.tree_listing(real)
+  link = tmp_path / "link"
+  link.symlink_to(real, target_is_directory=True)
+  for force in ([], ["--force"]):
+    code, err = _import(capsys, plain, "--out", link, *force)
+    assert code == 2 and err.count("\n") == 1 and f"--out {link} is a symbolic link" in err
+  assert test_utils.tree_listing(real) == before and link.resolve() == real
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real", "secret.py", "src"]
+
+
+def test_an_existing_report_is_replaced_only_with_force(plain, tmp_path, capsys):
+  report = tmp_path / "results.json"
+  report.write_text("my own results\n")
+  code, err = _import(capsys, plain, "--out", tmp_path / "root", "--report", report)
+  assert code == 2 and err.count("\n") == 1 and f"--report {report} exists" in err
+  assert "--force" in err
+  assert report.read_text() == "my own results\n"
+  assert not (tmp_path / "root").exists()  # refused before the import, not after it
+  assert _import(capsys, plain, "--out", tmp_path / "root", "--report", report, "--force")[0] == 0
+  assert json.loads(report.read_text())["repositories"] == 2
+
+
+def _report_folder(tmp_path):
+  (tmp_path / "reports").mkdir()
+  return tmp_path / "reports"
+
+
+def _report_under_a_file(tmp_path):
+  (tmp_path / "results").write_text("a file\n")
+  return tmp_path / "results" / "report.json"
+
+
+def _report_fifo(tmp_path):
+  os.mkfifo(tmp_path / "report.json")
+  return tmp_path / "report.json"
+
+
+def _report_in_out(tmp_path):
+  return tmp_path / "root" / "report.json"
+
+
+def _report_in_a_read_only_folder(tmp_path):
+  if os.geteuid() == 0:
+    pytest.skip("root writes in a read-only folder")
+  (tmp_path / "ro").mkdir(mode=0o555)
+  return tmp_path / "ro" / "report.json"
+
+
+@pytest.mark.parametrize("report, message", [
+    (_report_folder, "is a folder"),
+    (_report_under_a_file, "results is not a folder"),
+    (_report_fifo, "exists and is not a plain file"),
+    (_report_in_out, "is inside --out"),
+    (_report_in_a_read_only_folder, "ro cannot be written in"),
+])
+def test_a_report_that_cannot_be_written_is_refused_before_the_import(report, message, plain,
+                                                                      tmp_path, capsys):
+  path = report(tmp_path)
+  before = sorted(tmp_path.rglob("*"))
+  for force in ([], ["--force"]):
+    code, err = _import(capsys, plain, "--out", tmp_path / "root", "--report", path, *force)
+    assert code == 2 and err.count("\n") == 1 and "--report" in err and message in err, err
+  assert sorted(tmp_path.rglob("*")) == before  # no root written, nothing replaced
+
+
+def test_odd_dist_info_contents_never_stop_an_import(site_packages, tmp_path, capsys):
+  gamma = site_packages / "gamma-1.0.dist-info"
+  _write(site_packages / "gamma" / "g.py", "G = 3\n")
+  _write(gamma / "METADATA", "Name: Gämma-Überpaket\nVersion: 1.0\n".encode("utf-8"))
+  _write(gamma / "RECORD", "gamma/g.py,,\n")
+  _write(gamma / "direct_url.json", '{"dir_info": 1}')  # no object: not an editable install
+  code, err = _import(capsys, site_packages, "--out", tmp_path / "root")
+  assert code == 0, err
+  assert "gamma/g.py" in {path for _, path in _read(tmp_path / "root")}

@@ -37,20 +37,28 @@ Bad input never stops an import: a file is dropped and counted under one reason
   empty           nothing but whitespace once comments are stripped
   not_in_a_record a *.py file in site-packages that no dist-info/RECORD lists
   git_failed      its checkout's history cannot be read (e.g. a partial clone lacks an object,
-                  which the import never fetches), so its repository is skipped
+                  which the import never fetches, or git is stopped after running too long,
+                  as on a FIFO in .git), so its repository is skipped
 
 and a folder that yields no repository (not_a_repository, no_python_files, editable_install,
 git_failed, no_commits, duplicate_repository) is counted as a skipped repository. Nothing outside
-the sources is read: symlinks are resolved and checked before they are opened. Nor is anything
-run that a checkout names: its git config cannot make git start a program, fetch, or change the
-history that is read (the list is _GIT_CONFIG in code_t5/corpus.py).
+the sources is read: symlinks are resolved and checked before they are opened (so are a
+dist-info's METADATA, RECORD and direct_url.json, read only as regular files of at most
+MAX_FILE_BYTES), and a checkout whose git folder lies outside it (a .git file or link naming
+another folder, as worktrees and submodules have) is read as a plain folder, named as a
+checkout without origin, with a line that says so: git is asked where that folder is, and
+nothing of its history is read. Nor is anything run that a checkout names: its git config
+cannot make git start a program, fetch, or change the history that is read (the list is
+_GIT_CONFIG in code_t5/data/corpus.py).
 
 The output depends only on the sources' contents, never on the clock or on directory order
 (sorted everywhere; plain folders and site-packages use a fixed fake commit time), so importing the
 same sources twice gives byte-identical roots. It is written to a temporary folder beside ROOT and
-renamed into place at the end; an existing ROOT is replaced only with --force. The temporary's name
-(`.ROOT.tmp-<host>-<pid>-<random>`, processes.temporary_name) tells a later import into the same
-folder that its writer was killed: it is removed then.
+renamed into place at the end; an existing ROOT is replaced only with --force, and only if it is
+an earlier root (v3/ alone), never a symbolic link or a folder that holds a SRC; an existing
+--report FILE is replaced only with --force too. Both are checked before anything is read. The
+temporary's name (`.ROOT.tmp-<host>-<pid>-<random>`, processes.temporary_name) tells a later
+import into the same folder that its writer was killed: it is removed then.
 """
 
 import argparse
@@ -70,10 +78,11 @@ import sys
 import tempfile
 import time
 import tokenize
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from code_t5 import errors
 from code_t5 import processes
+from code_t5 import stranger_paths
 from code_t5.data import flcc
 
 # Commit time of repositories that have no git history (plain folders, distributions): fixed, so
@@ -145,6 +154,18 @@ _GIT_ENV = {
     "GIT_NO_LAZY_FETCH": "1",  # a partial clone fetches nothing (git >= 2.44; protocol.* above)
     "GIT_TERMINAL_PROMPT": "0",  # never wait for a password
 }
+# How long one git command may run before it is killed and its repository skipped (git_failed).
+# git blocks for good on a FIFO where it reads a file (an [include] path, HEAD, commondir, the
+# index, packed-refs, objects/info/alternates), and nothing else would end the wait. The commands
+# that read a handful of files whatever the history's length (rev-parse, log -1, ls-files,
+# config: milliseconds, a second for an index of a million files) run first and reach every one
+# of those files, so such a checkout costs _GIT_SECONDS; only the two that walk the whole history
+# (rev-list, log --name-status: minutes for the largest public histories) get the hour.
+_GIT_SECONDS = 60
+_GIT_HISTORY_SECONDS = 3600
+# A git command that failed (a non-zero status, or killed after its time): its repository is
+# skipped.
+_GIT_FAILED = (subprocess.CalledProcessError, subprocess.TimeoutExpired)
 
 
 class CorpusError(errors.UserError):
@@ -289,6 +310,10 @@ class Report:
     self.skipped_repositories[reason] += 1
     print(f"import: skipping {where} ({reason}{': ' + detail if detail else ''})", file=sys.stderr)
 
+  def note(self, where, detail: str):
+    """Says on stderr how a source is read other than the module doc's way, and why."""
+    print(f"import: {where}: {detail}", file=sys.stderr)
+
   def to_dict(self) -> dict:
     return {
         "repositories": self.repositories,
@@ -314,17 +339,25 @@ def _sha1(text: str) -> str:
   return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _git(folder: str, *args: str) -> bytes:
-  """The output of one git command on the checkout `folder`, run as _GIT_CONFIG says."""
+def _git(folder: str, *args: str, seconds: Optional[float] = None) -> bytes:
+  """The output of one git command on the checkout `folder`, run as _GIT_CONFIG says.
+
+  Raises CalledProcessError if git fails, TimeoutExpired if it runs over `seconds` (default
+  _GIT_SECONDS; then it has been killed and waited for: subprocess.run does both).
+  """
   env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
   env.update(_GIT_ENV)
   # No stdin: an include.path of /dev/stdin, or a prompt, never reads the importer's terminal.
   return subprocess.run([*_GIT, "-C", folder, *args], env=env, stdin=subprocess.DEVNULL,
-                        check=True, capture_output=True).stdout
+                        check=True, capture_output=True,
+                        timeout=_GIT_SECONDS if seconds is None else seconds).stdout
 
 
 def _git_error(e: Exception) -> str:
   """The last line git wrote to stderr, else the exception's message."""
+  if isinstance(e, subprocess.TimeoutExpired):
+    return (f"git was stopped after running {e.timeout:g} s: is a file it reads a FIFO, or its "
+            "disk stalled?")
   lines = (getattr(e, "stderr", None) or b"").decode("utf-8", "replace").strip().splitlines()
   return lines[-1] if lines else str(e)
 
@@ -338,13 +371,43 @@ def _owner_and_name_from_url(url: str) -> Optional[Tuple[str, str]]:
   return (_safe_name(parts[-2]), _safe_name(name)) if name else None
 
 
-def _git_repository(folder: pathlib.Path, report: Report) -> Optional[RepoSource]:
+def _git_dir_outside(top: str) -> Optional[str]:
+  """The git folder (or the common one, for a worktree) of the checkout `top` if it lies outside
+  `top`, else None: a .git file or link naming another folder, a commondir leading out, or an
+  invalid .git from which git went on looking in the folders above."""
+  for line in _git(top, "rev-parse", "--absolute-git-dir", "--git-common-dir").splitlines():
+    path = os.path.realpath(os.path.join(top, os.fsdecode(line)))  # the second may be relative
+    if not _inside(path, top):
+      return path
+  return None
+
+
+def _origin_url(top: str) -> str:
+  try:
+    return _git(top, "config", "--get", "remote.origin.url").decode("utf-8", "replace")
+  except subprocess.CalledProcessError:  # no origin (status 1); a timeout is the caller's
+    return ""
+
+
+def _git_repository(folder: pathlib.Path, plain_owner: str,
+                    report: Report) -> Optional[RepoSource]:
+  """The repository of the checkout `folder`, or None (skipped, said on stderr). A checkout whose
+  git folder lies outside it is read as a plain folder (owner `plain_owner`): its history is
+  not part of the source."""
   top = os.path.realpath(folder)
   try:
-    roots = _git(top, "rev-list", "--max-parents=0", "--reverse", "HEAD").split()
+    outside = _git_dir_outside(top)
+    if outside is not None:
+      report.note(folder, f"its git folder {outside} is outside it, so its history is not read: "
+                  "imported as a plain folder (every *.py below it)")
+      return _plain_repository(folder, plain_owner, report)
+    # The commands of _GIT_SECONDS first: they reach every file a FIFO could block git on.
     commit_time = int(_git(top, *_GIT_LOG, "-1", "--pretty=%ct", "HEAD").strip())
     listed = _git(top, "ls-files", "-z", "--cached").split(b"\0")
-  except (subprocess.CalledProcessError, ValueError) as e:
+    url = _origin_url(top)
+    roots = _git(top, "rev-list", "--max-parents=0", "--reverse", "HEAD",
+                 seconds=_GIT_HISTORY_SECONDS).split()
+  except (*_GIT_FAILED, ValueError) as e:
     detail = _git_error(e)
     no_commits = "unknown revision" in detail or "does not have any commits" in detail
     report.skip_repository("no_commits" if no_commits else "git_failed", folder, detail)
@@ -352,10 +415,6 @@ def _git_repository(folder: pathlib.Path, report: Report) -> Optional[RepoSource
   except OSError as e:
     report.skip_repository("git_failed", folder, f"cannot run git: {e.strerror}")
     return None
-  try:
-    url = _git(top, "config", "--get", "remote.origin.url").decode("utf-8", "replace")
-  except subprocess.CalledProcessError:
-    url = ""
   owner_name = _owner_and_name_from_url(url) or (_safe_name(folder.resolve().parent.name),
                                                   _safe_name(folder.resolve().name))
   files = []
@@ -365,8 +424,8 @@ def _git_repository(folder: pathlib.Path, report: Report) -> Optional[RepoSource
       files.append(Candidate(rel=rel, path=os.path.join(top, rel)))
 
   def metadata(unused_kept):  # git's own history lists every file, as FLCC's METADATA does
-    return _git(top, *_GIT_LOG, "--pretty=%ct", "--name-status", "--diff-filter=ACDMR",
-                "HEAD").decode("utf-8", "surrogateescape")
+    return _git(top, *_GIT_LOG, "--pretty=%ct", "--name-status", "--diff-filter=ACDMR", "HEAD",
+                seconds=_GIT_HISTORY_SECONDS).decode("utf-8", "surrogateescape")
 
   return RepoSource(owner=owner_name[0], name=owner_name[1], init_hash=roots[0].decode(), top=top,
                     files=tuple(sorted(files, key=lambda c: c.rel)), metadata=metadata,
@@ -375,24 +434,35 @@ def _git_repository(folder: pathlib.Path, report: Report) -> Optional[RepoSource
 
 def _walk_python_files(top: str, report: Report) -> List[Candidate]:
   """Every *.py below `top` outside hidden folders and __pycache__; symlinked folders that lead
-  outside `top` are counted, the others are not followed (their target is walked anyway)."""
+  outside `top` are counted, the others are not followed (their target is walked anyway).
+  Folders that cannot be listed are passed over, as os.walk does."""
   files = []
-  for folder, dirs, names in os.walk(top):
-    kept_dirs = []
-    for d in sorted(dirs):
-      path = os.path.join(folder, d)
-      if d.startswith(".") or d == "__pycache__":
-        continue
-      if os.path.islink(path):
-        if not _inside(os.path.realpath(path), top):
-          report.add("outside_source")
-        continue
-      kept_dirs.append(d)
-    dirs[:] = kept_dirs
-    for name in sorted(names):
-      if name.endswith(".py"):
-        path = os.path.join(folder, name)
-        files.append(Candidate(rel=pathlib.Path(os.path.relpath(path, top)).as_posix(), path=path))
+  # A list of folders still to list, not os.walk: Python 3.11's recurses once per level, and a
+  # source's folders may nest deeper than the interpreter's recursion limit.
+  folders = [top]
+  while folders:
+    folder = folders.pop()
+    try:
+      with os.scandir(folder) as it:
+        entries = list(it)
+    except OSError:
+      continue
+    for entry in entries:
+      try:
+        is_dir = entry.is_dir()  # (follows a link)
+      except OSError:
+        is_dir = False
+      if is_dir:
+        if entry.name.startswith(".") or entry.name == "__pycache__":
+          continue
+        if entry.is_symlink():
+          if not _inside(os.path.realpath(entry.path), top):
+            report.add("outside_source")
+          continue
+        folders.append(entry.path)
+      elif entry.name.endswith(".py"):
+        files.append(Candidate(rel=pathlib.Path(os.path.relpath(entry.path, top)).as_posix(),
+                               path=entry.path))
   return sorted(files, key=lambda c: c.rel)
 
 
@@ -405,23 +475,54 @@ def _plain_repository(folder: pathlib.Path, owner: str, report: Report) -> RepoS
                     commit_time=COMMIT_TIME, where=str(folder))
 
 
-def _is_editable(dist_info: pathlib.Path) -> bool:
+# Why a dist-info file is not read (_read_dist_info), for the message that skips its distribution.
+_UNREAD = {
+    "outside_source": "a link out of the source",
+    "unreadable": "missing, unreadable or not a regular file",
+    "too_large": f"over {MAX_FILE_BYTES:,} bytes",
+}
+
+
+def _read_dist_info(path: pathlib.Path, top: str) -> Tuple[Optional[str], bytes]:
+  """(None, content) of a dist-info file (METADATA, RECORD, direct_url.json), else (the reason
+  it is not read, b""): read as the *.py files are, only a regular file inside `top` of at most
+  MAX_FILE_BYTES, since a FIFO would block the import and a link to /dev/zero never ends."""
+  real = os.path.realpath(path)
+  if not _inside(real, top):
+    return "outside_source", b""
+  reason, _, data = flcc.read_regular_file(real, MAX_FILE_BYTES)
+  return reason, data
+
+
+def _is_editable(dist_info: pathlib.Path, top: str) -> bool:
+  """Whether direct_url.json says "editable"; one that cannot be read is as if missing."""
+  reason, data = _read_dist_info(dist_info / "direct_url.json", top)
   try:
-    direct_url = json.loads((dist_info / "direct_url.json").read_text(encoding="utf-8"))
-  except (OSError, ValueError):
+    direct_url = json.loads(data) if reason is None else None
+  except ValueError:
     return False
-  return bool(isinstance(direct_url, dict) and direct_url.get("dir_info", {}).get("editable"))
+  dir_info = direct_url.get("dir_info") if isinstance(direct_url, dict) else None
+  return isinstance(dir_info, dict) and bool(dir_info.get("editable"))
 
 
 def _distribution(dist_info: pathlib.Path, top: str,
                   report: Report) -> Tuple[Optional[RepoSource], set]:
   """The repository of one *.dist-info folder and the resolved paths its RECORD lists."""
+  contents = {}
+  for file_name in ("METADATA", "RECORD"):
+    reason, contents[file_name] = _read_dist_info(dist_info / file_name, top)
+    if reason is not None:
+      report.skip_repository("not_a_repository", dist_info, "no readable METADATA and RECORD "
+                             f"({file_name}: {_UNREAD[reason]})")
+      return None, set()
   try:
-    meta = email.parser.BytesHeaderParser().parsebytes((dist_info / "METADATA").read_bytes())
-    record = (dist_info / "RECORD").read_text(encoding="utf-8")
-  except (OSError, UnicodeDecodeError) as e:
-    report.skip_repository("not_a_repository", dist_info, f"no readable METADATA and RECORD ({e})")
+    record = contents["RECORD"].decode("utf-8")
+  except UnicodeDecodeError:
+    report.skip_repository("not_a_repository", dist_info, "no readable METADATA and RECORD "
+                           "(RECORD: not UTF-8)")
     return None, set()
+  # Parsed as text: a header of bytes that are not ASCII would be an email Header object.
+  meta = email.parser.HeaderParser().parsestr(contents["METADATA"].decode("utf-8", "replace"))
   stem = dist_info.name.removesuffix(".dist-info")
   name = meta.get("Name") or stem.split("-")[0]
   version = meta.get("Version") or stem.partition("-")[2]
@@ -437,7 +538,7 @@ def _distribution(dist_info: pathlib.Path, top: str,
       report.add("outside_source")
       continue
     files.append(Candidate(rel=pathlib.Path(os.path.relpath(path, top)).as_posix(), path=path))
-  if _is_editable(dist_info):
+  if _is_editable(dist_info, top):
     report.skip_repository("editable_install", dist_info)
     return None, listed
   repo = _safe_name(re.sub(r"[-_.]+", "-", name).lower())  # PEP 503 normalised
@@ -469,7 +570,8 @@ def _is_git_checkout(folder: pathlib.Path) -> bool:
 def discover(src: pathlib.Path, report: Report) -> List[RepoSource]:
   """The repositories of one SRC argument (see the module doc)."""
   if _is_git_checkout(src):
-    repo = _git_repository(src, report)
+    # Named as a checkout without origin is, should it be read as a plain folder.
+    repo = _git_repository(src, _safe_name(src.resolve().parent.name), report)
     return [repo] if repo else []
   if any(src.glob("*.dist-info")):
     return _site_packages(src, report)
@@ -480,7 +582,7 @@ def discover(src: pathlib.Path, report: Report) -> List[RepoSource]:
     if entry.is_symlink() or not entry.is_dir() or entry.name.startswith("."):
       report.skip_repository("not_a_repository", path, "not a folder in a folder of repositories")
     elif _is_git_checkout(path):
-      repo = _git_repository(path, report)
+      repo = _git_repository(path, owner, report)
       repos.extend([repo] if repo else [])
     else:
       repos.append(_plain_repository(path, owner, report))
@@ -570,7 +672,7 @@ def _write_all(repos: List[RepoSource], v3: pathlib.Path, report: Report) -> Non
       continue
     try:
       metadata = repo.metadata([rel for rel, _ in kept])
-    except subprocess.CalledProcessError as e:  # git log: e.g. an object a partial clone lacks
+    except _GIT_FAILED as e:  # git log: e.g. an object a partial clone lacks, or a FIFO for one
       report.drop_kept("git_failed", len(kept), kept_bytes)
       report.skip_repository("git_failed", repo.where, _git_error(e))
       continue
@@ -580,19 +682,49 @@ def _write_all(repos: List[RepoSource], v3: pathlib.Path, report: Report) -> Non
     report.repositories += 1
 
 
+
 def _check_output(out: pathlib.Path, sources: Sequence[pathlib.Path], force: bool) -> None:
-  real_out = os.path.realpath(out)
+  """Refuses an --out whose writing or replacement would lose anything but an earlier root."""
   for src in sources:
-    if _inside(real_out, os.path.realpath(src)):
+    if stranger_paths.same_or_inside(out, src):
       raise CorpusError(f"--out {out} is inside the source {src}; write the root elsewhere")
-  if out.exists() or out.is_symlink():
-    # --force replaces an earlier root, never an unrelated folder or file given by mistake (so
-    # only a root's error suggests it).
-    if not out.is_dir() or (any(out.iterdir()) and not (out / "v3").is_dir()):
-      raise CorpusError(f"--out {out} exists and is not an FLCC root (no v3/); choose another "
-                        "--out")
+    if stranger_paths.same_or_inside(src, out):  # --force would remove the source with the old root
+      raise CorpusError(f"SRC {src} is inside --out {out}, which the import replaces; write the "
+                        "root to a folder of its own")
+  if not (out.exists() or out.is_symlink()):
+    return
+  if out.is_symlink():  # replacing it would replace the link, not the root it points to
+    raise CorpusError(f"--out {out} is a symbolic link: give the folder it points to")
+  # --force replaces an earlier root (v3/ and nothing else, as an import writes it), never an
+  # unrelated folder or file given by mistake, nor what was put beside v3/ (so only a root's
+  # error suggests it).
+  if not out.is_dir() or any(p.name != "v3" or not p.is_dir() for p in out.iterdir()):
+    raise CorpusError(f"--out {out} exists and is not an FLCC root (a folder of v3/ alone); "
+                      "choose another --out")
+  if not force:
+    raise CorpusError(f"--out {out} exists; pass --force to replace it")
+
+
+def _check_report(report: pathlib.Path, out: pathlib.Path, force: bool) -> None:
+  """Refuses a --report that would replace something without --force, or that cannot be
+  written: checked before the import, which would otherwise fail after writing the root."""
+  if report.is_dir():
+    raise CorpusError(f"--report {report} is a folder; give a file name")
+  if report.exists() or report.is_symlink():
+    if report.is_symlink() or not report.is_file():  # a FIFO, a device, a link: never replaced
+      raise CorpusError(f"--report {report} exists and is not a plain file; choose another "
+                        "--report")
     if not force:
-      raise CorpusError(f"--out {out} exists; pass --force to replace it")
+      raise CorpusError(f"--report {report} exists; pass --force to replace it")
+  if stranger_paths.same_or_inside(report, out) or _inside(os.path.realpath(report), os.path.realpath(out)):
+    raise CorpusError(f"--report {report} is inside --out {out}; write it beside the root")
+  folder = report.parent  # the report's folder, or the nearest one above that exists
+  while not (folder.exists() or folder.is_symlink()) and folder != folder.parent:
+    folder = folder.parent
+  if not folder.is_dir():
+    raise CorpusError(f"--report {report}: {folder} is not a folder; give another --report")
+  if not os.access(folder, os.W_OK | os.X_OK):  # no permission, or a read-only file system
+    raise CorpusError(f"--report {report}: {folder} cannot be written in; give another --report")
 
 
 def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
@@ -667,13 +799,18 @@ def summary(report: Report, out: pathlib.Path, seconds: float) -> str:
 
 def _cli(args) -> int:
   start = time.monotonic()
+  if args.report:
+    _check_report(args.report, args.out, args.force)
   report = import_sources(args.sources, args.out, force=args.force)
   seconds = time.monotonic() - start
   print(summary(report, args.out, seconds), file=sys.stderr)
   if args.report:
-    write_json_atomically(args.report, dict(report.to_dict(), out=str(args.out.resolve()),
-                                            sources=[str(s.resolve()) for s in args.sources],
-                                            seconds=round(seconds, 1)))
+    # Checked above, yet a disk can fill up: the root is written, and the line says so.
+    with errors.writing(f"the report {args.report}", args.report.parent,
+                        f"{args.out} is written; give another --report"):
+      write_json_atomically(args.report, dict(report.to_dict(), out=str(args.out.resolve()),
+                                              sources=[str(s.resolve()) for s in args.sources],
+                                              seconds=round(seconds, 1)))
   return 0
 
 
@@ -686,7 +823,8 @@ def register_cli(subparsers) -> None:
                       help="git checkout, folder of repositories, or site-packages folder")
   parser.add_argument("--out", type=pathlib.Path, required=True,
                       help="the root to write (the folder that will hold v3/)")
-  parser.add_argument("--force", action="store_true", help="replace --out if it is an FLCC root")
+  parser.add_argument("--force", action="store_true",
+                      help="replace --out if it is an FLCC root, and --report if it exists")
   parser.add_argument("--report", type=pathlib.Path,
                       help="also write the counts (kept, dropped by reason, seconds) as JSON here")
   parser.set_defaults(func=_cli)
