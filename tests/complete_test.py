@@ -486,3 +486,17 @@ def test_decoder_only_prefix_lm_completes(tiny_run, tmp_path):
   assert completer.network.decoder_only and completer.network.prefix_lm
   result = completer.complete("def f(x):\n\treturn ")
   assert all("\n" not in c.text and len(c.text.encode()) <= 16 for c in result.candidates)
+
+
+@pytest.mark.parametrize("line_end", ["\r\n", "\r"])
+def test_a_crlf_or_cr_file_completes_as_its_lf_text_and_no_line_ends_in_cr(shipped_completer,
+                                                                          line_end):
+  """The model read "\r" before its newlines, and the lines it offered ended in "\r": accepted
+  in an editor's CRLF buffer they left "\r\r\n"."""
+  lf = "import os\n\n\ndef main():\n    path = os.pa\n    return path\n"
+  text = lf.replace("\n", line_end)
+  cursor = text.index("os.pa") + len("os.pa")
+  got = shipped_completer.complete_at(text, cursor, top=5).candidates
+  assert got and not any("\r" in c.text or "\n" in c.text for c in got)
+  expected = shipped_completer.complete_at(lf, lf.index("os.pa") + len("os.pa"), top=5)
+  assert [c.text for c in got] == [c.text for c in expected.candidates]

@@ -795,6 +795,13 @@ def describe_model(info: ModelInfo, about: dict) -> str:
   return f"{about['name']} ({', '.join(f for f in facts if f)})"
 
 
+def lf_line_ends(text: str) -> str:
+  """`text` with "\r\n" and a lone "\r" as "\n", as Python's tokenizer reads them: the model
+  was trained on such text, and read in a CRLF or CR file it ended its lines in "\r" (then the
+  editor's buffer got "\r\r\n")."""
+  return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 class Completer:
   """A model dir's checkpoint, loaded once into the NumPy runtime; `complete` per request.
 
@@ -856,7 +863,7 @@ class Completer:
       return ""
     try:
       return pathlib.Path(path).resolve().relative_to(self.repo).as_posix()
-    except (ValueError, OSError):
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a link loop (Python 3.11)
       return ""
 
   def context(self, prefix: str, below_ids: Sequence[int] = ()) -> str:
@@ -995,6 +1002,7 @@ class Completer:
     start = time.perf_counter()
     top = self.options.top if top is None else top
     repository = self.repository if repository is None else repository
+    prefix, suffix, below = lf_line_ends(prefix), lf_line_ends(suffix), lf_line_ends(below)
     context, ranked = self.ranked(prefix, suffix, top, repository, path, below)
     kept = kept_lines(ranked)
     sure = self.confidence_of(confidence.features(kept, confidence.at_line_start(prefix)))
@@ -1021,10 +1029,11 @@ class Completer:
   def complete_at(self, text: str, cursor: int, top: Optional[int] = None, repository=None,
                   path: str = "") -> Completion:
     cursor = check_offset(text, cursor)
-    line_end = text.find("\n", cursor)
-    suffix = text[cursor:] if line_end < 0 else text[cursor:line_end]
-    below = "" if line_end < 0 else text[line_end + 1:]
-    return self.complete(text[:cursor], suffix.rstrip("\r"), top, repository, path, below)
+    rest = lf_line_ends(text[cursor:])
+    line_end = rest.find("\n")
+    suffix = rest if line_end < 0 else rest[:line_end]
+    below = "" if line_end < 0 else rest[line_end + 1:]
+    return self.complete(text[:cursor], suffix, top, repository, path, below)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -276,7 +276,9 @@ class LineSearch:
         if i == tokenizers.EOS_ID or self._ends[i]:
           if rank < beam_size:
             data = hypothesis.data + (self._pieces[i] or b"")
-            self._finish(finished, data.split(b"\n")[0], heal, total, tokens)
+            # (A "\r" before the "\n" is the line's end too: a line is its text alone.)
+            self._finish(finished, data.split(b"\n")[0].removesuffix(b"\r"), heal, total,
+                         tokens)
         elif len(next_hypotheses) < beam_size:
           parents.append(b)
           next_ids.append(i)
