@@ -768,19 +768,6 @@ def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
   return report
 
 
-def write_json_atomically(path: pathlib.Path, value) -> None:
-  path.parent.mkdir(parents=True, exist_ok=True)
-  fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
-  try:
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-      f.write(json.dumps(value, indent=1, sort_keys=True) + "\n")
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
-  except BaseException:
-    os.unlink(tmp)
-    raise
-
-
 def summary(report: Report, out: pathlib.Path, seconds: float) -> str:
   result = report.to_dict()
   read_mb = sum(report.bytes.values()) / 1e6
@@ -808,9 +795,11 @@ def _cli(args) -> int:
     # Checked above, yet a disk can fill up: the root is written, and the line says so.
     with errors.writing(f"the report {args.report}", args.report.parent,
                         f"{args.out} is written; give another --report"):
-      write_json_atomically(args.report, dict(report.to_dict(), out=str(args.out.resolve()),
-                                              sources=[str(s.resolve()) for s in args.sources],
-                                              seconds=round(seconds, 1)))
+      value = dict(report.to_dict(), out=str(args.out.resolve()),
+                   sources=[str(s.resolve()) for s in args.sources], seconds=round(seconds, 1))
+      args.report.parent.mkdir(parents=True, exist_ok=True)
+      processes.write_file_beside(
+          args.report, lambda f: f.write(json.dumps(value, indent=1, sort_keys=True) + "\n"))
   return 0
 
 
