@@ -37,10 +37,10 @@ class PackError(errors.UserError):
   """A bad `code-t5 pack` argument; the message is one line."""
 
 
-
 def _check_out(model_dir: pathlib.Path, out: pathlib.Path, force: bool) -> None:
   """Refuses an --out whose replacement would lose anything but an earlier pack."""
-  if stranger_paths.same_or_inside(out, model_dir) or stranger_paths.same_or_inside(model_dir, out):
+  if (stranger_paths.same_or_inside(out, model_dir)
+      or stranger_paths.same_or_inside(model_dir, out)):
     raise PackError(f"--out {out} is the model dir {model_dir}, inside it or holds it: write the "
                     "pack to a folder of its own")
   if not (out.exists() or out.is_symlink()):

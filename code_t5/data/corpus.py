@@ -682,13 +682,13 @@ def _write_all(repos: List[RepoSource], v3: pathlib.Path, report: Report) -> Non
     report.repositories += 1
 
 
-
 def _check_output(out: pathlib.Path, sources: Sequence[pathlib.Path], force: bool) -> None:
   """Refuses an --out whose writing or replacement would lose anything but an earlier root."""
   for src in sources:
     if stranger_paths.same_or_inside(out, src):
       raise CorpusError(f"--out {out} is inside the source {src}; write the root elsewhere")
-    if stranger_paths.same_or_inside(src, out):  # --force would remove the source with the old root
+    # --force would remove the source with the old root.
+    if stranger_paths.same_or_inside(src, out):
       raise CorpusError(f"SRC {src} is inside --out {out}, which the import replaces; write the "
                         "root to a folder of its own")
   if not (out.exists() or out.is_symlink()):
@@ -716,7 +716,8 @@ def _check_report(report: pathlib.Path, out: pathlib.Path, force: bool) -> None:
                         "--report")
     if not force:
       raise CorpusError(f"--report {report} exists; pass --force to replace it")
-  if stranger_paths.same_or_inside(report, out) or _inside(os.path.realpath(report), os.path.realpath(out)):
+  if (stranger_paths.same_or_inside(report, out)
+      or _inside(os.path.realpath(report), os.path.realpath(out))):
     raise CorpusError(f"--report {report} is inside --out {out}; write it beside the root")
   folder = report.parent  # the report's folder, or the nearest one above that exists
   while not (folder.exists() or folder.is_symlink()) and folder != folder.parent:
