@@ -411,6 +411,204 @@ def test_the_shipped_model_over_pipes(completer, connect):
   assert _labels(reply) == ["jo" + c.text for c in expected.candidates if c.text][:3]
 
 
+# ------------------------------------------------------------------------------------------------
+# Documents: edits as the LSP defines them, at the cost of what they touch.
+
+LSP_BREAK = re.compile(r"\r\n|\r|\n")
+UNITS = {"utf-16": ("utf-16-le", 2), "utf-8": ("utf-8", 1), "utf-32": ("utf-32-le", 4)}
+
+
+def _reference_offset(text: str, line: int, character: int, encoding: str, clamp: bool):
+  """The LSP's offset of a position, from its definition: lines end at \\r\\n, \\r or \\n; a
+  character counts its code units in `encoding`; a position inside a character is after it."""
+  lines = LSP_BREAK.split(text)
+  if not 0 <= line < len(lines) or character < 0:
+    if not clamp:
+      return None
+    if line < 0:
+      return 0
+    if line >= len(lines):
+      return len(text)
+  start = sum(len(l) + len(b) for l, b in zip(lines[:line], LSP_BREAK.findall(text)))
+  codec, width = UNITS[encoding]
+  units = 0
+  for index, char in enumerate(lines[line]):
+    if units >= character:
+      return start + index
+    units += len(char.encode(codec, "surrogatepass")) // width
+  return start + len(lines[line]) if clamp or units >= character else None
+
+
+def _reference_apply(text: str, changes, encoding: str) -> str:
+  """Each change on the text the previous ones left (the range clamped, an inverted one empty)."""
+  for where, new_text in changes:
+    if where is None:
+      text = new_text
+      continue
+    start = _reference_offset(text, where[0], where[1], encoding, clamp=True)
+    end = max(start, _reference_offset(text, where[2], where[3], encoding, clamp=True))
+    text = text[:start] + new_text + text[end:]
+  return text
+
+
+# Line breaks of all three kinds (and a \r and a \n that an edit may join), characters of 2, 3
+# and 4 UTF-8 bytes and 2 UTF-16 units, a combining mark, a form feed and U+2028 (no LSP break).
+EDIT_ALPHABET = ["a", "b", " ", "\n", "\r\n", "\r", "\U0001F600", "\U0001D518", "\u00e9",
+                 "\u0301", "\u6f22", "\t", "\x0c", "\u2028"]
+
+
+def test_a_documents_edits_give_the_text_the_lsp_defines():
+  """Batches of changes in one apply (a multi-cursor edit), each range on the text the previous
+  change left, positions anywhere (inside a character's code units, past a line's end, past the
+  document, negative, inverted ranges), against the LSP's definition; 3,000 sequences."""
+  rng = random.Random(11)
+  for _ in range(3000):
+    encoding = rng.choice(list(UNITS))
+    text = test_utils.random_string(rng, EDIT_ALPHABET, 30)
+    document, expected = lsp.Document(text), text
+    for _ in range(rng.randrange(1, 5)):
+      changes = []
+      for _ in range(rng.randrange(1, 8)):
+        if rng.random() < 0.05:
+          changes.append((None, test_utils.random_string(rng, EDIT_ALPHABET, 20)))
+          continue
+        lines = expected.count("\n") + expected.count("\r") + 2
+        where = tuple(rng.randrange(-1, lines) if i % 2 == 0 else rng.randrange(-1, 12)
+                      for i in range(4))
+        changes.append((where, test_utils.random_string(rng, EDIT_ALPHABET, 6)))
+      expected = _reference_apply(expected, changes, encoding)
+      document.apply(changes, encoding)
+      assert document.text == expected, (text, changes, encoding)
+      lines = LSP_BREAK.split(expected)
+      assert document.line_count == len(lines)
+      for line in range(-1, len(lines) + 1):
+        if 0 <= line < len(lines):
+          assert document.line(line) == lines[line]
+        for character in (-1, 0, 1, 2, 3, 5, 40):
+          for clamp in (False, True):
+            assert document.offset(line, character, encoding, clamp) == _reference_offset(
+                expected, line, character, encoding, clamp), (expected, line, character)
+
+
+def test_many_changes_to_a_large_document_split_only_the_lines_they_touch(monkeypatch):
+  """One didChange of 1,000 changes (1,000 cursors) to a 960 kB document: each change used to
+  rebuild the text and find every line break in it again (13 s on the event loop)."""
+  split = []
+  real_split = lsp._split_lines  # pylint: disable=protected-access
+  monkeypatch.setattr(lsp, "_split_lines", lambda text: split.append(len(text)) or
+                      real_split(text))
+  text = "x = 1  # some code here\n" * 40_000
+  document = lsp.Document(text)
+  changes = [((i, 0, i, 0), "y") for i in range(1000)]
+  # Two lines joined by a \r, which a \n inserted after it makes a \r\n: still two lines.
+  changes += [((1000, 1, 1001, 4), "\r"), ((1001, 0, 1001, 0), "\n")]
+  document.apply(changes)
+  line = "x = 1  # some code here\n"
+  expected = ("y" + line) * 1000 + "x\r\n1  # some code here\n" + line * 38_998
+  assert document.text == expected
+  assert document.line_count == 40_001
+  assert (document.line(999), document.line(1000), document.line(1001)) == (
+      "yx = 1  # some code here", "x", "1  # some code here")
+  assert document.offset(39_999, 3) == _reference_offset(expected, 39_999, 3, "utf-16", False)
+  # The document's line breaks were found once (when the first change came), then only in the
+  # lines the changes touched.
+  assert split[0] == len(text) and sum(split[1:]) < 100 * len(changes)
+
+
+def test_a_position_inside_a_character_is_after_it(connect):
+  """The items replace the word up to the cursor, which such a position puts after the character:
+  their range starts and ends in the document (it used to start at -1: a JSON-RPC Internal
+  Error with a traceback)."""
+  for encoding, text, character, cursor, end in [("utf-16", "\U0001D518\U0001D518", 3, 2, 4),
+                                                 ("utf-8", "\u00e9\u00e9", 3, 2, 4),
+                                                 ("utf-8", "x = \u6f22", 5, 5, 7)]:
+    recorder = Recorder()
+    client = connect(recorder, capabilities={"general": {"positionEncodings": [encoding]}})
+    client.open(text)
+    reply = client.complete(0, character)
+    assert recorder.calls == [(text, cursor)]
+    word = text[:cursor].rsplit(" ", 1)[-1]
+    codec, width = UNITS[encoding]
+    start = end - len(word.encode(codec)) // width
+    assert [item["textEdit"] for item in reply["result"]["items"]] == [
+        {"newText": word + line, "range": {"start": {"line": 0, "character": start},
+                                           "end": {"line": 0, "character": end}}}
+        for line in ("ab()", "ab")]
+    assert start == (4 if text.startswith("x") else 0)
+
+
+def test_the_word_before_the_cursor_after_a_long_run_of_word_characters():
+  # A base64 literal on the cursor's line (the word scan was quadratic in the run: 5 s a request
+  # at 40,000 characters, the event loop frozen meanwhile).
+  line = 'DATA = "' + "A" * 200_000 + '" + os.pa'
+  point = lsp.point_at(lsp.Document(f"import os\n{line}\n"), 1, len(line))
+  assert (point.word, point.word_units, point.character) == ("pa", 2, len(line))
+  point = lsp.point_at(lsp.Document(line[:-len('" + os.pa')]), 0, 100_000)
+  assert (point.word, point.word_units, point.cursor) == ("A" * 99_992, 99_992, 100_000)
+
+
+def test_a_document_under_a_symlink_loop_is_completed_as_outside_the_workspace(completer,
+                                                                            connect, tmp_path):
+  # Resolving its path raised RuntimeError (Python 3.11), which the path lookup did not catch:
+  # every completion in it was answered empty ("the model failed ... Symlink loop").
+  (tmp_path / "lib.py").write_text("def helper(a):\n    return a\n")
+  (tmp_path / "loopA").symlink_to(tmp_path / "loopB")
+  (tmp_path / "loopB").symlink_to(tmp_path / "loopA")
+  client = connect(completer, root_uri=tmp_path.as_uri())
+  test_utils.wait_for(lambda: client.server.engine.repository is not None, "the index", 30)
+  text = "import os\n\n\ndef main():\n    path = os.path.jo"
+  inside, looped = (tmp_path / "main.py").as_uri(), (tmp_path / "loopA" / "main.py").as_uri()
+  for uri in (inside, looped):
+    client.open(text, uri=uri)
+  assert client.server.engine.path_of(inside) == "main.py"
+  assert client.server.engine.path_of(looped) == ""
+  labels = _labels(client.complete(4, len("    path = os.path.jo"), uri=looped))
+  expected = completer.complete_at(text, len(text), repository=client.server.engine.repository)
+  assert labels and labels == ["jo" + c.text for c in expected.candidates if c.text]
+  assert not [log for log in client.logs if "error" in log or "failed" in log], client.logs
+
+
+def test_a_lone_surrogate_in_a_document_reads_as_a_replacement_character(completer, connect):
+  # JSON's "\ud800" (VS Code sends one for such a buffer): the tokenizer takes no lone surrogate,
+  # and every completion in the document was answered empty ("TypeError: not a string").
+  document = lsp.Document("# \ud800\nx = '\udfff'")
+  assert document.text == "# \ufffd\nx = '\ufffd'"
+  document.apply([((1, 8, 1, 8), "b\ud801")], "utf-8")  # 3 UTF-8 bytes, as U+FFFD: after it
+  assert document.text == "# \ufffd\nx = '\ufffdb\ufffd'"
+  client = connect(completer, top=3)
+  text = "# a bad character: \ud800\nimport os\n\n\ndef main():\n    path = os.path.jo"
+  client.open(text)
+  reply = client.complete(5, len("    path = os.path.jo"))
+  clean = text.replace("\ud800", "\ufffd")
+  expected = completer.complete_at(clean, len(clean))
+  assert _labels(reply) == ["jo" + c.text for c in expected.candidates if c.text][:3]
+  assert _labels(reply)
+  assert (f"code-t5: {URI} holds a lone surrogate (U+D800 at character 19), "
+                             "not Unicode text: the model reads U+FFFD in its place") in client.logs
+  assert not [log for log in client.logs if "failed" in log], client.logs
+
+
+def test_requests_without_params_and_cancels_of_no_request_are_answered_as_json_rpc_says(
+    connect):
+  client = connect(Recorder())
+  client.open("import os\nos.pa")
+  # JSON-RPC lets "params" be left out: a method the server does not know is Method not found,
+  # with params or without (it was Internal Error without).
+  for request_id, params in [("none", None), ("empty", {}), ("$", None)]:
+    method = "$/unknownRequest" if request_id == "$" else "workspace/symbolz"
+    client.send({"id": request_id, "method": method,
+                 **({} if params is None else {"params": params})})
+    assert client.response(request_id)["error"]["code"] == -32601, request_id
+  client.send({"method": "workspace/unknownNotification"})  # no answer
+  # A $/cancelRequest whose id cannot be a request's is dropped quietly (it was logged as an
+  # error: "unhashable type: 'dict'").
+  for bad_id in ({"a": 1}, [1], None, 1.5, True):
+    client.notify("$/cancelRequest", {"id": bad_id})
+  client.notify("$/cancelRequest", {})
+  assert _labels(client.complete(1, 5)) == ["paab()", "paab"]
+  assert not [log for log in client.logs if "cancel" in log or "error" in log], client.logs
+
+
 def test_module_imports_only_the_standard_library_and_code_t5_at_top_level():
   """pygls, lsprotocol and the model load when the server starts, not at `code-t5 --help`."""
   tree = ast.parse(pathlib.Path(lsp.__file__).read_text())

@@ -1,5 +1,7 @@
 """Completing a half-typed word to a name the file already uses (code_t5/engine/names.py)."""
 
+import random
+import re
 
 import pytest
 
@@ -23,6 +25,54 @@ def test_the_typed_word_is_the_word_part_before_the_cursor():
   assert names.typed_word(PREFIX) == "re"
   assert names.typed_word("self.stream.f") == "f"
   assert names.typed_word("x = ") == names.typed_word("f(") == names.typed_word("") == ""
+
+
+class CountingStr(str):
+  """A str that counts the characters read through its slices (word_before's only reads)."""
+  read = 0
+
+  def __getitem__(self, key):
+    part = str.__getitem__(self, key)
+    self.read += len(part)
+    return part
+
+
+# Letters, digits and marks of several scripts (word characters or not: U+0301 and U+00B2 are
+# not `\w`, the Arabic-Indic and superscript digits differ), line breaks, a lone surrogate.
+WORD_ALPHABET = ["a", "Z", "_", "0", "\u0663", "\u00b2", "\u00e9", "\U0001d518", "\u0301",
+                 "\u6f22", " ", ".", "(", "\n", "\r", "\ud800", "\x00", "\u2028"]
+
+
+def test_the_word_before_a_point_is_what_the_regex_finds_on_random_text():
+  typed = re.compile(r"\w+\Z")
+  rng = random.Random(5)
+  for _ in range(5000):
+    text = test_utils.random_string(rng, WORD_ALPHABET, 300)
+    start, end = rng.randrange(len(text) + 1), rng.randrange(len(text) + 1)
+    match = typed.search(text, start, end)
+    assert names.word_before(text, end, start) == (match.group() if match else ""), (
+        text, start, end)
+  # Every code point is a word character for both or for neither.
+  every = "".join(map(chr, range(0x110000)))
+  words = set(re.findall(r"\w", every))
+  assert all((names.word_before(every, i + 1) != "") == (every[i] in words)
+             for i in range(0, 0x110000, 97))
+
+
+def test_a_long_run_of_word_characters_is_read_once():
+  # A base64 literal on the cursor's line: `\w+\Z` searched from each of its 200,000 offsets
+  # (about 2e10 steps: minutes a request).
+  run = "A" * 200_000
+  line = CountingStr(f'DATA = "{run}" + os.pa')
+  assert names.word_before(line, len(line)) == "pa"
+  assert line.read < 200  # the word and a window before it, not the line
+  assert names.typed_word(f'import os\nDATA = "{run}" + os.pa') == "pa"
+  line = CountingStr(f"x = {run}")  # the run is the typed word itself
+  assert names.word_before(line, len(line)) == run
+  assert line.read < 4 * len(run)
+  assert names.typed_word(f"x = 1\ny = {run}") == run
+  assert names.word_before(line, len(line), start=len(line) - 10) == run[-10:]
+  assert names.word_before(line, 3) == names.word_before(line, 5, start=7) == ""
 
 
 def test_known_names_are_the_code_words_keywords_and_builtins():

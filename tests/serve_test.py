@@ -112,6 +112,27 @@ def test_stdio_fuzz_every_line_gets_a_reply_and_serving_goes_on(completer):
       "error": "request of 2,097,152 bytes is over 1,048,576 bytes"}
 
 
+def test_stdio_limits_the_request_not_its_line_ending(completer):
+  """A request of exactly the limit is read whatever its line ends in (\\r\\n was counted as a
+  byte of the request); one a byte longer is refused, its size counted alike."""
+  limit = 200
+  request = json.dumps(GOOD).encode()
+  request = request[:-1] + b" " * (limit - len(request)) + b"}"  # exactly `limit` bytes
+  over = request[:-1] + b" }"
+  lines = [request + b"\r\n", request + b"\n", over + b"\r\n", over + b"\n",
+           # read in chunks of 1 MiB after the limit's: its \r ends one, its \n starts the next
+           over + b" " * (1 << 20) + b"\r\n", request]  # the last line ends the stream
+  out = io.BytesIO()
+  assert serve.serve_stdio(completer, io.BytesIO(b"".join(lines)), out,
+                           max_request_bytes=limit) == 0
+  replies = [_check_reply(r) for r in out.getvalue().splitlines()]
+  assert len(replies) == len(lines)
+  for i in (0, 1, 5):
+    assert replies[i]["id"] == "good" and "completion" in replies[i], replies[i]
+  assert replies[2] == replies[3] == {"error": "request of 201 bytes is over 200 bytes"}
+  assert replies[4] == {"error": f"request of {201 + (1 << 20):,} bytes is over 200 bytes"}
+
+
 def _http(port: int, request: bytes) -> bytes:
   """One raw request on its own connection; everything the server sends until it closes."""
   with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:

@@ -175,19 +175,26 @@ def encode_reply(reply: dict) -> bytes:
     return json.dumps(reply, allow_nan=False).encode("ascii")
 
 
+def _line_end(tail: bytes) -> int:
+  """The length of the line ending (\\n or \\r\\n) that `tail`, a line's last bytes, ends in."""
+  return 2 if tail.endswith(b"\r\n") else 1 if tail.endswith(b"\n") else 0
+
+
 def _read_line(stdin, limit: int):
-  """The next line of a binary stream (None at the end); a line over `limit` bytes is skipped to
-  its newline and returned as its length (an int), so a huge request cannot fill the memory."""
-  line = stdin.readline(limit + 1)
+  """The next line of a binary stream (None at the end); a line whose request (the line without
+  its \\n or \\r\\n) is over `limit` bytes is skipped to its newline and returned as the
+  request's size (an int), so a huge request cannot fill the memory."""
+  line = stdin.readline(limit + 2)  # a request of `limit` bytes and \r\n
   if not line:
     return None
-  if len(line) <= limit or line.endswith(b"\n"):
+  if len(line) - _line_end(line) <= limit:
     return line
-  size = len(line)
+  size, tail = len(line), line[-2:]
   while line and not line.endswith(b"\n"):
     line = stdin.readline(1 << 20)
     size += len(line)
-  return size - line.endswith(b"\n")
+    tail = (tail + line)[-2:]  # \r\n may be split between two reads
+  return size - _line_end(tail)
 
 
 def serve_stdio(completer, stdin=None, stdout=None, max_request_bytes=None) -> int:
