@@ -27,6 +27,8 @@ from code_t5.engine import serve
 
 OPTIONS = complete.EngineOptions(max_tokens=8)  # short lines: many requests reach the model
 GOOD = {"prefix": "def add(a, b):\n    return ", "id": "good"}
+_GOOD_BODY = json.dumps(GOOD).encode()
+_GOOD_LENGTH = str(len(_GOOD_BODY))
 # The inputs of the issue: a lone surrogate, a raw non-UTF-8 byte, 100k nested arrays.
 NASTY_LINES = [b'{"prefix": "\\ud800abc", "id": 1}', b'{"prefix": "\xff"}', b"[" * 100_000,
                b'{"prefix": "x", "id": "\\udfff"}']
@@ -194,6 +196,12 @@ def test_http_fuzz_every_request_gets_a_json_reply_and_serving_goes_on(completer
     # The issue's requests, one by one, then a good one.
     for request, expected in [
         (b"POST /complete HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 400),
+        # A good request's body behind lengths that Python's int() reads ("5_2", "+52"), or
+        # behind two lengths (the first would win; a proxy before the server may take the other).
+        *[(b"POST /complete HTTP/1.1\r\nContent-Length: " + length.encode() + b"\r\n\r\n"
+           + _GOOD_BODY, 400) for length in (f"{_GOOD_LENGTH[0]}_{_GOOD_LENGTH[1:]}",
+                                             f"+{_GOOD_LENGTH}",
+                                             f"{_GOOD_LENGTH}\r\nContent-Length: 5")],
         (b"PUT /complete HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", 405),
         (b"DELETE /complete HTTP/1.1\r\n\r\n", 405),
         (b"GET /complete HTTP/1.1\r\n\r\n", 405),  # a browser's try: told to POST

@@ -480,17 +480,17 @@ def _handler(completer):
       keep_alive, self.close_connection = not self.close_connection, True
       if self.path.rstrip("/") not in ("/complete", ""):
         return self._send(404, {"error": f"no such path {self.path}: POST /complete"})
-      value = self.headers.get("Content-Length")
-      if value is None:
+      values = self.headers.get_all("Content-Length") or []
+      if not values:
         return self._send(411, {"error": "Content-Length is required (chunked bodies are not "
                                          "read)"})
-      try:
-        length = int(value)
-      except ValueError:
-        length = -1
-      if length < 0:
-        return self._send(400, {"error": f"Content-Length {value[:100]!r} is not a number of "
-                                         "bytes"})
+      # Digits only, once (RFC 9110): Python's int() also reads "3_1", "+31" and " 31", and of
+      # two headers the first would win where a proxy before this server may read the other.
+      value = values[0].strip()
+      if len(values) > 1 or not (value.isascii() and value.isdigit()):
+        return self._send(400, {"error": f"Content-Length {', '.join(values)[:100]!r} is not one "
+                                         "number of bytes"})
+      length = int(value)
       if length > MAX_REQUEST_BYTES:
         return self._send(413, {"error": f"request of {length:,} bytes is over "
                                          f"{MAX_REQUEST_BYTES:,} bytes"})
