@@ -693,6 +693,7 @@ def test_message_reader_drops_bad_frames_and_reads_the_next_message(stream, even
 # The real process, written raw bytes on stdin: framing, JSON-RPC's rules, the lifecycle.
 
 PARSE_ERROR, INVALID_REQUEST, SERVER_NOT_INITIALIZED = -32700, -32600, -32002
+INVALID_PARAMS = -32602
 EMPTY = {"isIncomplete": True, "items": []}
 # A probe: a completion in a document that is not open (answered empty, without a model call).
 PROBE_PARAMS = {"textDocument": {"uri": "file:///not/open.py"},
@@ -849,6 +850,19 @@ def test_process_resynchronises_after_a_wrong_content_length(spawn):
     assert server.after(data) == [served], name
   assert server.call("shutdown")["result"] is None
   assert server.exit() == 0
+
+
+def test_process_logs_a_message_it_cannot_read_in_one_line(spawn):
+  """pygls wrote ~50 lines of traceback to stderr for each, which clients show line by line."""
+  server = spawn()
+  server.initialize()
+  server.send("textDocument/didOpen", {"textDocument": {"uri": 3}})
+  assert _errors([server.call("textDocument/completion", {"textDocument": 5, "position": "x"},
+                              "bad")]) == [("bad", INVALID_PARAMS)]
+  assert server.call("shutdown")["result"] is None
+  assert server.exit() == 0
+  lines = server.stderr().splitlines()
+  assert len(lines) == 2 and all(line.startswith("code-t5 lsp: ERROR ") for line in lines), lines
 
 
 def test_process_refuses_a_content_length_over_the_limit_and_keeps_serving(spawn):

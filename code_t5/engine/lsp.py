@@ -1044,10 +1044,31 @@ def _private_stdout():
   return os.fdopen(protocol_fd, "wb")
 
 
+class _OneLine(logging.Formatter):
+  """A log record in one line: its message's first line, and an exception as its type and first
+  line, not a traceback (pygls wrote ~50 lines of traceback into the message for each message it
+  could not read; clients show a server's stderr line by line in their logs). `code-t5 --verbose
+  lsp` keeps them."""
+
+  def format(self, record: logging.LogRecord) -> str:
+    message = record.getMessage()
+    if not record.exc_info and "\n" not in message:
+      return super().format(record)
+    short = logging.makeLogRecord({**record.__dict__, "msg": message.split("\n", 1)[0],
+                                   "args": None, "exc_info": None, "exc_text": None})
+    if not record.exc_info:
+      return super().format(short)
+    error = record.exc_info[1]
+    reason = (str(error).strip().splitlines() or [""])[0]
+    return f"{super().format(short)} ({type(error).__name__}: {reason})"
+
+
 def _lsp(args) -> int:
   stdout = _private_stdout()
-  logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
-                      format=f"{NAME} lsp: %(levelname)s %(name)s: %(message)s")
+  handler = logging.StreamHandler(sys.stderr)
+  form = f"{NAME} lsp: %(levelname)s %(name)s: %(message)s"
+  handler.setFormatter(logging.Formatter(form) if args.verbose else _OneLine(form))
+  logging.basicConfig(level=logging.WARNING, handlers=[handler])
   # pygls warns on routine traffic (a cancel for a request already answered, a notification it
   # has no handler for), and clients log a server's stderr as errors.
   logging.getLogger("pygls").setLevel(logging.ERROR)
