@@ -254,10 +254,15 @@ def folder_written_beside(final: pathlib.Path, what: str, elsewhere: str,
 
 def write_file_beside(out: pathlib.Path, write: Callable[[IO], None], binary: bool = False) -> None:
   """write(file) into a temporary file beside `out` (unique: concurrent writers do not clobber
-  each other's), renamed to `out` when `write` returns; removed if it raises. The file gets the
-  permissions a plain open() would give it. `out`'s folder must exist."""
+  each other's), renamed to `out` when `write` returns; removed if it raises, and by the next
+  writer into the folder if this one is killed. The file gets the permissions a plain open()
+  would give it. `out`'s folder must exist."""
   import tempfile  # pylint: disable=g-import-not-at-top  (only where a file is written)
-  fd, tmp = tempfile.mkstemp(prefix=out.name + ".tmp-", dir=out.parent, text=not binary)
+  # Named as temporary_name (and mkstemp's suffix): what a killed writer left, the next writer
+  # into the folder removes.
+  remove_stale_temporaries(out.parent)
+  fd, tmp = tempfile.mkstemp(prefix=temporary_name(out.name) + "-", dir=out.parent,
+                             text=not binary)
   try:
     with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
       write(f)

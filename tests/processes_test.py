@@ -66,6 +66,18 @@ def test_a_dead_writer_s_temporary_link_or_file_is_removed_never_what_a_link_poi
   assert (target / "keep").read_text() == "x"
 
 
+def test_a_file_a_killed_writer_left_is_removed_by_the_next_write_into_its_folder(tmp_path):
+  out = tmp_path / "report.json"
+  processes.write_file_beside(out, lambda f: f.write("first"))
+  # What a writer killed mid-write left: its temporary file, named by its (now dead) pid.
+  left = tmp_path / (processes.temporary_name(out.name).replace(
+      f"-{os.getpid()}", f"-{_dead_pid()}") + "-k2x9_q")
+  left.write_text("half a rep")
+  processes.write_file_beside(out, lambda f: f.write("second"))
+  assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+  assert out.read_text() == "second"
+
+
 def test_a_child_dies_when_its_parent_is_killed(tmp_path):
   parent = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
       import sys, time
