@@ -14,7 +14,7 @@ import errno
 import os
 import pathlib
 import stat
-from typing import BinaryIO, Union
+from typing import BinaryIO, Optional, Union
 
 from code_t5 import errors
 
@@ -25,16 +25,17 @@ class LinkOutError(errors.UserError):
   """A path the command would write through a link (or a non-folder) that leaves its folder."""
 
 
-def open_regular(path: PathLike, max_bytes: int) -> BinaryIO:
+def open_regular(path: PathLike, max_bytes: Optional[int]) -> BinaryIO:
   """`path` opened for reading in binary, after checking that it is (or links to) a regular file
-  of at most `max_bytes`. Opening does not block on a FIFO (O_NONBLOCK); the check is on the
-  opened file, so a link swapped after the check cannot change what is read."""
+  of at most `max_bytes` (None: of any size). Opening does not block on a FIFO (O_NONBLOCK); the
+  check is on the opened file, so a link swapped after the check cannot change what is read."""
   fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
   try:
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
-      raise OSError(errno.EINVAL, f"not a regular file ({_kind(info.st_mode)})", os.fspath(path))
-    if info.st_size > max_bytes:
+      raise OSError(errno.EINVAL, f"not a regular file ({_kind(info.st_mode)})",
+                    os.fspath(path))
+    if max_bytes is not None and info.st_size > max_bytes:
       raise OSError(errno.EFBIG, f"{info.st_size:,} bytes, more than the {max_bytes:,} such a "
                     "file can hold", os.fspath(path))
     os.set_blocking(fd, True)
@@ -53,7 +54,7 @@ def read_regular(path: PathLike, max_bytes: int) -> bytes:
 def check_regular(path: PathLike) -> None:
   """OSError unless `path` is (or links to) a regular file: for files a library opens by name
   (TensorFlow's checkpoint reader), which would block on a FIFO."""
-  with open_regular(path, max_bytes=1 << 62):
+  with open_regular(path, max_bytes=None):
     pass
 
 

@@ -79,7 +79,7 @@ def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
   tensors = [checkpoints.read_tensor(reader, n, prefix, PackError) for n in names]
   # Read before writing: a failure below is one of the pack's writes.
   config_text = _INIT_CHECKPOINT.sub("run.init_checkpoint = None",
-                                     config.read_text(encoding="utf-8"))
+                                     operative_config.read_text(config))
   with processes.folder_written_beside(out, f"the pack {out}", "give another --out") as tmp:
     tf.raw_ops.SaveV2(prefix=str(tmp / prefix.name), tensor_names=names,
                       shape_and_slices=[""] * len(names), tensors=tensors)

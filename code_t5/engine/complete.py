@@ -552,7 +552,7 @@ def export(model_dir: pathlib.Path, settings: DecodeSettings = DecodeSettings(),
   # Written (and leftovers removed) only inside the model folder, which may be a stranger's:
   # never through a link named export, export/<key>, logs or logs/export.log.
   exports = stranger_paths.inside(info.model_dir, EXPORT_DIR)
-  stranger_paths.inside(info.model_dir, EXPORT_DIR, key)
+  final = stranger_paths.inside(info.model_dir, EXPORT_DIR, key)
   log = stranger_paths.inside(info.model_dir, "logs", "export.log")
   processes.remove_stale_temporaries(exports, echo)  # of exports that were killed
   tmp = stranger_paths.inside(exports, processes.temporary_name(key)).resolve()
@@ -574,7 +574,6 @@ def export(model_dir: pathlib.Path, settings: DecodeSettings = DecodeSettings(),
                           f"{len(written)} SavedModels; full log: {log}")
   (written[0] / EXPORT_METADATA).write_text(
       json.dumps(_metadata(info, settings, vocabulary, run), indent=1) + "\n", encoding="utf-8")
-  final = exports / key
   try:
     written[0].rename(final)
   except OSError:

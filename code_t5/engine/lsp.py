@@ -312,10 +312,10 @@ class Engine:
       self.log(f"{uri} holds a lone surrogate (U+{ord(surrogate.group()):04X} at character "
                f"{surrogate.start()}), not Unicode text: the model reads U+FFFD in its place")
     self.documents[uri] = document = Document(text, version)
-    text = document.text
+    text = document.text  # (lone surrogates replaced)
     self._edited(uri)
     self._active_path = self.path_of(uri) or self._active_path
-    self.saved(uri, text)
+    self.saved(uri)
     self._opens += 1
     try:
       self._executor.submit(self._encode_opened, text, self._opens)

@@ -287,7 +287,7 @@ def _read_params(directory: pathlib.Path, meta: dict) -> Dict[str, np.ndarray]:
   arch = meta["architecture"]
   params = {}
   try:
-    with stranger_paths.open_regular(path, max_bytes=1 << 62) as f, zipfile.ZipFile(f) as archive:
+    with stranger_paths.open_regular(path, max_bytes=None) as f, zipfile.ZipFile(f) as archive:
       members = set(archive.namelist())
       for key, tensor in meta["tensors"].items():
         shapes = {_expected_shape(p, arch) for p in tensor["paths"]} - {None}

@@ -94,10 +94,6 @@ def unsafe_statement(text: str) -> Optional[str]:
   return None
 
 
-def _short(text: str) -> str:
-  return reprlib.repr(text)
-
-
 class OperativeConfig:
   """The bindings of one operative_config.gin (none when the file is missing or not given)."""
 
@@ -141,12 +137,12 @@ class OperativeConfig:
     try:
       value = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-      raise OperativeConfigError(f"{self.path} binds {name} to {_short(text)}, not a literal "
+      raise OperativeConfigError(f"{self.path} binds {name} to {reprlib.repr(text)}, not a literal "
                                  "that code-t5 can read") from None
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if kind is not None and value is not None and (not isinstance(value, kinds) or (
         isinstance(value, bool) and bool not in kinds)):
-      raise OperativeConfigError(f"{self.path} binds {name} to {_short(text)}, not "
+      raise OperativeConfigError(f"{self.path} binds {name} to {reprlib.repr(text)}, not "
                                  f"{' or '.join(k.__name__ for k in kinds)}: mend it")
     return value
 
@@ -160,7 +156,7 @@ class OperativeConfig:
         isinstance(lengths.get(k), int) and not isinstance(lengths[k], bool) and lengths[k] > 0
         for k in ("inputs", "targets")):
       raise OperativeConfigError(f"{self.path} binds run.sequence_length to "
-                                 f"{_short(self.text('run.sequence_length'))}, not positive "
+                                 f"{reprlib.repr(self.text('run.sequence_length'))}, not positive "
                                  "'inputs' and 'targets' lengths: mend it")
     return None if lengths is None else {"inputs": lengths["inputs"],
                                          "targets": lengths["targets"]}
@@ -173,8 +169,8 @@ class OperativeConfig:
         len(batch) == 2 and isinstance(batch[0], str) and isinstance(batch[1], int)
         and not isinstance(batch[1], bool)):
       raise OperativeConfigError(f"{self.path} binds run.batch_size to "
-                                 f"{_short(self.text('run.batch_size'))}, not (method, count): "
-                                 "mend it")
+                                 f"{reprlib.repr(self.text('run.batch_size'))}, not (method, "
+                                 "count): mend it")
     return batch
 
   def task(self) -> Optional[str]:
