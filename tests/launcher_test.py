@@ -250,3 +250,48 @@ def test_checkpoints_are_told_once_where_they_go_then_in_the_progress_lines(tmp_
   progress.step(101, 2.0)
   assert lines == ["  step    101  loss 2.0000  16.67 steps/s  checkpoint 100  [6 s]"]
   assert progress.unshown_save is None  # told: not shown again at the end
+
+
+def _record(model_dir: pathlib.Path, command: str, name: str = "command") -> None:
+  """A command line as mesh_transformer_main records it: " ".join(sys.argv), unquoted."""
+  (model_dir / "commands").mkdir(parents=True, exist_ok=True)
+  (model_dir / "commands" / name).write_text(command)
+
+
+def test_the_newest_recorded_training_command_names_the_composition(tmp_path):
+  _record(tmp_path, "main.py --model_dir=x --gin_file=dataset.gin --gin_file=models/prefix_lm.gin "
+          "--gin_file=sizes/mini.gin --gin_file=runs/cpu.gin "
+          "--gin_param=utils.run.train_steps = 10", "command")
+  _record(tmp_path, "main.py --model_dir=x --gin_file=dataset.gin --gin_file=models/causal_lm.gin "
+          "--gin_file=vocabs/spm_dev.gin --gin_file=sizes/tiny.gin --gin_file=runs/cpu.gin "
+          "--gin_file=extra/mine.gin --gin_param=code_t5.task_name.version = 'v3' "
+          "--gin_param=utils.run.train_steps = 20", "command.1")
+  _record(tmp_path, "main.py --model_dir=x --gin_file=runs/eval.gin", "command.2")  # an eval
+  recorded = launcher.recorded_training(tmp_path)
+  assert (recorded.model, recorded.size, recorded.vocab) == ("causal_lm", "tiny", "spm_dev")
+  assert recorded.path == tmp_path / "commands" / "command.1"
+  assert recorded.extra_gin_files == ("extra/mine.gin",)
+  assert recorded.model_params() == ["code_t5.task_name.version = 'v3'"]
+  assert launcher.recorded_training(tmp_path / "elsewhere") is None
+
+
+def test_what_one_run_did_is_not_carried_to_the_next_however_it_is_named(tmp_path):
+  """A stranger's recorded command could otherwise switch an export to training, or point the
+  dataset at a folder of the user's, by naming the binding another way."""
+  params = ["run.mode = 'train'", "train/utils.run.mode = 'train'",
+            "mesh_tensorflow.transformer.utils.run.mode = 'score_from_strings'",
+            "flcc_dataset.prepared_dir = '/home/me'", "code_t5.flcc_dataset.root = '/home/me'",
+            "run.train_steps = 5", "import code_t5.training.training",
+            "utils.run.sequence_length = {'inputs': 64, 'targets': 64}"]
+  _record(tmp_path, "main.py --gin_file=models/causal_lm.gin --gin_file=sizes/tiny.gin "
+          + " ".join(f"--gin_param={p}" for p in params))
+  assert launcher.recorded_training(tmp_path).model_params() == [params[-1]]
+
+
+def test_an_export_ends_with_its_own_mode(tmp_path):
+  experiment = launcher.Experiment(model="causal_lm", model_dir=tmp_path,
+                                   gin_params=["utils.run.mode = 'train'"])
+  command = experiment.export_command(tmp_path / "out", extra_gin_params=["x.y = 1"])
+  modes = [part for part in command if part.startswith("--gin_param=utils.run.mode")]
+  assert modes[-1] == "--gin_param=utils.run.mode = 'export_infer'"
+  assert command.index(modes[-1]) > command.index("--gin_param=utils.run.mode = 'train'")

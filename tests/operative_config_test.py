@@ -2,6 +2,8 @@
 
 import pytest
 
+from code_t5 import test_utils
+from code_t5.training import launcher
 from code_t5.training import operative_config
 
 
@@ -91,3 +93,70 @@ def test_a_version_the_objective_lacks_is_a_one_line_error(tmp_path):
   with pytest.raises(operative_config.OperativeConfigError,
                      match="objective 'prefix_lm' has no version 'v2'; it has v1"):
     config.task()
+
+
+# ------------------------------------------------------------------ gin text from a stranger
+
+
+@pytest.mark.parametrize("model", launcher.MODELS)
+def test_what_each_training_records_is_not_refused(tiny_run, model):
+  _, model_dir = tiny_run(model)
+  text = (model_dir / operative_config.FILE_NAME).read_text()
+  assert operative_config.unsafe_statement(text) is None
+
+
+def test_the_shipped_model_and_the_projects_gin_files_are_not_refused():
+  paths = [test_utils.PRETRAINED / operative_config.FILE_NAME]
+  paths += sorted(launcher.GIN_CONFIGS.rglob("*.gin"))
+  assert len(paths) > 20
+  for path in paths:
+    assert operative_config.unsafe_statement(path.read_text()) is None, path
+
+
+@pytest.mark.parametrize("text, refused", [
+    # gin's dynamic registration makes any attribute of an imported module callable: os.system.
+    ("from __gin__ import dynamic_registration\nimport code_t5.processes\n"
+     "utils.run.eval_dir_suffix = @code_t5.processes.os.system()\n",
+     "from __gin__ import dynamic_registration"),
+    ("import stranger_mod\n", "import stranger_mod"),
+    ("import os\n", "import os"),
+    ("include '/etc/evil.gin'\n", "include '/etc/evil.gin'"),
+    ("include '../evil.gin'\n", "include '../evil.gin'"),
+    # Mesh TF's save_scores writes where its bindings say, called by gin...
+    ("run.eval_summary_dir = @utils.save_scores()\n"
+     "utils.save_scores.scores_filename = '/home/me/notes'\n",
+     "run.eval_summary_dir = @utils.save_scores()"),
+    # ... or by Mesh TF, which calls each entry of a layer list with its keyword arguments.
+    ("make_layer_stack.layers = [\n    [@utils.save_scores, {'scores_filename': '/x'}],\n"
+     "    @mesh_tensorflow.transformer.transformer_layers.SelfAttention]\n",
+     "make_layer_stack.layers = ... @utils.save_scores ..."),
+    # The dataset functions prepare (and clean) data where flcc_dataset.prepared_dir says.
+    ("run.eval_dir_suffix = @mesh_transformer.mesh_train_dataset_fn()\n",
+     "run.eval_dir_suffix = @mesh_transformer.mesh_train_dataset_fn()"),
+    ("decoder/make_layer_stack.layers = [@t5.models.mesh_transformer.mesh_train_dataset_fn]\n",
+     "decoder/make_layer_stack.layers = [@t5.models.mesh_transformer.mesh_train_dataset_fn]"),
+    # TFDS imports the module a dataset folder's features.json names.
+    ("run.eval_dir_suffix = @dataset.untokenized_tfds_dataset()\n",
+     "run.eval_dir_suffix = @dataset.untokenized_tfds_dataset()"),
+    # A configurable of the allowed ones' name in another module is another configurable.
+    ("run.learning_rate_schedule = @evil.linear_decay\n",
+     "run.learning_rate_schedule = @evil.linear_decay"),
+    ("MACRO = @utils.save_scores()\nrun.eval_summary_dir = %MACRO\n",
+     "MACRO = @utils.save_scores()"),
+    ("run.mode = 'train\n", "text gin cannot read"),
+])
+def test_gin_text_that_could_run_code_or_write_is_refused(text, refused):
+  assert operative_config.unsafe_statement(text).startswith(refused)
+
+
+def test_training_functions_are_allowed_only_where_training_binds_them():
+  for text in ("utils.run.train_dataset_fn = @t5.models.mesh_transformer.mesh_train_dataset_fn",
+               "run.train_model_fn = @code_t5.train_model",
+               "utils.run.eval_dataset_fn = @code_t5.eval_datasets_without_autotune",
+               "code_t5.eval_datasets_without_autotune.eval_dataset_fn = "
+               "@t5.models.mesh_transformer.mesh_eval_dataset_fn",
+               "utils.run.learning_rate_schedule = @learning_rate_schedules.linear_decay",
+               "MIXTURE_NAME = @code_t5.task_name()"):
+    assert operative_config.unsafe_statement(text + "\n") is None, text
+  assert operative_config.unsafe_statement(
+      "utils.run.eval_dataset_fn = @code_t5.train_model\n") is not None

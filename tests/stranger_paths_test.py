@@ -141,6 +141,25 @@ def test_export_runs_no_code_of_the_model_folder(model, tmp_path):
   assert not marker.exists()
 
 
+@pytest.mark.parametrize("lines", [
+    # Any attribute of an imported module becomes callable under dynamic registration.
+    ["from __gin__ import dynamic_registration", "import code_t5.processes",
+     "mesh_tensorflow.transformer.utils.run.eval_dir_suffix = @code_t5.processes.os.system()",
+     "code_t5.processes.os.system.command = 'touch {marker}'"],
+    # Mesh TF's save_scores writes wherever its bindings say.
+    ["run.eval_summary_dir = @utils.save_scores()",
+     "utils.save_scores.results = [{{'scores': 1.5}}]", "utils.save_scores.vocabulary = None",
+     "utils.save_scores.scores_filename = '{marker}'"],
+])
+def test_export_refuses_gin_bindings_that_would_run_a_program_or_write(model, tmp_path, lines):
+  marker = tmp_path / "ran"
+  config = model / "operative_config.gin"
+  config.write_text(config.read_text() + "\n".join(lines).format(marker=marker) + "\n")
+  _one_line_error(_code_t5("export", "--checkpoint", model),
+                  "operative_config.gin has `", lines[0][:30])
+  assert not list(tmp_path.glob("ran*"))
+
+
 def test_a_fifo_in_the_model_folder_is_a_one_line_error_not_a_hang(model, source):
   for name in ("about.json", RUNTIME / "model.json", RUNTIME / "params.npz"):
     path = model / name

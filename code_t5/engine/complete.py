@@ -86,9 +86,6 @@ ABOUT_FILE = "about.json"
 SHIPPED_MODEL = (pathlib.Path(__file__).resolve().parent.parent / "pretrained"
                  / "causal_lm-mini-spm_dev-sitepackages")
 SUPPORTED_MODEL_TYPES = ("bitransformer", "delimited_lm")
-# Recorded gin params that describe how training ran, not the model: an export replaces them.
-_RUN_ONLY_PARAMS = ("utils.run.batch_size", "utils.run.mode", "utils.run.mesh_shape",
-                    "utils.run.mesh_devices", "utils.run.train_steps")
 
 
 class CompletionError(errors.UserError):
@@ -378,21 +375,10 @@ def export_key(info: ModelInfo, settings: DecodeSettings, run: str) -> str:
           f"-temp{settings.temperature:g}-{run}")
 
 
-def _recorded_commands(model_dir: pathlib.Path) -> List[Tuple[int, str]]:
-  commands = []
-  for path in (model_dir / "commands").glob("command*"):
-    m = re.fullmatch(r"command(?:\.(\d+))?", path.name)
-    if m:
-      try:
-        text = stranger_paths.read_regular(path, _MAX_COMMAND_BYTES)
-      except OSError as e:
-        raise CompletionError(f"{path} cannot be read ({e.strerror}): remove it, or give "
-                              "`code-t5 export` --model and --size") from None
-      commands.append((int(m.group(1) or 0), text.decode("utf-8", errors="replace")))
-  return sorted(commands)
-
-
-_MAX_COMMAND_BYTES = 1 << 20  # mesh_transformer_main records one command line per file
+def _clipped(statement: str, limit: int = 100) -> str:
+  """A statement as an error quotes it: escaped (a stranger wrote it), cut after `limit`."""
+  shown = repr(statement[:limit])[1:-1]
+  return shown + "..." if len(statement) > limit else shown
 
 
 def _check_gin_from(model_dir: pathlib.Path, source: str, text: str) -> None:
@@ -402,14 +388,9 @@ def _check_gin_from(model_dir: pathlib.Path, source: str, text: str) -> None:
   statement = operative_config.unsafe_statement(text)
   if statement:
     raise CompletionError(
-        f"{source} has `{reprlib.repr(statement)[1:-1]}`, which no code-t5 training writes and "
+        f"{source} has `{_clipped(statement)}`, which no code-t5 training writes and "
         f"which gin would carry out: {model_dir} is not exported; remove that line if you trust "
         "it, or give `code-t5 export` --model and --size")
-
-
-def _split_recorded(command: str) -> List[str]:
-  # mesh_transformer_main records " ".join(sys.argv): unquoted, so split before each "--flag=".
-  return [part.strip() for part in re.split(r"\s(?=--[a-z_]+(?:=|\s|$))", command)]
 
 
 def experiment_from_model_dir(model_dir: pathlib.Path, run: str = "cpu", model=None, size=None,
@@ -420,24 +401,12 @@ def experiment_from_model_dir(model_dir: pathlib.Path, run: str = "cpu", model=N
   Returns the Experiment and any further gin files the training command used. model/size
   override what is recorded; gin_params are added after the recorded ones.
   """
-  commands = _recorded_commands(model_dir)
-  training = [c for _, c in commands if "train_steps" in c] or [c for _, c in commands[:1]]
-  files, params = [], []
-  if training:
-    for part in _split_recorded(training[-1]):
-      if part.startswith("--gin_file="):
-        files.append(part[len("--gin_file="):])
-      elif part.startswith("--gin_param="):
-        params.append(part[len("--gin_param="):])
-  recorded = {"model": None, "size": None, "vocab": "byte"}
-  extra_files = []
-  for f in files:
-    if m := re.fullmatch(r"(models|sizes|vocabs)/(.+)\.gin", f):
-      recorded[{"models": "model", "sizes": "size", "vocabs": "vocab"}[m.group(1)]] = m.group(2)
-    elif f != "dataset.gin" and not re.fullmatch(r"runs/.+\.gin", f):
-      extra_files.append(f)
-  model = model or recorded["model"]
-  size = size or recorded["size"]
+  try:
+    recorded = launcher.recorded_training(model_dir)
+  except launcher.LaunchError as e:
+    raise CompletionError(f"{e}; or give `code-t5 export` --model and --size") from None
+  model = model or (recorded and recorded.model)
+  size = size or (recorded and recorded.size)
   if model is None or size is None:
     config = operative_config.OperativeConfig.of_model_dir(model_dir)
     if not model and not size and config.exists:
@@ -450,8 +419,10 @@ def experiment_from_model_dir(model_dir: pathlib.Path, run: str = "cpu", model=N
         f"naming models/*.gin and sizes/*.gin in {model_dir / 'commands'}, and no "
         f"{operative_config.FILE_NAME}): give `code-t5 export` --model and --size, or copy the "
         f"model dir's commands/ or {operative_config.FILE_NAME} along with its checkpoints")
-  kept = [p for p in params if not p.replace(" ", "").startswith(
-      tuple(r.replace(" ", "") + "=" for r in _RUN_ONLY_PARAMS))]
+  # How training ran (its steps, devices, starting weights, data) is not the model: an export
+  # replaces it.
+  kept = recorded.model_params() if recorded else []
+  extra_files = list(recorded.extra_gin_files) if recorded else []
   recorded_in = model_dir / "commands"
   for param in kept:
     _check_gin_from(model_dir, f"a --gin_param of the command recorded in {recorded_in}", param)
@@ -463,7 +434,8 @@ def experiment_from_model_dir(model_dir: pathlib.Path, run: str = "cpu", model=N
       _check_gin_from(model_dir, f"{path} (a --gin_file of the command recorded in "
                       f"{recorded_in})", operative_config.read_text(path))
   try:
-    experiment = launcher.Experiment(model=model, size=size, run=run, vocab=recorded["vocab"],
+    experiment = launcher.Experiment(model=model, size=size, run=run,
+                                     vocab=recorded.vocab if recorded else "byte",
                                      model_dir=model_dir, gin_params=kept + list(gin_params))
   except launcher.LaunchError as e:
     raise CompletionError(f"{model_dir}: {e}") from None

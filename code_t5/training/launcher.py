@@ -20,6 +20,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from code_t5 import errors
 from code_t5 import processes
 from code_t5 import registration
+from code_t5 import stranger_paths
 from code_t5.data import line_completion as line_completion_lib
 from code_t5.training import checkpoints
 
@@ -172,9 +173,109 @@ class Experiment:
 
   def export_command(self, export_path, extra_gin_files=(), extra_gin_params=()) -> List[str]:
     """A SavedModel of the newest checkpoint in <export_path>/<timestamp>/ (runs/export.gin)."""
+    # runs/export.gin's mode again, after every other binding: a --gin_param of the experiment
+    # (from a model dir's recorded command, which may be a stranger's) comes after the gin files
+    # and would otherwise decide what the command does (train, score files, ...).
     return self.command(extra_gin_files=list(extra_gin_files) + ["runs/export.gin"],
-                        extra_gin_params=[f"utils.run.export_path = '{export_path}'"] +
+                        extra_gin_params=["utils.run.mode = 'export_infer'",
+                                          f"utils.run.export_path = '{export_path}'"] +
                         list(extra_gin_params))
+
+
+# Mesh TF's mesh_transformer_main writes the command it ran to <model_dir>/commands/command[.N],
+# one line each.
+_COMMANDS_DIR = "commands"
+_MAX_COMMAND_BYTES = 1 << 20
+# Recorded gin params that belong to one run, not to the model: the steps, the device layout,
+# where a run started from, what an eval decoded. The dataset's own come from the flags
+# (dataset_gin_params).
+RUN_ONLY_PARAMS = ("utils.run.batch_size", "utils.run.mode", "utils.run.mesh_shape",
+                   "utils.run.mesh_devices", "utils.run.train_steps", "utils.run.init_checkpoint",
+                   "utils.run.eval_dir_suffix", "tpu_estimator_model_fn.init_variable_filter",
+                   "init_checkpoint_variable_mapping.mapping_fn",
+                   "code_t5.line_completion_points.max_files")
+_DATASET_CONFIGURABLE = "code_t5.flcc_dataset"
+
+
+def _same_name(a: str, b: str) -> bool:
+  """Whether two dotted names may name the same thing (gin takes any dotted suffix)."""
+  return a == b or a.endswith("." + b) or b.endswith("." + a)
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordedTraining:
+  """What a model dir's newest recorded training command composed (a stranger's model dir may
+  hold it: the files are read as regular files, up to a size limit, and never run)."""
+  path: pathlib.Path  # the command file
+  model: Optional[str]  # models/<model>.gin; None if no --gin_file names one
+  size: Optional[str]
+  vocab: str  # "byte" when no vocabs/*.gin is named
+  extra_gin_files: Tuple[str, ...]  # beyond dataset.gin, models/, sizes/, vocabs/, runs/
+  gin_params: Tuple[str, ...]  # every --gin_param, in order
+
+  def model_params(self) -> List[str]:
+    """The gin params that describe the model trained, not one run (RUN_ONLY_PARAMS, the
+    dataset's flags and the `import` lines of --init-from left out), however a binding names
+    its configurable (`utils.run.mode`, `run.mode`, `scope/run.mode`)."""
+    kept = []
+    for param in self.gin_params:
+      key = param.partition("=")[0].replace(" ", "").rpartition("/")[2]
+      selector = key.rpartition(".")[0]
+      if (param.lstrip().startswith("import ") or any(_same_name(key, k) for k in RUN_ONLY_PARAMS)
+          or _same_name(selector, _DATASET_CONFIGURABLE)):
+        continue
+      kept.append(param)
+    return kept
+
+  def is_first_run(self) -> bool:
+    """Whether `code-t5 train` without --model trained it."""
+    return is_first_run(self.model, self.gin_params)
+
+
+def is_first_run(model: Optional[str], gin_params: Sequence[str]) -> bool:
+  """Whether a composition is the first run's: its model with FIRST_RUN_GIN_PARAMS bound."""
+  return model == FIRST_RUN_MODEL and all(p in gin_params for p in FIRST_RUN_GIN_PARAMS)
+
+
+def _split_recorded(command: str) -> List[str]:
+  # mesh_transformer_main records " ".join(sys.argv): unquoted, so split before each "--flag=".
+  return [part.strip() for part in re.split(r"\s(?=--[a-z_]+(?:=|\s|$))", command)]
+
+
+def recorded_training(model_dir: pathlib.Path) -> Optional[RecordedTraining]:
+  """The newest training command recorded in model_dir/commands/ (else its first command), or
+  None when there is none."""
+  commands = []
+  for path in (pathlib.Path(model_dir) / _COMMANDS_DIR).glob("command*"):
+    m = re.fullmatch(r"command(?:\.(\d+))?", path.name)
+    if m:
+      try:
+        text = stranger_paths.read_regular(path, _MAX_COMMAND_BYTES)
+      except OSError as e:
+        raise LaunchError(f"{path} cannot be read ({e.strerror}): remove it, or give the "
+                          "--model and --size the model dir was trained with") from None
+      commands.append((int(m.group(1) or 0), path, text.decode("utf-8", errors="replace")))
+  if not commands:
+    return None
+  commands.sort(key=lambda c: c[0])
+  training = [c for c in commands if "train_steps" in c[2]] or commands[:1]
+  _, path, command = training[-1]
+  files, params = [], []
+  for part in _split_recorded(command):
+    if part.startswith("--gin_file="):
+      files.append(part[len("--gin_file="):])
+    elif part.startswith("--gin_param="):
+      params.append(part[len("--gin_param="):])
+  named = {"models": None, "sizes": None, "vocabs": "byte"}
+  extra = []
+  for f in files:
+    if m := re.fullmatch(r"(models|sizes|vocabs)/(.+)\.gin", f):
+      named[m.group(1)] = m.group(2)
+    elif f != "dataset.gin" and not re.fullmatch(r"runs/.+\.gin", f):
+      extra.append(f)
+  return RecordedTraining(path=path, model=named["models"], size=named["sizes"],
+                          vocab=named["vocabs"], extra_gin_files=tuple(extra),
+                          gin_params=tuple(params))
 
 
 def add_dataset_flags(parser,

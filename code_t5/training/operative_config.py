@@ -14,19 +14,53 @@ import ast
 import pathlib
 import re
 import reprlib
-from typing import Dict, Optional
+import tokenize
+from typing import Dict, NamedTuple, Optional
+
+from gin import config_parser
 
 from code_t5 import errors
 from code_t5 import stranger_paths
 
 FILE_NAME = "operative_config.gin"
 MAX_BYTES = 64 << 20  # Mesh TF writes ~10-30 kB
-# The packages a model dir's gin text may import when a command hands it to gin (`code-t5
-# export`): the stack's, which are all that training records. A gin `import` runs the module's
-# code, so a stranger's model dir naming any other module (one beside it, or an installed one
-# that starts a program when imported) would be running code of their choice.
-IMPORTABLE = ("code_t5", "t5", "mesh_tensorflow", "seqio", "gin", "tensorflow", "__gin__")
-_GIN_STATEMENT = re.compile(r"\s*(import|from|include)\s+(\S*)")
+# What a model dir's gin text may hold when a command hands it to gin (`code-t5 export`): what
+# code-t5's trainings record, and nothing else. gin carries out more than bindings: an `import`
+# runs a module's code; `from __gin__ import dynamic_registration` lets any attribute of an
+# imported module be called (`os.system`); an `@name()` reference calls a configurable when the
+# binding is read, and an `@name` reference hands it to code that calls it (Mesh TF calls each
+# entry of a layer list). Among the stack's configurables some write files where their bindings
+# say (Mesh TF's save_scores), prepare or delete data (the dataset functions) or import any module
+# a TFDS folder names. So a stranger's model dir may name only these.
+_IMPORTABLE = re.compile(r"code_t5(\.\w+)*|t5\.models\.mesh_transformer|t5\.data(\.\w+)?"
+                         r"|mesh_tensorflow(\.\w+)*")
+# Configurables that only build the model, its schedule and its optimizer, wherever they are named.
+_REFERABLE = frozenset(
+    [f"mesh_tensorflow.transformer.transformer_layers.{name}" for name in (
+        "SelfAttention", "DenseReluDense", "EncDecAttention")] +
+    [f"mesh_tensorflow.transformer.transformer.sublayer_{name}" for name in (
+        "rms_norm", "dropout", "residual", "call_layer", "mask_padding", "legacy_rms_norm",
+        "legacy_dropout", "legacy_final_rms_norm")] +
+    [f"mesh_tensorflow.transformer.learning_rate_schedules.{name}" for name in (
+        "product_learning_rate", "linear_warmup", "linear_decay", "learning_rate_schedule_noam",
+        "constant", "rsqrt")] +
+    ["mesh_tensorflow.optimize.AdafactorOptimizer", "code_t5.updates_after_backward",
+     "code_t5.GatherVocabEmbedding", "code_t5.loss_per_target_token", "code_t5.init_from_variable"])
+# The only configurables gin may call while reading the text (`@name()`): they return a name, a
+# vocabulary of a registered task, a mesh shape, a length.
+_CALLABLE = frozenset(["code_t5.task_name", "t5.models.mesh_transformer.get_vocabulary",
+                       "mesh_tensorflow.transformer.utils.tpu_mesh_shape",
+                       "t5.data.preprocessors.random_spans_targets_length",
+                       "t5.data.preprocessors.random_spans_tokens_length"])
+# Functions that read or prepare data, or train: only as the whole value of the utils.run
+# parameter a training binds them to, which an export never calls.
+_PLACED = {
+    "t5.models.mesh_transformer.mesh_train_dataset_fn": ("utils.run.train_dataset_fn",),
+    "t5.models.mesh_transformer.mesh_eval_dataset_fn": (
+        "utils.run.eval_dataset_fn", "code_t5.eval_datasets_without_autotune.eval_dataset_fn"),
+    "code_t5.eval_datasets_without_autotune": ("utils.run.eval_dataset_fn",),
+    "code_t5.train_model": ("utils.run.train_model_fn",),
+}
 # `@code_t5.task_name()` or `@scope/code_t5.task_name()` (gin_configs/dataset.gin).
 _TASK_NAME_CALL = re.compile(r"^@(?:([\w.]+)/)?(?:code_t5\.)?task_name\(\)$")
 
@@ -78,20 +112,72 @@ def read_text(path: pathlib.Path) -> str:
 
 
 def unsafe_statement(text: str) -> Optional[str]:
-  """The first statement of gin `text` that would make gin run code or read a file that no
-  training run records: an import of a module outside IMPORTABLE, or an include of a file
-  outside the gin search path (an absolute path, or one that climbs with ..); None if none."""
-  for line in text.splitlines():
-    m = _GIN_STATEMENT.match(line)
-    if not m:
-      continue
-    if m.group(1) == "include":
-      target = m.group(2).strip("'\"")
+  """The first statement of gin `text` that could make gin run code, call a configurable or read
+  a file that no code-t5 training records (see _REFERABLE); None if none. Text gin cannot parse
+  is refused too: gin would refuse it, after carrying out the statements before."""
+  delegate = _References()
+  parser = config_parser.ConfigParser(text, delegate)
+  while True:
+    try:
+      statement = parser.parse_statement()
+    except (SyntaxError, ValueError, tokenize.TokenError) as e:
+      return f"text gin cannot read ({e})"
+    if statement is None:
+      return None
+    references, delegate.references = delegate.references, []
+    # What the refusal quotes: the statement's first line.
+    shown = statement.location.line_content.strip() or type(statement).__name__
+    if isinstance(statement, config_parser.IncludeStatement):
+      target = statement.filename
       if target.startswith(("/", "~")) or ".." in pathlib.PurePosixPath(target).parts:
-        return line.strip()
-    elif m.group(2).split(".")[0] not in IMPORTABLE:
-      return line.strip()
-  return None
+        return shown
+    elif isinstance(statement, config_parser.ImportStatement):
+      if statement.is_from or not _IMPORTABLE.fullmatch(statement.module):
+        return shown
+    elif isinstance(statement, config_parser.BindingStatement):
+      key = f"{statement.selector}.{statement.arg_name}"
+      for reference in references:
+        whole_value_of = key if statement.value is reference else None
+        if not _allowed(reference.name, reference.called, whole_value_of):
+          named = f"@{reference.name}{'()' if reference.called else ''}"
+          return shown if named in shown else f"{key} = ... {named} ..."
+
+
+class _Reference(NamedTuple):
+  name: str  # as written, scope included
+  called: bool  # `@name()`
+
+
+class _References(config_parser.ParserDelegate):
+  """Records the configurables a statement names, and stands for them in its value, so that
+  nothing is looked up or called."""
+
+  def __init__(self):
+    self.references = []
+
+  def configurable_reference(self, scoped_configurable_name, evaluate):
+    reference = _Reference(scoped_configurable_name, evaluate)
+    self.references.append(reference)
+    return reference
+
+  def macro(self, macro_name):
+    return macro_name
+
+
+def _named(selector: str, full_names) -> Optional[str]:
+  """The full name gin resolves `selector` (any dotted suffix, scope dropped) to among
+  full_names, or None."""
+  selector = selector.rpartition("/")[2]
+  return next((n for n in full_names if n == selector or n.endswith("." + selector)), None)
+
+
+def _allowed(name: str, called: bool, whole_value_of: Optional[str]) -> bool:
+  if called:
+    return _named(name, _CALLABLE) is not None
+  if _named(name, _REFERABLE):
+    return True
+  placed = _named(name, _PLACED)
+  return bool(placed and whole_value_of and _named(whole_value_of, _PLACED[placed]))
 
 
 class OperativeConfig:
