@@ -36,14 +36,35 @@ SUBCOMMANDS = {"import": "code_t5.data.corpus", "complete": "code_t5.engine.comp
 
 def _experiment(args) -> launcher.Experiment:
   """The flags' experiment; without --model, the first run (launcher.FIRST_RUN_MODEL and its
-  bindings before the --gin-param ones, in runs/first_run-...)."""
-  first_run = args.model is None
-  model = launcher.FIRST_RUN_MODEL if first_run else args.model
-  gin_params = (list(launcher.FIRST_RUN_GIN_PARAMS) if first_run else []) + args.gin_param
-  name = launcher.FIRST_RUN if first_run else model
-  vocab = "" if args.vocab == "byte" else f"-{args.vocab}"
-  model_dir = args.model_dir or pathlib.Path("runs") / f"{name}-{args.size}{vocab}-{args.run}"
-  return launcher.Experiment(model=model, size=args.size, run=args.run, vocab=args.vocab,
+  bindings before the --gin-param ones, in runs/first_run-...). A model dir trained before
+  gives what its recorded training command names (its model, size, vocabulary and the model's
+  gin params, before the --gin-param ones) for each flag not given, and refuses a flag that
+  names something else: its checkpoints would not load into another model's graph."""
+  model_dir = args.model_dir or _default_model_dir(args.model, args.size or "tiny",
+                                                   args.vocab or "byte", args.run)
+  recorded = _recorded(model_dir)
+  if recorded:
+    given = {"--model": args.model, "--size": args.size, "--vocab": args.vocab}
+    trained = {"--model": recorded.model, "--size": recorded.size, "--vocab": recorded.vocab}
+    other = [f"{flag} {value}" for flag, value in given.items()
+             if value is not None and trained[flag] is not None and value != trained[flag]]
+    if other:
+      was = " ".join(f"{flag} {value}" for flag, value in trained.items() if value is not None)
+      raise launcher.LaunchError(
+          f"model dir {model_dir} was trained with {was} ({recorded.path}), not "
+          f"{', '.join(other)}: leave those flags out to use what it was trained with, or give "
+          "another --model-dir")
+  # A recorded command that names no models/*.gin (written by hand) tells nothing.
+  first_run = args.model is None and (recorded is None or recorded.model is None
+                                      or recorded.is_first_run())
+  model = launcher.FIRST_RUN_MODEL if first_run else args.model or recorded.model
+  recorded_params = [p for p in recorded.model_params()
+                     if p not in launcher.FIRST_RUN_GIN_PARAMS] if recorded else []
+  gin_params = ((list(launcher.FIRST_RUN_GIN_PARAMS) if first_run else []) + recorded_params
+                + args.gin_param)
+  return launcher.Experiment(model=model, size=args.size or (recorded and recorded.size) or "tiny",
+                             run=args.run,
+                             vocab=args.vocab or (recorded and recorded.vocab) or "byte",
                              model_dir=model_dir, root=args.root, gin_params=gin_params,
                              validation_fraction=args.validation_fraction,
                              test_fraction=args.test_fraction, prepared_dir=args.prepared_dir,
@@ -51,14 +72,32 @@ def _experiment(args) -> launcher.Experiment:
                              init_from=getattr(args, "init_from", None))
 
 
+def _default_model_dir(model: Optional[str], size: str, vocab: str, run: str) -> pathlib.Path:
+  vocab_part = "" if vocab == "byte" else f"-{vocab}"
+  return pathlib.Path("runs") / f"{model or launcher.FIRST_RUN}-{size}{vocab_part}-{run}"
+
+
+def _recorded(model_dir: pathlib.Path):
+  """What an existing model dir was trained with (launcher.RecordedTraining), or None."""
+  if not (model_dir.exists() or model_dir.is_symlink()):
+    return None
+  if not model_dir.is_dir():
+    raise launcher.LaunchError(f"--model-dir {model_dir} is not a folder: give a new path or "
+                               "the folder of a run")
+  return launcher.recorded_training(model_dir)
+
+
 def _add_experiment_flags(parser):
-  parser.add_argument("--model", default=None, help=", ".join(launcher.MODELS) + "; default: the "
+  parser.add_argument("--model", default=None, help=", ".join(launcher.MODELS) + "; default: "
+                      "what --model-dir was trained with, else the "
                       f"first run, {launcher.FIRST_RUN_MODEL} with --gin-param "
                       + " and ".join(f'"{p}"' for p in launcher.FIRST_RUN_GIN_PARAMS))
-  parser.add_argument("--size", default="tiny", help=", ".join(launcher.SIZES))
-  parser.add_argument("--run", default="cpu", help=", ".join(launcher.RUNS))
-  parser.add_argument("--vocab", default="byte", help=", ".join(launcher.VOCABS) +
-                      " (spm_dev: code_t5/vocabs/flcc_dev_spm.model, via vocabs/spm_dev.gin)")
+  parser.add_argument("--size", default=None, help=", ".join(launcher.SIZES) + "; default: "
+                      "what --model-dir was trained with, else tiny")
+  parser.add_argument("--run", default="cpu", help=", ".join(launcher.RUNS) + " (default: cpu)")
+  parser.add_argument("--vocab", default=None, help=", ".join(launcher.VOCABS) +
+                      " (spm_dev: code_t5/vocabs/flcc_dev_spm.model, via vocabs/spm_dev.gin); "
+                      "default: what --model-dir was trained with, else byte")
   parser.add_argument("--model-dir", type=pathlib.Path,
                       help="default: runs/<model>-<size>[-<vocab>]-<run>, without --model "
                       f"runs/{launcher.FIRST_RUN}-<size>[-<vocab>]-<run>")
@@ -67,15 +106,16 @@ def _add_experiment_flags(parser):
                       help="extra gin binding, e.g. \"utils.run.batch_size = ('sequences_per_batch', 16)\"")
 
 
-def _steps(args) -> int:
+def _steps(args, experiment: launcher.Experiment) -> int:
   if args.steps is not None:
     return args.steps
-  return launcher.FIRST_RUN_STEPS if args.model is None else DEFAULT_STEPS
+  return (launcher.FIRST_RUN_STEPS
+          if launcher.is_first_run(experiment.model, experiment.gin_params) else DEFAULT_STEPS)
 
 
 def _train(args):
   experiment = _experiment(args)
-  code = launcher.train_and_eval(experiment, _steps(args), evaluate=not args.no_eval)
+  code = launcher.train_and_eval(experiment, _steps(args, experiment), evaluate=not args.no_eval)
   if code == 0 and not args.no_eval:
     from code_t5.evaluation import examples  # pylint: disable=g-import-not-at-top  (the engine)
     examples.show_after_training(experiment, launcher.TRAIN_EVAL_MAX_FILES)

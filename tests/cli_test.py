@@ -76,7 +76,7 @@ def test_without_model_train_and_eval_run_the_first_run():
     assert experiment.model_dir == pathlib.Path("runs/first_run-tiny-cpu")
     assert list(experiment.gin_params) == list(launcher.FIRST_RUN_GIN_PARAMS)
   args = cli.build_parser().parse_args(["train", "--gin-param", "dropout_rate = 0.1"])
-  steps = cli._steps(args)
+  steps = cli._steps(args, cli._experiment(args))
   assert steps == launcher.FIRST_RUN_STEPS
   params = [part for part in cli._experiment(args).train_command(steps)
             if part.startswith("--gin_param=")]
@@ -90,9 +90,9 @@ def test_a_named_model_gets_its_own_files_and_model_dir_only():
   experiment = cli._experiment(args)
   assert experiment.model_dir == pathlib.Path(f"runs/{launcher.FIRST_RUN_MODEL}-tiny-cpu")
   assert not experiment.gin_params
-  assert cli._steps(args) == cli.DEFAULT_STEPS
+  assert cli._steps(args, experiment) == cli.DEFAULT_STEPS
   args = cli.build_parser().parse_args(["train", "--model", "prefix_lm", "--steps", "7"])
-  assert cli._steps(args) == 7
+  assert cli._steps(args, cli._experiment(args)) == 7
 
 
 def test_an_explicit_gin_param_still_wins(tmp_path):
@@ -126,6 +126,42 @@ def test_an_option_a_command_lacks_is_named_in_that_commands_usage(capsys):
   assert capsys.readouterr().err.strip().endswith(
       "unrecognized arguments: --verbose; --verbose goes before the command: code-t5 --verbose "
       "plot ...")
+
+
+def test_a_trained_model_dir_gives_the_flags_it_was_trained_with(tiny_run):
+  """What `train` recorded in the model dir (Mesh TF's commands/) composes a later `eval` or
+  `train` there: the model, size and vocabulary, and the model's gin params, not the run's."""
+  # pylint: disable=protected-access
+  _, model_dir = tiny_run("prefix_lm")
+  for command in ("eval", "train"):
+    experiment = cli._experiment(cli.build_parser().parse_args(
+        [command, "--model-dir", str(model_dir), "--gin-param", "dropout_rate = 0.1"]))
+    assert (experiment.model, experiment.size, experiment.vocab) == ("prefix_lm", "tiny", "byte")
+    # The recorded save interval is kept; the recorded steps and prepared-shard folder (a run's
+    # and the dataset flags') are not; the command line's own params come last.
+    assert list(experiment.gin_params) == ["utils.run.save_checkpoints_steps = 2",
+                                           "dropout_rate = 0.1"]
+
+
+def test_a_flag_naming_another_model_than_the_model_dirs_is_a_one_line_error(tiny_run, capsys):
+  _, model_dir = tiny_run("prefix_lm")
+  assert cli.main(["eval", "--model-dir", str(model_dir), "--model", "causal_lm",
+                   "--size", "tiny"]) == 2
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and err.startswith(
+      f"code-t5 eval: model dir {model_dir} was trained with --model prefix_lm --size tiny "
+      f"--vocab byte ({model_dir / 'commands'}")
+  assert "not --model causal_lm: leave those flags out" in err
+
+
+def test_a_model_dir_that_is_a_file_is_a_one_line_error(tmp_path, capsys):
+  path = tmp_path / "notes.txt"
+  path.write_text("mine\n")
+  assert cli.main(["train", "--model-dir", str(path), "--steps", "1"]) == 2
+  err = capsys.readouterr().err
+  assert err == f"code-t5 train: --model-dir {path} is not a folder: give a new path or the " \
+      "folder of a run\n"
+  assert path.read_text() == "mine\n"
 
 
 def test_eval_without_checkpoints_is_a_one_line_error_that_writes_nothing(tmp_path, capsys):

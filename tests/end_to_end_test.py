@@ -2,7 +2,6 @@
 held-out points, resumes -- with its defaults, the first run (launcher.FIRST_RUN_*), which must
 learn: its lines are code that varies with the context, not one blank line everywhere."""
 
-import pathlib
 import subprocess
 import sys
 
@@ -177,8 +176,17 @@ def test_code_vocabulary_trains_and_evaluates_line_completion(tmp_path, prepared
   trained = _code_t5("train", "--steps", "2", "--no-eval", *flags)
   assert trained.returncode == 0, trained.stdout[-3000:] + trained.stderr[-3000:]
   assert "--gin_file=vocabs/spm_dev.gin" in trained.stdout
-  evaluated = _code_t5("eval", "--line-completion", *flags)
+  # The model dir says what it was trained with: eval needs no --vocab (nor the decode bindings),
+  # and a flag naming another vocabulary is refused before anything runs.
+  model_dir = ["--model-dir", str(tmp_path / "model"),
+               "--gin-param", f"code_t5.flcc_dataset.prepared_dir = '{prepared_dir}'"]
+  error = _one_line_error(_code_t5("eval", "--line-completion", "--vocab", "byte", *model_dir))
+  assert error.startswith(f"code-t5 eval: model dir {tmp_path / 'model'} was trained with "
+                          "--model causal_lm --size tiny --vocab spm_dev (")
+  assert "not --vocab byte" in error
+  evaluated = _code_t5("eval", "--line-completion", *model_dir)
   assert evaluated.returncode == 0, evaluated.stdout[-3000:] + evaluated.stderr[-3000:]
+  assert "--gin_file=vocabs/spm_dev.gin" in evaluated.stdout
   assert "eval/flcc_py_line_completion_spm_dev_v1/exact_match" in evaluated.stdout
   assert "flcc_py_line_completion_spm_dev_v1_2_predictions (8 points, " in evaluated.stdout
   eval_dir = tmp_path / "model" / f"validation_eval_{line_completion.eval_dir_suffix('dataset-dev')}"

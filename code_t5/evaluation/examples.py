@@ -11,9 +11,9 @@ not a like-for-like greedy decode).
 """
 
 import dataclasses
-import os
 import pathlib
 import random
+import shlex
 import sys
 from typing import Callable, List, Optional
 
@@ -23,6 +23,7 @@ from code_t5.data import postprocessors
 from code_t5.engine import complete
 from code_t5.engine import repository as repository_lib
 from code_t5.evaluation import baseline
+from code_t5.evaluation import engine_eval
 from code_t5.training import launcher
 
 COUNT = 5
@@ -136,12 +137,10 @@ def show_after_training(experiment: launcher.Experiment, max_files: Optional[int
     print(f"code-t5 train: no held-out points to show: {error}", file=sys.stderr)
     return
   show(found, pathlib.Path(root).resolve().name, echo)
+  # A bare --checkpoint is the shipped model, wherever the command is run from; the two rungs
+  # are the engine without and with the project (the whole ladder takes minutes).
   echo("every point against a token 4-gram and the shipped model: code-t5 baseline "
-       f"--model-dir {experiment.model_dir} --checkpoint {_shown(complete.SHIPPED_MODEL)}"
-       + ("" if experiment.root is None else f" --root {experiment.root}")
+       f"--model-dir {shlex.quote(str(experiment.model_dir))} --checkpoint --rungs "
+       f"{engine_eval.WITHOUT_REPOSITORY},{engine_eval.DEFAULT_RUNG}"
+       + ("" if experiment.root is None else f" --root {shlex.quote(str(experiment.root))}")
        + ("" if max_files is None else f" --max-files {max_files}") + " --out results.json")
-
-
-def _shown(path: pathlib.Path) -> str:
-  """A path relative to the working directory when it is under it."""
-  return os.path.relpath(path) if path.resolve().is_relative_to(pathlib.Path.cwd()) else str(path)
