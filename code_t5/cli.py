@@ -8,6 +8,7 @@ import logging
 import os
 import pathlib
 import re
+import shlex
 import sys
 import warnings
 from typing import Optional
@@ -37,9 +38,11 @@ SUBCOMMANDS = {"import": "code_t5.data.corpus", "complete": "code_t5.engine.comp
 def _experiment(args) -> launcher.Experiment:
   """The flags' experiment; without --model, the first run (launcher.FIRST_RUN_MODEL and its
   bindings before the --gin-param ones, in runs/first_run-...). A model dir trained before
-  gives what its recorded training command names (its model, size, vocabulary and the model's
-  gin params, before the --gin-param ones) for each flag not given, and refuses a flag that
-  names something else: its checkpoints would not load into another model's graph."""
+  gives the model, size and vocabulary its recorded training command names for each flag not
+  given, and refuses a flag that names something else: its checkpoints would not load into
+  another model's graph. Its other recorded bindings are named, not applied: the model dir may
+  be a stranger's, and a binding of theirs (a literal path included) would decide where a
+  training or eval writes."""
   model_dir = args.model_dir or _default_model_dir(args.model, args.size or "tiny",
                                                    args.vocab or "byte", args.run)
   recorded = _recorded(model_dir)
@@ -58,10 +61,9 @@ def _experiment(args) -> launcher.Experiment:
   first_run = args.model is None and (recorded is None or recorded.model is None
                                       or recorded.is_first_run())
   model = launcher.FIRST_RUN_MODEL if first_run else args.model or recorded.model
-  recorded_params = [p for p in recorded.model_params()
-                     if p not in launcher.FIRST_RUN_GIN_PARAMS] if recorded else []
-  gin_params = ((list(launcher.FIRST_RUN_GIN_PARAMS) if first_run else []) + recorded_params
-                + args.gin_param)
+  gin_params = (list(launcher.FIRST_RUN_GIN_PARAMS) if first_run else []) + args.gin_param
+  if recorded:
+    _name_missing_params(model_dir, recorded, gin_params)
   return launcher.Experiment(model=model, size=args.size or (recorded and recorded.size) or "tiny",
                              run=args.run,
                              vocab=args.vocab or (recorded and recorded.vocab) or "byte",
@@ -70,6 +72,19 @@ def _experiment(args) -> launcher.Experiment:
                              test_fraction=args.test_fraction, prepared_dir=args.prepared_dir,
                              held_out_roots=args.held_out_root,
                              init_from=getattr(args, "init_from", None))
+
+
+def _name_missing_params(model_dir: pathlib.Path, recorded, gin_params) -> None:
+  """Says which gin params the model dir was trained with that this command lacks."""
+  given = {param.replace(" ", "") for param in gin_params}
+  missing = [p for p in recorded.model_params() if p.replace(" ", "") not in given]
+  if missing:
+    print(f"code-t5: note: {model_dir} was trained with "
+          # Written by whoever trained it: control characters are shown escaped.
+          + " ".join(f"--gin-param {shlex.quote(p if p.isprintable() else repr(p))}"
+                     for p in missing)
+          + ", which this command does not give; add them to run the model as trained",
+          file=sys.stderr)
 
 
 def _default_model_dir(model: Optional[str], size: str, vocab: str, run: str) -> pathlib.Path:

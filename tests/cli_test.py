@@ -128,19 +128,25 @@ def test_an_option_a_command_lacks_is_named_in_that_commands_usage(capsys):
       "plot ...")
 
 
-def test_a_trained_model_dir_gives_the_flags_it_was_trained_with(tiny_run):
-  """What `train` recorded in the model dir (Mesh TF's commands/) composes a later `eval` or
-  `train` there: the model, size and vocabulary, and the model's gin params, not the run's."""
+def test_a_trained_model_dir_gives_the_flags_it_was_trained_with(tiny_run, capsys):
+  """What `train` recorded in the model dir (Mesh TF's commands/) names the model, size and
+  vocabulary of a later `eval` or `train` there; its other model bindings are named, not applied
+  (the model dir may be a stranger's)."""
   # pylint: disable=protected-access
   _, model_dir = tiny_run("prefix_lm")
   for command in ("eval", "train"):
     experiment = cli._experiment(cli.build_parser().parse_args(
         [command, "--model-dir", str(model_dir), "--gin-param", "dropout_rate = 0.1"]))
     assert (experiment.model, experiment.size, experiment.vocab) == ("prefix_lm", "tiny", "byte")
-    # The recorded save interval is kept; the recorded steps and prepared-shard folder (a run's
-    # and the dataset flags') are not; the command line's own params come last.
-    assert list(experiment.gin_params) == ["utils.run.save_checkpoints_steps = 2",
-                                           "dropout_rate = 0.1"]
+    assert list(experiment.gin_params) == ["dropout_rate = 0.1"]
+    # The recorded save interval is named; the recorded steps and prepared-shard folder (a
+    # run's and the dataset flags') are not.
+    assert capsys.readouterr().err == (
+        f"code-t5: note: {model_dir} was trained with --gin-param 'utils.run.save_checkpoints_steps"
+        " = 2', which this command does not give; add them to run the model as trained\n")
+  cli._experiment(cli.build_parser().parse_args(
+      ["eval", "--model-dir", str(model_dir), "--gin-param", "utils.run.save_checkpoints_steps=2"]))
+  assert not capsys.readouterr().err
 
 
 def test_a_flag_naming_another_model_than_the_model_dirs_is_a_one_line_error(tiny_run, capsys):

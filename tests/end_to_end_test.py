@@ -176,10 +176,9 @@ def test_code_vocabulary_trains_and_evaluates_line_completion(tmp_path, prepared
   trained = _code_t5("train", "--steps", "2", "--no-eval", *flags)
   assert trained.returncode == 0, trained.stdout[-3000:] + trained.stderr[-3000:]
   assert "--gin_file=vocabs/spm_dev.gin" in trained.stdout
-  # The model dir says what it was trained with: eval needs no --vocab (nor the decode bindings),
-  # and a flag naming another vocabulary is refused before anything runs.
-  model_dir = ["--model-dir", str(tmp_path / "model"),
-               "--gin-param", f"code_t5.flcc_dataset.prepared_dir = '{prepared_dir}'"]
+  # The model dir says what it was trained with: eval needs no --vocab, and a flag naming
+  # another vocabulary is refused before anything runs.
+  model_dir = [flag for flag in flags if flag not in ("--vocab", "spm_dev")]
   error = _one_line_error(_code_t5("eval", "--line-completion", "--vocab", "byte", *model_dir))
   assert error.startswith(f"code-t5 eval: model dir {tmp_path / 'model'} was trained with "
                           "--model causal_lm --size tiny --vocab spm_dev (")
