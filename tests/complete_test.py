@@ -23,6 +23,7 @@ import seqio
 from code_t5 import test_utils
 from code_t5.data import vocab
 from code_t5.engine import complete
+from code_t5.engine import decoding
 from code_t5.engine import serve
 
 # Tabs, spaces, unicode and blank lines, longer than the tiny models' 255-token context.
@@ -393,14 +394,49 @@ def test_complete_says_why_it_shows_nothing(source_file):
     assert hidden.stderr.strip().endswith(note) and hidden.stderr.count("\n") == 1
 
 
-def test_with_every_score_shown_only_the_filters_can_have_hidden_the_lines():
-  # A model of your own has no confidence model and shows every score (--min-score=-inf): where
-  # it shows nothing, the filters removed what it wrote.
-  mine = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_score=-math.inf))
-  nothing = complete.Completion(candidates=(), context_chars=0, truncated=False, ms=0.0)
-  assert complete._why_nothing(mine, nothing) == (  # pylint: disable=protected-access
-      "no line shown: none of the lines the model wrote passed the filters (--no-filters shows "
-      "them)")
+# The end of a file whose last block goes on, where the shipped model's lines all define
+# main() again: the engine ranks them unlikely, and its confidence gate shows none of them.
+REDEFINES = ("import sys\n"
+             "from pkg.util import read_config, list_python_files, Counter\n\n\n"
+             "def main(argv):\n"
+             "    config = read_config(argv[1])\n"
+             "    files = list_python_files(config[\"root\"])\n"
+             "    counter = Counter()\n"
+             "    for f in files:\n"
+             "        counter.add(os.path.splitext(f)[1])\n"
+             "    \n")
+
+
+def test_lines_only_the_confidence_gate_hid_are_shown_by_min_score_not_no_filters(tmp_path):
+  path = tmp_path / "main.py"
+  path.write_text(REDEFINES, encoding="utf-8")
+  note = "(--min-score=-inf shows them)"
+  for flags in [(), ("--no-filters",), ("--min-confidence", "0")]:
+    hidden = _code_t5("complete", "--top", "5", *flags, str(path))
+    assert hidden.returncode == 0 and hidden.stdout == "", hidden.stderr
+    assert hidden.stderr.strip().startswith("code-t5 complete: no line shown: every line that "
+                                            "passed the filters is one the engine ranks as "
+                                            "unlikely here")
+    assert hidden.stderr.strip().endswith(note) and hidden.stderr.count("\n") == 1
+  shown = _code_t5("complete", "--top", "5", *SHOW_ALL, str(path))
+  assert shown.returncode == 0 and shown.stdout.startswith("def main("), shown.stderr
+
+
+def test_an_empty_stdout_names_what_hid_the_lines(shipped_completer):
+  # The model may end the line at once, when no flag shows more; only lines with text that the
+  # filters dropped are what --no-filters shows.
+  empty, written = decoding.Line("", -0.1, 1), decoding.Line("foo(", -0.5, 2)
+  hidden_by = shipped_completer._hidden_by  # pylint: disable=protected-access
+  assert hidden_by([(empty, None)], [], None) == "empty"
+  assert hidden_by([(empty, None), (written, "unbalanced")], [], None) == "filters"
+  assert hidden_by([(written, None)], [written], None) == "score"  # EVERY_LINE: the score gate
+  for why, note in [("empty", "the model ends the line here (every line it wrote is empty)"),
+                    ("filters", "none of the lines the model wrote passed the filters "
+                     "(--no-filters shows them)")]:
+    nothing = complete.Completion(candidates=(), context_chars=0, truncated=False, ms=0.0,
+                                  hidden_by=why)
+    why_nothing = complete._why_nothing  # pylint: disable=protected-access
+    assert why_nothing(shipped_completer, nothing) == f"no line shown: {note}"
 
 
 def test_checkpoint_dir_without_checkpoints_is_a_one_line_error(tmp_path, source_file):

@@ -576,6 +576,11 @@ class Completion:
   # The probability that the best kept line is exact (code_t5.engine.confidence), whether or not
   # it is shown; None when the model has no confidence model or no line was kept.
   confidence: Optional[float] = None
+  # When no line is shown, what hid them: "empty" (the model wrote no text), "filters",
+  # "unlikely" (the confidence gate shows no line the engine ranks as unlikely), "confidence" or
+  # "score" (the gates), for `complete` to name the flag that shows them: --no-filters shows
+  # what only the filters hid.
+  hidden_by: str = ""
 
   @property
   def completion(self) -> str:
@@ -988,7 +993,21 @@ class Completer:
       shown = [line for line in kept if line.score >= self.min_score]
     return Completion(candidates=tuple(Candidate(line.text, line.score) for line in shown[:top]),
                       context_chars=len(context), truncated=len(context) < len(prefix),
-                      ms=(time.perf_counter() - start) * 1000, confidence=sure)
+                      ms=(time.perf_counter() - start) * 1000, confidence=sure,
+                      hidden_by="" if shown else self._hidden_by(ranked, kept, sure))
+
+  def _hidden_by(self, ranked, kept: Sequence[decoding.Line], sure: Optional[float]) -> str:
+    """What hid every line of `ranked` (Completion.hidden_by) when `complete` shows none: `kept`
+    are the lines the filters kept, `sure` the best one's confidence."""
+    if not any(line.text.strip() for line, _ in ranked):
+      return "empty"
+    if not kept:
+      return "filters"
+    if self.min_confidence is None:
+      return "score"
+    # confidence.features gives no confidence where the best kept line is unlikely, and the
+    # engine ranks unlikely lines last: then every kept line is one.
+    return "unlikely" if sure is None else "confidence"
 
   def confidence_of(self, values: Optional[Sequence[float]]) -> Optional[float]:
     """The probability that the best kept line is exact, from its confidence.features, by the
@@ -1105,14 +1124,23 @@ def _complete(args) -> int:
 
 
 def _why_nothing(completer: "Completer", result: Completion) -> str:
-  if completer.min_confidence is not None and result.confidence is not None:
-    return (f"no line shown: the best line is exact with probability {result.confidence:.2f}, "
-            f"below the gate {completer.min_confidence:g} (--min-confidence 0 shows it)")
-  if completer.min_confidence is None and completer.min_score > -math.inf:
-    return (f"no line shown: none passed the filters and scored at least --min-score "
-            f"{completer.min_score:g} (a lower --min-score shows more)")
-  return ("no line shown: none of the lines the model wrote passed the filters (--no-filters "
-          "shows them)")
+  """Why `result` shows no line (Completion.hidden_by), and the flag that shows them."""
+  hidden_by = result.hidden_by
+  if hidden_by == "empty":
+    why = "the model ends the line here (every line it wrote is empty)"
+  elif hidden_by == "filters":
+    why = "none of the lines the model wrote passed the filters (--no-filters shows them)"
+  elif hidden_by == "unlikely":
+    why = ("every line that passed the filters is one the engine ranks as unlikely here (a "
+           "guessed or repeated import, a def its block has, a loop, a line that does not fit), "
+           "which the confidence gate never shows (--min-score=-inf shows them)")
+  elif hidden_by == "confidence":
+    why = (f"the best line is exact with probability {result.confidence:.2f}, below the gate "
+           f"{completer.min_confidence:g} (--min-confidence 0 shows it)")
+  else:
+    why = (f"none of the lines that passed the filters scored at least --min-score "
+           f"{completer.min_score:g} (a lower --min-score shows more)")
+  return f"no line shown: {why}"
 
 
 def _export(args) -> int:
