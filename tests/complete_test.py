@@ -20,6 +20,7 @@ import urllib.request
 import pytest
 import seqio
 
+from code_t5 import cli
 from code_t5 import test_utils
 from code_t5.data import vocab
 from code_t5.engine import complete
@@ -437,6 +438,15 @@ def test_an_empty_stdout_names_what_hid_the_lines(shipped_completer):
                                   hidden_by=why)
     why_nothing = complete._why_nothing  # pylint: disable=protected-access
     assert why_nothing(shipped_completer, nothing) == f"no line shown: {note}"
+
+
+@pytest.mark.parametrize("command", ["complete", "serve", "lsp"])
+def test_top_help_says_the_gates_may_show_fewer_lines_and_how_to_see_n(command):
+  parser = cli.build_parser(command).commands[command]
+  actions = parser._actions  # pylint: disable=protected-access
+  top, = [a for a in actions if "--top" in a.option_strings]
+  assert "of those that pass the filters and the gate" in top.help
+  assert top.help.endswith("so often fewer; --min-score=-inf shows N")
 
 
 def test_checkpoint_dir_without_checkpoints_is_a_one_line_error(tmp_path, source_file):

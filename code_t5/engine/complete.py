@@ -1035,8 +1035,11 @@ def add_engine_flags(parser, top: int = EngineOptions.top) -> None:
   parser.add_argument("--checkpoint", type=pathlib.Path, default=SHIPPED_MODEL, metavar="DIR",
                       help="the model dir (checkpoints + operative_config.gin); default: the "
                       "model that ships with the package")
-  parser.add_argument("--top", type=int, default=top,
-                      help="candidate lines returned, best first (default %(default)s)")
+  parser.add_argument("--top", type=int, default=top, metavar="N",
+                      help="at most N lines, best first, of those that pass the filters and the "
+                      "gate (default %(default)s): behind the model's confidence gate, a line "
+                      "beside the best must also score at least its --min-score and not be one "
+                      "the engine ranks as unlikely, so often fewer; --min-score=-inf shows N")
   parser.add_argument("--beam-size", type=int, default=None,
                       help=f"open lines kept per step (default: max(--top, {EngineOptions.beam_size}))")
   parser.add_argument("--max-tokens", type=int, default=None,
