@@ -22,6 +22,7 @@ import pytest
 import tensorflow as tf
 
 import numpy_t5
+from code_t5 import cli
 from code_t5 import test_utils
 from code_t5.convert import t5x
 from code_t5.data import task_names
@@ -535,6 +536,33 @@ def test_bad_input_fails_in_one_line_and_writes_nothing(case, message, tiny_run,
   err = capsys.readouterr().err
   assert err.count("\n") == 1 and re.search(message, err), err
   assert not out.exists()
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda out: out.write_text(""), "OUT {out} is not a folder: give a new or existing folder"),
+    (lambda out: out.parent.joinpath("file").write_text(""),
+     "OUT {out} is under {parent}/file, which is not a folder"),
+    (lambda out: out.symlink_to(out.parent / "nowhere"),
+     "OUT {out} is a symbolic link that leads nowhere: give another OUT"),
+])
+def test_an_out_that_can_be_no_folder_is_refused_before_the_checkpoint_is_read(make, message,
+                                                                               tmp_path, capsys):
+  out = tmp_path / "out"
+  make(out)
+  given = tmp_path / "file" / "out" if "under" in message else out
+  # A source that does not exist: OUT is checked first.
+  assert cli.main(["convert", str(tmp_path / "nothing"), str(given)]) == 2
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and err.startswith(
+      "code-t5 convert: " + message.format(out=given, parent=tmp_path)), err
+
+
+@pytest.mark.skipif(not pathlib.Path("/proc/self").is_dir(), reason="no /proc")
+def test_an_out_where_no_folder_can_be_made_is_a_one_line_error(capsys):
+  # /proc exists and is a folder, and takes no new ones: only the mkdir finds out.
+  assert cli.main(["convert", "--params-only", str(test_utils.PRETRAINED), "/proc/out"]) == 2
+  assert capsys.readouterr().err == ("code-t5 convert: OUT /proc/out cannot be made a folder (No "
+                                     "such file or directory): give another OUT\n")
 
 
 def test_interrupted_run_leaves_nothing_that_looks_like_a_checkpoint(tiny_run, tmp_path):

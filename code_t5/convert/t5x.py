@@ -39,6 +39,7 @@ import argparse
 import collections
 import concurrent.futures
 import dataclasses
+import errno
 import gzip
 import json
 import os
@@ -46,6 +47,7 @@ import pathlib
 import re
 import shlex
 import shutil
+import stat
 import sys
 import time
 from typing import Optional, Tuple
@@ -491,6 +493,7 @@ def convert(source: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
   start = time.time()
   if dtype not in DTYPES:
     raise checkpoints.ConvertError(f"--dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+  check_out(pathlib.Path(out))
   prefix = checkpoints.find_checkpoint(pathlib.Path(source), step)
   reader = checkpoints.open_checkpoint(prefix)  # (imports TensorFlow: after argument checks)
   operative = operative_config.OperativeConfig.of_model_dir(pathlib.Path(prefix).parent)
@@ -502,7 +505,13 @@ def convert(source: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
     raise checkpoints.ConvertError(f"{final} exists: pass --force to replace it")
   created_out = not out.exists()
   with errors.writing(f"the T5X checkpoint {final}", out, "give another OUT"):
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+      out.mkdir(parents=True, exist_ok=True)
+    except (FileNotFoundError, FileExistsError) as e:
+      # What check_out cannot see without writing: a folder that takes no new ones (/proc,
+      # /sys), or OUT made a file since.
+      raise checkpoints.ConvertError(f"OUT {out} cannot be made a folder ({e.strerror}): give "
+                                     "another OUT") from None
     processes.remove_stale_temporaries(out)  # left by a killed convert
     # Hidden and not "checkpoint_<n>": nothing that lists checkpoints takes it for one.
     temporary = out / processes.temporary_name(f".{final.name}")
@@ -546,6 +555,28 @@ def convert(source: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
       raise
   report.seconds = time.time() - start
   return report
+
+
+def check_out(out: pathlib.Path) -> None:
+  """Refuses, before the checkpoint is read, an OUT that cannot be the folder checkpoint_<step>/
+  goes in: one that is no folder, or a missing one under a file or a link that leads nowhere
+  (mkdir would fail there with a traceback, or after reading the whole checkpoint)."""
+  for path in (out, *out.parents):
+    try:
+      folder = stat.S_ISDIR(path.stat().st_mode)
+    except OSError as e:
+      if e.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+        return  # e.g. a folder it may not look into: the write says so (errors.writing)
+      if path.is_symlink():
+        where = "is" if path == out else f"is under {path}, which is"
+        raise checkpoints.ConvertError(f"OUT {out} {where} a symbolic link that leads nowhere: "
+                                       "give another OUT") from None
+      continue
+    if not folder:
+      where = "is" if path == out else f"is under {path}, which is"
+      raise checkpoints.ConvertError(f"OUT {out} {where} not a folder: give a new or existing "
+                                     "folder, which gets checkpoint_<step>/")
+    return
 
 
 def _replace(temporary: pathlib.Path, final: pathlib.Path):
