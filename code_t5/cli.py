@@ -102,6 +102,18 @@ def _recorded(model_dir: pathlib.Path):
   return launcher.recorded_training(model_dir)
 
 
+def _count(text: str) -> int:
+  """The value of a flag that counts (steps, files): 1 or more, refused while parsing (argparse
+  names the flag) rather than once TensorFlow or Mesh TF has started."""
+  try:
+    value = int(text)
+  except ValueError:
+    raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+  if value < 1:
+    raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
+  return value
+
+
 def _add_experiment_flags(parser):
   parser.add_argument("--model", default=None, help=", ".join(launcher.MODELS) + "; default: "
                       "what --model-dir was trained with, else the "
@@ -233,7 +245,7 @@ def build_parser(command: Optional[str] = None):
                          "line-completion eval, and show a few held-out points; default: the "
                          "first run, a tiny causal LM on dataset-dev on CPU (`make train-dev`)")
   _add_experiment_flags(train)
-  train.add_argument("--steps", type=int, default=None,
+  train.add_argument("--steps", type=_count, default=None,
                      help=f"train up to this step (default: {launcher.FIRST_RUN_STEPS} for the "
                      f"first run, without --model; {DEFAULT_STEPS} with it)")
   train.add_argument("--no-eval", action="store_true")
@@ -249,7 +261,7 @@ def build_parser(command: Optional[str] = None):
   evaluate.add_argument("--line-completion", action="store_true",
                         help="decode every line-completion point instead (then compare with "
                         "`code-t5 baseline --model-dir`)")
-  evaluate.add_argument("--max-files", type=int, default=None,
+  evaluate.add_argument("--max-files", type=_count, default=None,
                         help="with --line-completion: the points of this many files of the split "
                         "(spread over its repositories; give `code-t5 baseline` the same)")
   evaluate.set_defaults(func=_eval)

@@ -115,6 +115,20 @@ def test_bad_fractions_are_one_line_errors(argv, flag, capsys):
   assert err.count("\n") == 1 and flag in err
 
 
+@pytest.mark.parametrize("argv, error", [
+    (["train", "--steps", "0"], "argument --steps: 0 must be 1 or more"),
+    (["train", "--steps", "-3"], "argument --steps: -3 must be 1 or more"),
+    (["train", "--steps", "x"], "argument --steps: invalid int value: 'x'"),
+    (["eval", "--max-files", "0"], "argument --max-files: 0 must be 1 or more"),
+])
+def test_a_count_below_one_is_refused_while_parsing(argv, error, capsys):
+  # `train --steps 0` started TensorFlow, then Mesh TF failed with "Must specify max_steps > 0".
+  with pytest.raises(SystemExit) as exit_:
+    cli.main(argv)
+  assert exit_.value.code == 2
+  assert capsys.readouterr().err.splitlines()[-1] == f"code-t5 {argv[0]}: error: {error}"
+
+
 def test_an_option_a_command_lacks_is_named_in_that_commands_usage(capsys):
   with pytest.raises(SystemExit) as exit_:
     cli.main(["plot", "--model-dir", "m", "--bogus"])
@@ -256,7 +270,8 @@ def test_help_and_argument_errors_import_nothing_heavy(tmp_path):
   subparsers = cli.build_parser()._subparsers._group_actions[0]  # pylint: disable=protected-access
   commands = sorted(subparsers.choices)
   helps = [["--help"]] + [[command, "--help"] for command in commands]
-  argparse_errors = [[], ["nosuch"], ["train", "--steps", "x"], ["plot"], ["vocab", "--out", "x"],
+  argparse_errors = [[], ["nosuch"], ["train", "--steps", "x"], ["train", "--steps", "0"],
+                     ["plot"], ["vocab", "--out", "x"],
                      ["convert", "--dtype", "int3", missing, missing], ["complete"]]
   # Each command's own checks of its arguments, before it loads anything: one line, status 2.
   checked = [["train", "--model", "nosuch"], ["eval", "--root", missing],
