@@ -10,6 +10,7 @@ engine computes and searches is in runtime_test and decoding_test.
 import json
 import math
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -503,6 +504,30 @@ def test_export_options_that_cannot_work_are_one_line_errors(model_dir):
       complete.check_settings(model, settings)
   with pytest.raises(complete.CompletionError, match="^--run 'cpu_x2': an export serves one"):
     complete.check_run("cpu_x2")
+
+
+def test_export_decodes_within_a_decoder_only_models_targets_unless_told(tiny_run, model_dir,
+                                                                         tmp_path):
+  # The first run's model (decoder-only, targets 64) failed `code-t5 export` with its defaults:
+  # "--max-length 80 exceeds the decoder-only model's targets length (64)".
+  _, trained = tiny_run("prefix_lm")
+  short = _copy_model_dir(trained, tmp_path / "model")
+  config = short / "operative_config.gin"
+  text, count = re.subn(r"(run\.sequence_length = \{.*'targets': )\d+", r"\g<1>64",
+                        config.read_text())
+  assert count == 1, text
+  config.write_text(text)
+
+  def settings(model, *flags):
+    args = cli.build_parser("export").parse_args(["export", "--checkpoint", str(model), *flags])
+    return complete.settings_from(args)
+
+  assert settings(short).max_length == 64
+  assert settings(model_dir).max_length == complete.DEFAULT_MAX_LENGTH  # encoder-decoder
+  complete.check_settings(complete.model_info(short), settings(short))
+  with pytest.raises(complete.CompletionError, match="^--max-length 80 exceeds the decoder-only "
+                     r"model's targets length \(64\)$"):
+    complete.check_settings(complete.model_info(short), settings(short, "--max-length", "80"))
 
 
 @pytest.mark.parametrize("flags, message", [

@@ -366,6 +366,14 @@ def check_settings(info: ModelInfo, settings: DecodeSettings) -> None:
           f"({info.sequence_length['targets']})")
 
 
+def default_max_length(info: ModelInfo) -> int:
+  """The --max-length of an export that gives none: DEFAULT_MAX_LENGTH, or a decoder-only model's
+  targets length if shorter (check_settings refuses more: the first run's is 64)."""
+  if info.model_type == "delimited_lm":
+    return min(DEFAULT_MAX_LENGTH, info.sequence_length["targets"])
+  return DEFAULT_MAX_LENGTH
+
+
 # ------------------------------------------------------------------------------------------------
 # Export: the canonical mesh_transformer_main command, once per checkpoint and settings.
 
@@ -1089,8 +1097,9 @@ def add_export_flags(parser) -> None:
   parser.add_argument("--checkpoint", type=pathlib.Path, required=True, metavar="DIR",
                       help="the model dir (checkpoints + operative_config.gin)")
   parser.add_argument("--beam-size", type=int, default=1)
-  parser.add_argument("--max-length", type=int, default=DEFAULT_MAX_LENGTH,
-                      help="most tokens decoded (default %(default)s)")
+  parser.add_argument("--max-length", type=int, default=None,
+                      help=f"most tokens decoded (default {DEFAULT_MAX_LENGTH}, or a decoder-only "
+                      "model's targets length if shorter)")
   parser.add_argument("--temperature", type=float, default=0.0,
                       help="0 = greedy (default); > 0 samples")
   parser.add_argument("--run", default="cpu", choices=EXPORT_RUNS,
@@ -1098,7 +1107,9 @@ def add_export_flags(parser) -> None:
 
 
 def settings_from(args) -> DecodeSettings:
-  return DecodeSettings(beam_size=args.beam_size, max_length=args.max_length,
+  max_length = (default_max_length(model_info(args.checkpoint)) if args.max_length is None
+                else args.max_length)
+  return DecodeSettings(beam_size=args.beam_size, max_length=max_length,
                         temperature=args.temperature)
 
 
