@@ -82,6 +82,9 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys, argv, message):
     (["--checkpoint", "{tmp}/nosuch"], "--checkpoint {tmp}/nosuch is not a directory"),
     (["--checkpoint", str(test_utils.PRETRAINED), "--rungs", "beam,bogus"],
      "--rungs: unknown rung 'bogus'"),
+    # It scored the empty and n-gram systems alone, ignoring --rungs.
+    (["--rungs", "+similar"], "--rungs needs --checkpoint: give the model dir to run the rungs "
+     "on, or --checkpoint alone for the shipped model"),
 ])
 def test_engine_flags_are_checked_before_any_work(tmp_path, capsys, argv, message):
   argv = [a.format(tmp=tmp_path) for a in argv]

@@ -445,6 +445,9 @@ def _cli(args) -> int:
     raise BaselineError(f"--out {args.out} exists: pass --force to replace it")
   for checkpoint in args.checkpoint:
     complete.model_info(checkpoint)
+  if args.rungs and not args.checkpoint:  # the engine's rungs: without a checkpoint, none runs
+    raise BaselineError("--rungs needs --checkpoint: give the model dir to run the rungs on, "
+                        "or --checkpoint alone for the shipped model")
   if args.rungs:
     from code_t5.evaluation import engine_eval  # pylint: disable=g-import-not-at-top  (as below)
     engine_eval.check_rungs(args.rungs.split(","))
