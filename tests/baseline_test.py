@@ -64,9 +64,15 @@ def test_cli_writes_json_and_refuses_to_overwrite(tmp_path, capsys, monkeypatch)
 
 @pytest.mark.parametrize("argv,message", [
     (["--root", "{tmp}/missing"], "--root {tmp}/missing does not exist"),
-    (["--split", "dev"], "--split must be one of train, validation, test"),
-    (["--split", "validation,dev"], "--split must be one of train, validation, test, all "
-     "(validation,test) or several of them (validation,test), got 'validation,dev'"),
+    (["--split", "dev"], "--split dev: give train, validation, test, all, or several joined by "
+     "commas (validation,test)"),
+    (["--split", "validation,dev"], "--split validation,dev: give train, validation, test, all, "
+     "or several joined by commas (validation,test)"),
+    # The flags, not flcc.Splits' fields ("Splits.validation must be a fraction in [0, 1]").
+    (["--validation-fraction", "2"], "--validation-fraction 2.0 is not a fraction: give a share "
+     "between 0 and 1"),
+    (["--test-fraction", "0.6", "--validation-fraction", "0.6"], "--validation-fraction 0.6 + "
+     "--test-fraction 0.6 hold out more than every repository"),
     (["--model-dir", "{tmp}"], "no line-completion decodes"),
 ])
 def test_cli_bad_input_is_one_line(tmp_path, capsys, argv, message):
@@ -206,6 +212,16 @@ def test_cli_scores_several_splits_into_one_json(tmp_path, capsys):
   assert json.loads(out.read_text()) == results
   assert cli.main(argv + ["--force", "--no-ngram-cache"]) == 0
   assert "n-gram: fit on 285 train files" in capsys.readouterr().out
+
+
+def test_one_file_is_counted_in_the_singular(tmp_path, capsys):
+  argv = ["baseline", "--out", str(tmp_path / "one.json"), "--max-files", "1", "--ngram-cache",
+          str(tmp_path / "cache")]
+  assert cli.main(argv) == 0
+  count = json.loads((tmp_path / "one.json").read_text())["points"]["count"]
+  printed = capsys.readouterr().out
+  assert f"\n{count} points of 1 validation file\n" in printed
+  assert "intervals: a paired bootstrap over the 1 file's points " in printed
 
 
 def test_progress_has_rates_and_etas(monkeypatch, tmp_path):

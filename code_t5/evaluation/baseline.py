@@ -34,6 +34,7 @@ from code_t5.data import postprocessors
 from code_t5.engine import complete
 from code_t5.evaluation import ngram as ngram_lib
 from code_t5.evaluation import paired
+from code_t5.training import launcher
 
 
 def default_root() -> pathlib.Path:
@@ -63,9 +64,9 @@ def split_names(split: Union[str, Sequence[str]]) -> List[str]:
   for name in names:
     for one in ALL_SPLITS if name.strip() == "all" else (name.strip(),):
       if one not in flcc.SPLITS:
-        raise BaselineError(f"--split must be one of {', '.join(flcc.SPLITS)}, all "
-                            f"({','.join(ALL_SPLITS)}) or several of them (validation,test), "
-                            f"got {split if isinstance(split, str) else ','.join(split)!r}")
+        given = split if isinstance(split, str) else ",".join(split)
+        raise BaselineError(f"--split {given}: give {', '.join(flcc.SPLITS)}, all, or several "
+                            f"joined by commas ({','.join(ALL_SPLITS)})")
       if one not in chosen:
         chosen.append(one)
   return chosen
@@ -443,6 +444,8 @@ def _cli(args) -> int:
   # Every flag is checked before the minutes of fitting and scoring.
   if args.out.exists() and not args.force:
     raise BaselineError(f"--out {args.out} exists: pass --force to replace it")
+  # flcc.Splits would name its own fields ("Splits.validation must be ...").
+  launcher.check_fractions(args.validation_fraction, args.test_fraction)
   for checkpoint in args.checkpoint:
     complete.model_info(checkpoint)
   if args.rungs and not args.checkpoint:  # the engine's rungs: without a checkpoint, none runs
@@ -473,7 +476,9 @@ def _cli(args) -> int:
 
 
 def _print_split(split: str, results: dict) -> None:
-  print(f"{results['points']['count']} points of {results['points']['files']} {split} files")
+  count, files = results["points"]["count"], results["points"]["files"]
+  print(f"{count} point{'' if count == 1 else 's'} of {files} {split} "
+        f"file{'' if files == 1 else 's'}")
   interval = f"[{paired.LEVEL} % interval]"
   print(f"{'system':<40} {'EM':>6} {'ES':>6} {'prefix':>7}   {'EM - n-gram ' + interval:<30} "
         f"{'ES - n-gram ' + interval}")
@@ -484,7 +489,8 @@ def _print_split(split: str, results: dict) -> None:
                    f"{paired.shown(versus, 'edit_similarity')}" if versus else "")
     print(f"{name[:40]:<40} {m['exact_match']:6.1f} {m['edit_similarity']:6.1f} "
           f"{m['prefix_match_chars']:7.2f}{differences}")
-  print(f"intervals: a paired bootstrap over the {results['points']['files']} files' points "
+  whose = "file's" if files == 1 else "files'"
+  print(f"intervals: a paired bootstrap over the {files} {whose} points "
         "(code_t5/evaluation/paired.py)")
   for checkpoint, found in results.get("engine", {}).items():
     filters = found["filters"]
