@@ -125,7 +125,7 @@ def test_a_git_checkout_is_one_repository_named_by_origin_at_its_root_commit(che
                                                                             capsys):
   out = tmp_path / "root"
   code, err = _import(capsys, checkout, "--out", out)
-  assert code == 0 and "1 repositories, 2 files" in err
+  assert code == 0 and "1 repository, 2 files" in err
   files = _read(out)
   assert set(files) == {("acme/widgets", "widgets/core.py"), ("acme/widgets", "widgets/util.py")}
   assert files["acme/widgets", "widgets/core.py"].text == STRIPPED
@@ -190,6 +190,23 @@ def test_a_folder_without_repositories_is_a_one_line_error_and_writes_nothing(tm
   assert "no repository found in" in err and "SRC/NAME/" in err
   assert not (tmp_path / "root").exists()
   assert [p.name for p in tmp_path.iterdir()] == ["src"]  # no temporary left either
+
+
+@pytest.mark.parametrize("layout", [[], ["repo/README"]], ids=["empty", "no *.py"])
+def test_sources_without_python_files_are_a_one_line_error_and_write_nothing(layout, tmp_path,
+                                                                           capsys):
+  # An empty folder was told about "a folder of *.py files"; one of folders without Python
+  # files wrote a root of 0 repositories.
+  src = tmp_path / "src"
+  src.mkdir()
+  for path in layout:
+    _write(src / path, "notes\n")
+  code, err = _import(capsys, src, "--out", tmp_path / "root")
+  assert code == 2
+  assert err.splitlines()[-1] == (f"code-t5 import: SRC {src} holds no Python files (*.py): give "
+                                  "a git checkout, a folder of repositories or a site-packages "
+                                  "folder of Python code")
+  assert [p.name for p in tmp_path.iterdir()] == ["src"]
 
 
 def test_site_packages_gives_one_repository_per_distribution(site_packages, tmp_path, capsys):

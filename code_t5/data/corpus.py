@@ -743,12 +743,17 @@ def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
   repos = []
   for src in sources:
     repos.extend(discover(src, report))
-  if not repos:
-    # An empty root would train and evaluate on nothing, and the usual mistake is a folder of
-    # *.py files given as SRC, read as a folder of repositories.
-    raise CorpusError(f"no repository found in {', '.join(map(str, sources))}: a folder of *.py "
-                      "files is read as a folder of repositories; move the files into a folder "
-                      "of their own (SRC/NAME/...), or give a git checkout or site-packages")
+  if not any(repo.files for repo in repos):
+    # An empty root would train and evaluate on nothing. The usual mistake is a folder of *.py
+    # files given as SRC, read as a folder of repositories; else no SRC holds Python code.
+    given = ", ".join(map(str, sources))
+    if any(_walk_python_files(os.path.realpath(src), Report()) for src in sources):
+      raise CorpusError(f"no repository found in {given}: a folder of *.py files is read as a "
+                        "folder of repositories; move the files into a folder of their own "
+                        "(SRC/NAME/...), or give a git checkout or site-packages")
+    raise CorpusError(f"SRC {given} {'holds' if len(sources) == 1 else 'hold'} no Python files "
+                      "(*.py): give a git checkout, a folder of repositories or a site-packages "
+                      "folder of Python code")
   # The layout's order, not the sources' order, decides which duplicate wins and every name.
   repos.sort(key=lambda r: (r.repo_id, r.init_hash, r.where))
   with errors.writing(f"the FLCC root {out}", out.parent, "give another --out"):
@@ -772,7 +777,9 @@ def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
 def summary(report: Report, out: pathlib.Path, seconds: float) -> str:
   result = report.to_dict()
   read_mb = sum(report.bytes.values()) / 1e6
-  lines = [f"wrote {out}: {result['repositories']} repositories, {result['files']} files, "
+  repositories, files = result["repositories"], result["files"]
+  lines = [f"wrote {out}: {repositories} {'repository' if repositories == 1 else 'repositories'}, "
+           f"{files} file{'' if files == 1 else 's'}, "
            f"{result['mb_kept']:.2f} MB ({read_mb:.1f} MB read in {seconds:.1f} s, "
            f"{read_mb / max(seconds, 1e-9):.1f} MB/s)"]
   if result["dropped"]:
