@@ -356,6 +356,15 @@ def test_cursor_outside_the_file_is_a_one_line_error(model_dir, source_file):
                      r"\(5 characters, columns 1-6\)$"):
     complete.cursor_offset("a\nb = 1\r\n", 2, 7, "f")  # the \r belongs to the line break
   assert complete.cursor_offset("a\nb = 1\r\n", 2, 6) == 7
+  # One line, one character, none: not "(1 lines, 1-1)".
+  for text, line, col, message in [("x = 1", 2, 1, "line 2 is outside the file (1 line)"),
+                                   ("a\n", 1, 3, "column 3 is outside line 1 (1 character, "
+                                    "columns 1-2)"),
+                                   ("\n", 1, 2, "column 2 is outside line 1 (0 characters, "
+                                    "column 1)")]:
+    with pytest.raises(complete.CompletionError) as error:
+      complete.cursor_offset(text, line, col, "f")
+    assert str(error.value) == f"f:{line}:{col}: {message}"
 
 
 def test_non_utf8_file_is_a_one_line_error(model_dir, tmp_path):

@@ -537,6 +537,11 @@ def test_a_position_inside_a_character_is_after_it(connect):
     assert start == (4 if text.startswith("x") else 0)
 
 
+def test_a_position_past_a_one_line_document_counts_its_line_in_the_singular():
+  with pytest.raises(ValueError, match=r"^line 3 is outside the document \(1 line\)$"):
+    lsp.point_at(lsp.Document("import os"), 3, 0)
+
+
 def test_the_word_before_the_cursor_after_a_long_run_of_word_characters():
   # A base64 literal on the cursor's line (the word scan was quadratic in the run: 5 s a request
   # at 40,000 characters, the event loop frozen meanwhile).

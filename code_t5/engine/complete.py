@@ -175,14 +175,16 @@ def cursor_offset(text: str, line: int, col: int, name: str = "text") -> int:
   lines = text.split("\n")
   where = f"{name}:{line}:{col}"
   if not 1 <= line <= len(lines):
-    raise CompletionError(f"{where}: line {line} is outside the file ({len(lines)} lines, "
-                          f"1-{len(lines)})")
+    count = "1 line" if len(lines) == 1 else f"{len(lines)} lines, 1-{len(lines)}"
+    raise CompletionError(f"{where}: line {line} is outside the file ({count})")
   content = lines[line - 1]
   if content.endswith("\r"):  # CRLF: the \r belongs to the line break
     content = content[:-1]
   if not 1 <= col <= len(content) + 1:
-    raise CompletionError(f"{where}: column {col} is outside line {line} ({len(content)} "
-                          f"characters, columns 1-{len(content) + 1})")
+    count = ("0 characters, column 1" if not content else
+             f"{len(content)} character{'' if len(content) == 1 else 's'}, columns "
+             f"1-{len(content) + 1}")
+    raise CompletionError(f"{where}: column {col} is outside line {line} ({count})")
   return sum(len(l) + 1 for l in lines[:line - 1]) + col - 1
 
 

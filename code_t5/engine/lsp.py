@@ -245,7 +245,8 @@ def point_at(document: Document, line: int, character: int, encoding: str = UTF1
   document."""
   cursor = document.offset(line, character, encoding)
   if cursor is None:
-    where = (f"line {line} is outside the document ({document.line_count} lines)"
+    lines = document.line_count
+    where = (f"line {line} is outside the document ({lines} line{'' if lines == 1 else 's'})"
              if not 0 <= line < document.line_count else
              f"character {character} is outside line {line} "
              f"({code_units(document.line(line), encoding)} {encoding} code units)")
