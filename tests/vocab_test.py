@@ -166,6 +166,11 @@ def test_refuses_to_overwrite_without_force(small_root, tmp_path):
     (["--out", "{tmp}/exists.model"], "exists: pass --force"),
     (["--out", "{tmp}/no/such/folder/v.model"], "does not exist"),
     (["--root", "{tmp}"], "no v3/"),
+    # The flags, not flcc.Splits' fields ("Splits.validation must be a fraction in [0, 1]").
+    (["--validation-fraction", "2"], "--validation-fraction 2.0 is not a fraction: give a share "
+     "between 0 and 1"),
+    (["--validation-fraction", "0.7", "--test-fraction", "0.7"], "--validation-fraction 0.7 + "
+     "--test-fraction 0.7 hold out more than every repository"),
 ])
 def test_cli_bad_input_is_one_line_and_writes_nothing(small_root, tmp_path, capsys, argv, message):
   (tmp_path / "exists.model").write_bytes(b"old")

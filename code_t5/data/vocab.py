@@ -181,6 +181,10 @@ def train_spm(root, size: int, out, force: bool = False, validation_fraction: fl
 
 
 def _cli(args) -> int:
+  # The flags, as train names them: flcc.Splits would name its own fields ("Splits.validation").
+  # (Imported here: the library's vocabulary needs no launcher.)
+  from code_t5.training import launcher  # pylint: disable=g-import-not-at-top
+  launcher.check_fractions(args.validation_fraction, args.test_fraction)
   out = train_spm(args.root, args.size, args.out, force=args.force,
                   validation_fraction=args.validation_fraction, test_fraction=args.test_fraction)
   pieces = spm.SentencePieceProcessor(model_file=str(out)).GetPieceSize()
@@ -200,5 +204,6 @@ def register_cli(subparsers) -> None:
   parser.add_argument("--force", action="store_true", help="replace --out if it exists")
   parser.add_argument("--validation-fraction", type=float, default=0.05,
                       help="held-out share of repositories, as the tasks split them")
-  parser.add_argument("--test-fraction", type=float, default=0.05)
+  parser.add_argument("--test-fraction", type=float, default=0.05,
+                      help="test share of repositories, as the tasks split them")
   parser.set_defaults(func=_cli)
