@@ -248,7 +248,8 @@ def build_parser(command: Optional[str] = None):
   train.add_argument("--steps", type=_count, default=None,
                      help=f"train up to this step (default: {launcher.FIRST_RUN_STEPS} for the "
                      f"first run, without --model; {DEFAULT_STEPS} with it)")
-  train.add_argument("--no-eval", action="store_true")
+  train.add_argument("--no-eval", action="store_true",
+                     help="train only: no line-completion eval and no held-out points after")
   train.add_argument("--init-from", type=pathlib.Path, metavar="CHECKPOINT",
                      help="start a new run from these weights: a model dir (its newest "
                      "checkpoint), a packed model or a checkpoint prefix; the steps, the "
@@ -272,8 +273,10 @@ def build_parser(command: Optional[str] = None):
   prepare.set_defaults(func=_prepare)
 
   plot = sub.add_parser("plot", help="training loss curve (PNG) from a model dir's events")
-  plot.add_argument("--model-dir", type=pathlib.Path, required=True)
-  plot.add_argument("--out", type=pathlib.Path)
+  plot.add_argument("--model-dir", type=pathlib.Path, required=True,
+                    help="the model dir whose training events to plot")
+  plot.add_argument("--out", type=pathlib.Path,
+                    help="the PNG to write (default: <model-dir>/loss.png)")
   plot.set_defaults(func=_plot)
 
   if command in SUBCOMMANDS:

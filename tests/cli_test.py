@@ -184,6 +184,31 @@ def test_a_model_dir_that_is_a_file_is_a_one_line_error(tmp_path, capsys):
   assert path.read_text() == "mine\n"
 
 
+def _commands():
+  return cli.build_parser()._subparsers._group_actions[0].choices  # pylint: disable=protected-access
+
+
+def test_every_argument_of_every_command_has_a_help_line():
+  bare = [f"{name} {'/'.join(action.option_strings) or action.dest}"
+          for name, parser in _commands().items()
+          for action in parser._actions if not action.help]  # pylint: disable=protected-access
+  assert not bare
+
+
+def test_help_states_the_defaults_and_stays_short():
+  commands = _commands()
+
+  def shown(command):  # as printed, the lines joined (argparse wraps at the terminal's width)
+    return " ".join(commands[command].format_help().split())
+
+  assert "--dtype {float32,bfloat16} of the params (default float32)" in shown("convert")
+  assert "with --checkpoint (bare: the shipped model), the completion engine" in shown("baseline")
+  # `import --help` began with some 60 lines of design before its options.
+  import_help = commands["import"].format_help()
+  description = import_help[:import_help.index("positional arguments:")]
+  assert description.count("\n") < 12 and "docs/data.md" in description
+
+
 def test_eval_without_checkpoints_is_a_one_line_error_that_writes_nothing(tmp_path, capsys):
   model_dir = tmp_path / "nosuch"
   assert cli.main(["eval", "--model-dir", str(model_dir)]) == 2

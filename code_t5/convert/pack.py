@@ -115,8 +115,11 @@ def register_cli(subparsers) -> None:
   parser = subparsers.add_parser(
       "pack", help="copy a model dir's weights (no optimizer state) and operative config into a "
       "small model dir that `code-t5 complete --checkpoint` loads")
-  parser.add_argument("model_dir", type=pathlib.Path)
-  parser.add_argument("--out", type=pathlib.Path, required=True)
+  parser.add_argument("model_dir", type=pathlib.Path,
+                      help="the model dir mesh_transformer_main trained (checkpoints + "
+                      "operative_config.gin)")
+  parser.add_argument("--out", type=pathlib.Path, required=True,
+                      help="the folder to write the pack to (not inside the model dir)")
   parser.add_argument("--step", type=int, help="checkpoint step (default: the newest)")
   parser.add_argument("--force", action="store_true",
                       help="replace --out if it is an earlier pack (has pack.json)")

@@ -656,7 +656,8 @@ def add_arguments(parser: argparse.ArgumentParser):
                       help="Mesh TF model dir (latest checkpoint, or --step) or checkpoint prefix")
   parser.add_argument("out", type=pathlib.Path, help="T5X model dir; gets checkpoint_<step>/")
   parser.add_argument("--step", type=int, help="checkpoint step in a model dir (default: latest)")
-  parser.add_argument("--dtype", default="float32", choices=DTYPES, help="of the params")
+  parser.add_argument("--dtype", default="float32", choices=DTYPES,
+                      help="of the params (default %(default)s)")
   parser.add_argument("--params-only", action="store_true", help="no optimizer state")
   parser.add_argument("--force", action="store_true", help="replace an existing checkpoint_<step>")
 

@@ -61,7 +61,6 @@ temporary's name (`.ROOT.tmp-<host>-<pid>-<random>`, processes.temporary_name) t
 import into the same folder that its writer was killed: it is removed then.
 """
 
-import argparse
 import collections
 import csv
 import dataclasses
@@ -812,10 +811,16 @@ def _cli(args) -> int:
 
 
 def register_cli(subparsers) -> None:
+  # The module docstring's whole design would scroll the options off the screen.
   parser = subparsers.add_parser(
       "import", help="turn git checkouts, folders of repositories or a site-packages folder into "
       "an FLCC root (comments stripped as FLCC's normalized variant)",
-      description=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+      description="Write an FLCC root from git checkouts (the *.py files git tracks), folders of "
+      "repositories (one per sub-folder) and site-packages folders (one per distribution), "
+      "comments stripped as FLCC's normalized variant. A bad file is dropped and counted, never "
+      "stops the import; --out is written beside itself and renamed into place, and an earlier "
+      "root is replaced only with --force. "
+      "More: docs/data.md (\"Your own code: `code-t5 import`\") and code_t5/data/corpus.py.")
   parser.add_argument("sources", nargs="+", type=pathlib.Path, metavar="SRC",
                       help="git checkout, folder of repositories, or site-packages folder")
   parser.add_argument("--out", type=pathlib.Path, required=True,

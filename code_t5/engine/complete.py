@@ -1098,7 +1098,9 @@ def options_from(args) -> EngineOptions:
 def add_export_flags(parser) -> None:
   parser.add_argument("--checkpoint", type=pathlib.Path, required=True, metavar="DIR",
                       help="the model dir (checkpoints + operative_config.gin)")
-  parser.add_argument("--beam-size", type=int, default=1)
+  parser.add_argument("--beam-size", type=int, default=1,
+                      help="Mesh TF's beam search over this many lines (default 1: greedy; "
+                      "encoder-decoder models only)")
   parser.add_argument("--max-length", type=int, default=None,
                       help=f"most tokens decoded (default {DEFAULT_MAX_LENGTH}, or a decoder-only "
                       "model's targets length if shorter)")
@@ -1174,8 +1176,9 @@ def register_cli(subparsers) -> None:
   complete.add_argument("target", metavar="FILE:LINE:COL",
                         help="FILE:LINE:COL (1-based, columns in characters), FILE (cursor at "
                         "the end, or --line/--col), or - for stdin (-:LINE:COL with a cursor)")
-  complete.add_argument("--line", type=int)
-  complete.add_argument("--col", type=int)
+  complete.add_argument("--line", type=int, help="the cursor's line (1-based), with --col")
+  complete.add_argument("--col", type=int,
+                        help="the cursor's column (1-based, in characters), with --line")
   complete.add_argument("--json", action="store_true",
                         help="print the JSON reply `serve` gives instead of the bare line")
   add_engine_flags(complete, top=1)

@@ -516,9 +516,11 @@ def _print_thresholds(flag: str, key: str, rows) -> None:
 
 
 def register_cli(subparsers) -> None:
-  parser = subparsers.add_parser(
-      "baseline", help="score a model-free line-completion baseline (token n-gram) and, with "
-      "--model-dir, a model's line-completion eval, at the task's points; writes JSON")
+  what = ("score a model-free line-completion baseline (token n-gram) and, with --checkpoint "
+          "(bare: the shipped model), the completion engine, or with --model-dir a model's "
+          "line-completion eval, at the task's points; writes JSON")
+  parser = subparsers.add_parser("baseline", help=what, description=what[0].upper() + what[1:]
+                                 + ", e.g. `code-t5 baseline --checkpoint --out results.json`.")
   parser.add_argument("--root", type=pathlib.Path, default=None,
                       help="FLCC dataset root (holds v3/); default: dataset-dev/")
   parser.add_argument("--train-root", type=pathlib.Path, default=None,
@@ -555,6 +557,10 @@ def register_cli(subparsers) -> None:
   parser.add_argument("--model-dir", type=pathlib.Path, action="append", default=[],
                       help="also score this model dir's newest line-completion eval decodes "
                       "(repeatable)")
-  parser.add_argument("--validation-fraction", type=float, default=0.05)
-  parser.add_argument("--test-fraction", type=float, default=0.05)
+  parser.add_argument("--validation-fraction", type=float, default=0.05,
+                      help="validation share of repositories, as the tasks split them (default "
+                      "%(default)s)")
+  parser.add_argument("--test-fraction", type=float, default=0.05,
+                      help="test share of repositories, as the tasks split them (default "
+                      "%(default)s)")
   parser.set_defaults(func=_cli)

@@ -299,16 +299,24 @@ def register_cli(subparsers):
   parser = subparsers.add_parser(
       "cache", help="run seqio's Beam cache job for the FLCC tasks (tokenized examples on disk); "
       "train from it with mesh_train_dataset_fn.use_cached = True")
-  parser.add_argument("--output-cache-dir", type=pathlib.Path, required=True)
+  parser.add_argument("--output-cache-dir", type=pathlib.Path, required=True,
+                      help="where each task's cache goes (<dir>/<task>/); train with "
+                      "--additional_task_cache_dirs=<dir>")
   parser.add_argument("--root", type=pathlib.Path, help="FLCC root (holds v3/); default dataset-dev")
   parser.add_argument("--tasks", default=",".join(DEFAULT_TASKS), help="comma-separated")
   parser.add_argument("--runner-options", default="",
                       help="comma-separated Beam pipeline options; default: "
                       + ",".join(LOCAL_MULTIPROCESS_OPTIONS))
-  parser.add_argument("--gin-file", action="append", default=[])
-  parser.add_argument("--gin-param", action="append", default=[])
-  parser.add_argument("--min-shards", type=int, default=64)
-  parser.add_argument("--overwrite", action="store_true")
+  parser.add_argument("--gin-file", action="append", default=[],
+                      help="gin file parsed first, e.g. the training command's (repeatable)")
+  parser.add_argument("--gin-param", action="append", default=[],
+                      help="extra gin binding, e.g. \"code_t5.flcc_dataset.validation_fraction "
+                      "= 0.1\" (repeatable)")
+  parser.add_argument("--min-shards", type=int, default=64,
+                      help="TFRecord shards per split, at least (default %(default)s; more if "
+                      "the prepared input has more)")
+  parser.add_argument("--overwrite", action="store_true",
+                      help="cache again a task already cached (COMPLETED) in --output-cache-dir")
   parser.add_argument("--verify", action="store_true",
                       help="then compare every cached split with the uncached examples")
   parser.set_defaults(func=_cli)
