@@ -963,6 +963,24 @@ def test_process_exit_without_shutdown_ends_with_code_1(spawn):
   assert server.exit() == 1
 
 
+def test_process_is_silent_about_a_reply_that_exit_left_nowhere_to_go(spawn):
+  # A completion still pending at exit is answered as its task is cancelled, on the output that
+  # exit has closed: pygls put "Error sending data (ValueError: write to closed file)" twice on
+  # stderr, which clients show as errors.
+  text = "import os\n\n\ndef main():\n    path = os.path.jo"
+  server = spawn()
+  server.initialize()
+  server.send("textDocument/didOpen", {"textDocument": {"uri": URI, "languageId": "python",
+                                                        "version": 1, "text": text}})
+  # In one write: the exit is read while the model still completes.
+  server.write(b"".join(_frame(_body(message)) for message in [
+      {"id": "pending", "method": "textDocument/completion",
+       "params": {"textDocument": {"uri": URI}, "position": {"line": 4, "character": 21}}},
+      {"method": "exit"}]))
+  assert server.process.wait(PROCESS_TIMEOUT) == 1  # (exit without shutdown)
+  assert server.stderr() == ""
+
+
 # ------------------------------------------------------------------------------------------------
 # Fuzz: random bytes, headers and lengths streamed to the real process (as serve_test fuzzes
 # `code-t5 serve`).

@@ -760,10 +760,12 @@ def _range(change) -> Optional[Tuple[int, int, int, int]]:
   return where.start.line, where.start.character, where.end.line, where.end.character
 
 
-def make_server(completer, top: Optional[int] = None, banner: Optional[str] = None):
+def make_server(completer, top: Optional[int] = None, banner: Optional[str] = None,
+                verbose: bool = False):
   """A pygls LanguageServer completing with `completer` (anything with complete_at(text, cursor)
   returning candidates best first); start it with `.start_io(stdin, stdout)` (binary streams).
-  `banner` is logged to the client (window/logMessage) once it is initialized."""
+  `banner` is logged to the client (window/logMessage) once it is initialized. Unless `verbose`,
+  what is sent after exit closed the output is dropped without a word (Writer)."""
   # pylint: disable=g-import-not-at-top  (pygls loads only when a server is made)
   import attrs
   from lsprotocol import types
@@ -888,6 +890,22 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
       self._server.engine.close_document(params.text_document.uri)
       yield from ()
 
+  class Writer(StdoutWriter):
+    """pygls' writer of the output. Exit closes it at once, and a request still pending then
+    (a client need not wait for its reply) is answered as its task is cancelled: that reply has
+    nowhere to go, yet pygls logged each such write as an ERROR on stderr ("Error sending data
+    (ValueError: write to closed file)"), then once more for its report of it to the client.
+    Those writes are dropped, unless --verbose."""
+
+    def __init__(self, output):
+      super().__init__(output)
+      self._output = output
+
+    def write(self, data: bytes) -> None:
+      if self._output.closed and not verbose:
+        return
+      super().write(data)
+
   class Server(LanguageServer):
     """Logs go to the client as window/logMessage (one line each), never as pop-ups. Messages are
     read by MessageReader, not by pygls' reader loop (which loses the framing for good after one
@@ -918,7 +936,7 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
       code: after exit 0 if shutdown came first, else 1 (as the LSP says); 0 at the end of
       stdin."""
       self._stop_event = threading.Event()
-      self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+      self.protocol.set_writer(Writer(stdout or sys.stdout.buffer))
       try:
         return asyncio.run(self._serve(MessageReader(stdin or sys.stdin.buffer)))
       except BrokenPipeError:
@@ -1077,7 +1095,7 @@ def _lsp(args) -> int:
                                      repo=args.repo)
   # Not on stderr: clients log a server's stderr as errors (Neovim does).
   banner = f"{completer.description} loaded; up to {args.top} lines"
-  server = make_server(completer, args.top, banner)
+  server = make_server(completer, args.top, banner, args.verbose)
   try:
     return server.start_io(sys.stdin.buffer, stdout)
   finally:
