@@ -8,7 +8,6 @@ engine computes and searches is in runtime_test and decoding_test.
 """
 
 import json
-import math
 import pathlib
 import re
 import shutil

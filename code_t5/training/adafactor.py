@@ -18,7 +18,6 @@ as Mesh TF's reductions are. Options this does not cover (momentum: `beta1`; sta
 keep Mesh TF's own update.
 """
 
-import functools
 import weakref
 
 import mesh_tensorflow as mtf
