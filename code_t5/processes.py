@@ -243,7 +243,11 @@ def folder_written_beside(final: pathlib.Path, what: str, elsewhere: str,
     tmp = final.parent / temporary_name(final.name)
     shutil.rmtree(tmp, ignore_errors=True)
     try:
-      tmp.mkdir()
+      try:
+        tmp.mkdir()
+      except FileNotFoundError:
+        # The parent exists (made above) but takes no new entries: /proc, /sys.
+        raise errors.WriteError(os.strerror(errno.ENOENT), errno.ENOENT) from None
       yield tmp
       if final.exists():
         shutil.rmtree(final)

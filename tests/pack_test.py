@@ -137,3 +137,11 @@ def test_the_model_dir_given_through_a_link_is_never_replaced(model_dir, tmp_pat
   assert _pack_cli(capsys, link, model_dir)[0] == 2
   assert _pack_cli(capsys, link, model_dir.parent)[0] == 2
   assert test_utils.tree_listing(tmp_path) == before
+
+
+@pytest.mark.skipif(not pathlib.Path("/proc/self").is_dir(), reason="no /proc")
+def test_an_out_where_no_folder_can_be_made_is_a_one_line_error(capsys):
+  # /proc exists and is a folder, and takes no new ones: only the mkdir finds out.
+  assert cli.main(["pack", str(test_utils.PRETRAINED), "--out", "/proc/pack"]) == 2
+  assert capsys.readouterr().err == ("code-t5 pack: cannot write the pack /proc/pack: No such "
+                                     "file or directory: give another --out\n")
