@@ -295,3 +295,27 @@ def test_an_export_ends_with_its_own_mode(tmp_path):
   modes = [part for part in command if part.startswith("--gin_param=utils.run.mode")]
   assert modes[-1] == "--gin_param=utils.run.mode = 'export_infer'"
   assert command.index(modes[-1]) > command.index("--gin_param=utils.run.mode = 'train'")
+
+
+def test_paths_reach_gin_as_they_are_whatever_they_hold(tmp_path):
+  """A quote ends a gin string early (a traceback from gin), and a backslash sequence such as
+  `\\x2f` would be read as `/`: a folder named so would point Mesh TF elsewhere."""
+  from gin import config_parser  # pylint: disable=g-import-not-at-top
+
+  class Literals(config_parser.ParserDelegate):
+    def configurable_reference(self, scoped_configurable_name, evaluate):
+      raise AssertionError(scoped_configurable_name)
+
+    def macro(self, macro_name):
+      raise AssertionError(macro_name)
+
+  weird = tmp_path / "it's a\\x2f..\\x2fb"
+  weird.mkdir()
+  experiment = launcher.Experiment(model="causal_lm", model_dir=tmp_path, root=weird,
+                                   prepared_dir=weird)
+  params = [part[len("--gin_param="):] for part in experiment.export_command(weird)
+            if part.startswith("--gin_param=") and str(weird.name)[:4] in part]
+  assert len(params) == 3  # the root, the prepared shards, the export
+  for param in params:
+    statement = config_parser.ConfigParser(param, Literals()).parse_statement()
+    assert statement.value == str(weird), param

@@ -284,7 +284,7 @@ def _cli(args) -> int:
   if args.root is not None:
     if not args.root.exists():
       raise CacheError(f"--root {args.root} does not exist: give the folder that holds v3/")
-    gin_params.insert(0, f"code_t5.flcc_dataset.root = '{args.root.resolve()}'")
+    gin_params.insert(0, f"code_t5.flcc_dataset.root = {str(args.root.resolve())!r}")
   parse_gin(args.gin_file, gin_params)
   options = args.runner_options.split(",") if args.runner_options else LOCAL_MULTIPROCESS_OPTIONS
   report = run(args.tasks.split(","), str(args.output_cache_dir), pipeline_options=options,

@@ -144,7 +144,7 @@ class Experiment:
       # state afresh, whether the source is a packed model (no slots) or a whole model dir.
       # code_t5.init_from_variable refuses a checkpoint of another model, which Mesh TF would
       # read in part. The import: only runs/cpu*.gin import code_t5.training.training.
-      params += [f"utils.run.init_checkpoint = '{self.init_from}'",
+      params += [f"utils.run.init_checkpoint = {str(self.init_from)!r}",
                  f"tpu_estimator_model_fn.init_variable_filter = '{_WEIGHTS_ONLY}'",
                  "import code_t5.training.training",
                  "init_checkpoint_variable_mapping.mapping_fn = @code_t5.init_from_variable"]
@@ -158,7 +158,7 @@ class Experiment:
     (so a model keeps its decodes of each root it is judged on)."""
     if not line_completion:
       return self.command(extra_gin_files=["runs/eval.gin"], extra_gin_params=extra_gin_params)
-    params = [f"utils.run.eval_dir_suffix = '{self._eval_dir_suffix()}'"]
+    params = [f"utils.run.eval_dir_suffix = {self._eval_dir_suffix()!r}"]
     if max_files is not None:
       params.append(f"code_t5.line_completion_points.max_files = {max_files}")
     return self.command(extra_gin_files=["runs/eval_line_completion.gin"],
@@ -178,7 +178,7 @@ class Experiment:
     # and would otherwise decide what the command does (train, score files, ...).
     return self.command(extra_gin_files=list(extra_gin_files) + ["runs/export.gin"],
                         extra_gin_params=["utils.run.mode = 'export_infer'",
-                                          f"utils.run.export_path = '{export_path}'"] +
+                                          f"utils.run.export_path = {str(export_path)!r}"] +
                         list(extra_gin_params))
 
 
@@ -321,7 +321,8 @@ def dataset_gin_params(root=None, validation_fraction=None, test_fraction=None,
   params = []
   for name, value in (("root", root), ("prepared_dir", prepared_dir)):
     if value is not None:
-      params.append(f"code_t5.flcc_dataset.{name} = '{pathlib.Path(value).expanduser().resolve()}'")
+      params.append(f"code_t5.flcc_dataset.{name} = "
+                    f"{str(pathlib.Path(value).expanduser().resolve())!r}")
   for name, value in (("validation_fraction", validation_fraction),
                       ("test_fraction", test_fraction)):
     if value is not None:
