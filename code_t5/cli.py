@@ -151,6 +151,7 @@ def _train(args):
 
 def _eval(args):
   experiment = _experiment(args)
+  launcher.check_model_dir(experiment.model_dir)
   if launcher.latest_step(experiment.model_dir) is None:  # checked before anything is written
     raise launcher.LaunchError(
         f"--model-dir {experiment.model_dir} has no checkpoints (model.ckpt-*.index): train first "

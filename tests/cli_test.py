@@ -430,3 +430,64 @@ def test_library_chatter_is_hidden_unless_verbose(tmp_path):
   assert verbose.returncode == 0, verbose.stderr[-3000:]
   assert verbose.stdout == quiet.stdout  # the same report...
   assert NOISE.search(verbose.stderr), verbose.stderr[-3000:]  # ...and what the libraries said
+
+
+def _model_dir_with(tmp_path, make):
+  """A model dir as a run leaves it (a checkpoint and its state file), plus what `make` adds."""
+  model_dir = tmp_path / "model"
+  (model_dir / "logs").mkdir(parents=True)
+  for name in ("model.ckpt-2.index", "model.ckpt-2.data-00000-of-00001"):
+    (model_dir / name).write_bytes(b"")
+  (model_dir / "checkpoint").write_text('model_checkpoint_path: "model.ckpt-2"\n'
+                                        'all_model_checkpoint_paths: "model.ckpt-2"\n')
+  users = tmp_path / "users"
+  users.mkdir()
+  (users / "notes.txt").write_text("mine\n")
+  make(model_dir, users)
+  return model_dir, users
+
+
+@pytest.mark.parametrize("command", ["train", "eval"])
+@pytest.mark.parametrize("make, says", [
+    # Runs write their logs, lock, operative config, commands and decodes through links.
+    (lambda m, u: (m / "logs" / "train.log").symlink_to(u / "notes.txt"), "train.log is a link"),
+    (lambda m, u: (m / "train.lock").symlink_to(u / "notes.txt"), "train.lock is a link"),
+    (lambda m, u: (m / "validation_eval_line_completion-dataset-dev").symlink_to(u),
+     "validation_eval_line_completion-dataset-dev is a link"),
+    # TensorFlow's reader would wait on it for good.
+    (lambda m, u: (os.unlink(m / "model.ckpt-2.index"), os.mkfifo(m / "model.ckpt-2.index")),
+     "model.ckpt-2.index is not a regular file or folder"),
+    # TensorFlow's Saver restores what the state file names, then deletes the oldest.
+    (lambda m, u: (m / "checkpoint").write_text(
+        'model_checkpoint_path: "../users/notes.txt"\n'), "names 'model_checkpoint_path: "),
+    (lambda m, u: (m / "checkpoint").write_text(
+        f'model_checkpoint_path: "model.ckpt-2"\nall_model_checkpoint_paths: "{u}/notes.txt"\n'),
+     "not a checkpoint of"),
+])
+def test_a_model_dir_that_would_lead_a_run_elsewhere_is_refused(command, make, says, tmp_path,
+                                                                capsys):
+  model_dir, users = _model_dir_with(tmp_path, make)
+  assert cli.main([command, "--model-dir", str(model_dir), "--model", "causal_lm"]) == 2
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and says in err, err
+  assert [p.name for p in users.iterdir()] == ["notes.txt"]
+  assert (users / "notes.txt").read_text() == "mine\n"
+
+
+def test_a_model_dir_as_runs_leave_it_is_not_refused(tmp_path):
+  model_dir, _ = _model_dir_with(tmp_path, lambda m, u: None)
+  (model_dir / "checkpoint").write_text(
+      f'model_checkpoint_path: "{model_dir.resolve()}/model.ckpt-2"\n'
+      'all_model_checkpoint_paths: "model.ckpt-2"\nlast_preserved_timestamp: 1796542376.5\n')
+  launcher.check_model_dir(model_dir)
+
+
+def test_an_init_from_checkpoint_that_is_a_fifo_is_refused(tmp_path, capsys):
+  source = tmp_path / "source"
+  source.mkdir()
+  os.mkfifo(source / "model.ckpt-7.index")
+  (source / "model.ckpt-7.data-00000-of-00001").write_bytes(b"")
+  assert cli.main(["train", "--model-dir", str(tmp_path / "new"), "--init-from", str(source),
+                   "--steps", "1"]) == 2
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and "--init-from: cannot read" in err and "FIFO" in err, err

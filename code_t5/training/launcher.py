@@ -7,11 +7,13 @@ checkpointing is Mesh TF's own.
 
 import contextlib
 import dataclasses
+import glob
 import os
 import pathlib
 import re
 import shlex
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -355,6 +357,65 @@ def _trained_task(checkpoint_prefix: pathlib.Path) -> Optional[str]:
     return None
 
 
+# TensorFlow's Saver names each checkpoint in the model dir's `checkpoint` state file.
+_CHECKPOINT_STATE = re.compile(r'^(?:model_checkpoint_path|all_model_checkpoint_paths|'
+                               r'last_preserved_timestamp|all_model_checkpoint_timestamps)'
+                               r': (.*)$')
+_CHECKPOINT_NAME = re.compile(r"model\.ckpt-\d+")
+
+
+def check_model_dir(model_dir: pathlib.Path) -> None:
+  """LaunchError (one line) unless the model dir a training or eval is about to write in holds
+  what runs write there, and nothing that would lead them elsewhere: the model dir may be a
+  stranger's. Mesh TF, TensorFlow and the launcher write through a link at any name they write
+  (the lock, a log, the operative config, a command, an eval's decodes); a FIFO where they read
+  blocks them for good; and TensorFlow's Saver restores, then deletes, the checkpoints its
+  `checkpoint` file names, wherever they are."""
+  if not model_dir.exists():
+    return
+  for folder, names, files in os.walk(model_dir):
+    for name in names + files:
+      path = pathlib.Path(folder) / name
+      mode = os.lstat(path).st_mode
+      if stat.S_ISLNK(mode):
+        raise LaunchError(f"{path} is a link: code-t5 trains and evaluates in a model dir that "
+                          "holds no links (runs write through them); remove it")
+      if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        raise LaunchError(f"{path} is not a regular file or folder: remove it")
+  state = model_dir / "checkpoint"
+  if not state.exists():
+    return
+  try:
+    text = stranger_paths.read_regular(state, 1 << 20).decode("utf-8")
+  except (OSError, UnicodeDecodeError) as e:
+    raise LaunchError(f"{state} cannot be read ({e}): remove it (the newest checkpoint is "
+                      "found without it)") from None
+  for line in text.splitlines():
+    m = _CHECKPOINT_STATE.match(line.strip())
+    if not line.strip() or (m and not m.group(1).startswith('"')):
+      continue  # the timestamps: numbers
+    path = m and m.group(1).strip('"')
+    if not (path and (_CHECKPOINT_NAME.fullmatch(path) or (
+        os.path.isabs(path) and _CHECKPOINT_NAME.fullmatch(os.path.basename(path))
+        and stranger_paths.same_or_inside(os.path.dirname(path), model_dir)
+        and stranger_paths.same_or_inside(model_dir, os.path.dirname(path))))):
+      raise LaunchError(f"{state} names {line.strip()[:200]!r}, not a checkpoint of "
+                        f"{model_dir} (TensorFlow would restore it, then delete it): remove "
+                        f"{state}; the newest checkpoint is found without it")
+
+
+def check_checkpoint_files(prefix: pathlib.Path, flag: str) -> None:
+  """LaunchError unless the files of checkpoint `prefix` are regular: TensorFlow's reader, which
+  Mesh TF opens them with, blocks for good on a FIFO."""
+  paths = [pathlib.Path(f"{prefix}.index")] + sorted(
+      prefix.parent.glob(f"{glob.escape(prefix.name)}.data-*"))
+  for path in paths:
+    try:
+      stranger_paths.check_regular(path)
+    except OSError as e:
+      raise LaunchError(f"{flag}: cannot read {path}: {e.strerror}") from None
+
+
 def latest_step(model_dir: pathlib.Path) -> Optional[int]:
   """The step of the newest checkpoint in model_dir (None if there is none)."""
   steps = [int(m.group(1)) for p in model_dir.glob("model.ckpt-*.index")
@@ -624,6 +685,9 @@ def train_and_eval(experiment: Experiment, steps: int, evaluate: bool = True, ec
   Holds the model dir's train lock throughout: a second trainer there is refused (LockedError).
   """
   model_dir = experiment.model_dir
+  check_model_dir(model_dir)
+  if experiment.init_from is not None:
+    check_checkpoint_files(experiment.init_from, "--init-from")
   # Two trainers on one model dir would overwrite each other's checkpoints.
   with processes.exclusive_lock(model_dir / TRAIN_LOCK, f"--model-dir {model_dir} is being "
                                 "trained"):
