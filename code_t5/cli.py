@@ -14,6 +14,7 @@ import warnings
 from typing import Optional
 
 from code_t5 import errors
+from code_t5.data import flcc
 from code_t5.training import launcher
 
 # --steps without --model: launcher.FIRST_RUN_STEPS.
@@ -177,11 +178,10 @@ def _show_decodes(eval_dir: pathlib.Path, step: int) -> None:
 
 
 def _prepare(args):
-  launcher.check_fractions(args.validation_fraction, args.test_fraction)
+  flcc.check_fractions(args.validation_fraction, args.test_fraction)
   if args.root is not None and not args.root.exists():
     raise launcher.LaunchError(f"--root {args.root} does not exist: give the folder that holds v3/")
   launcher.check_held_out_roots(args.held_out_root)
-  from code_t5.data import flcc  # pylint: disable=g-import-not-at-top
   from code_t5.data import sources  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
   given = {"root": args.root, "validation_fraction": args.validation_fraction,
            "test_fraction": args.test_fraction, "prepared_dir": args.prepared_dir,

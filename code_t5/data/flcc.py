@@ -110,6 +110,18 @@ class Filters:
       raise FlccError(f"Filters.held_out_min_share must be a fraction in (0, 1], got {share!r}")
 
 
+def check_fractions(validation_fraction: Optional[float], test_fraction: Optional[float]) -> None:
+  """The --validation-fraction and --test-fraction every command that splits a root takes:
+  FlccError naming the flag (Splits names its own fields)."""
+  for flag, value in (("--validation-fraction", validation_fraction),
+                      ("--test-fraction", test_fraction)):
+    if value is not None and not 0 <= value <= 1:
+      raise FlccError(f"{flag} {value} is not a fraction: give a share between 0 and 1")
+  if (validation_fraction or 0) + (test_fraction or 0) > 1:
+    raise FlccError(f"--validation-fraction {validation_fraction} + --test-fraction "
+                    f"{test_fraction} hold out more than every repository; make them sum to <= 1")
+
+
 @dataclasses.dataclass(frozen=True)
 class Splits:
   """Shares of repositories (not files) held out for validation and test."""

@@ -181,10 +181,9 @@ def train_spm(root, size: int, out, force: bool = False, validation_fraction: fl
 
 
 def _cli(args) -> int:
+  from code_t5.data import flcc  # pylint: disable=g-import-not-at-top  (as train_spm)
   # The flags, as train names them: flcc.Splits would name its own fields ("Splits.validation").
-  # (Imported here: the library's vocabulary needs no launcher.)
-  from code_t5.training import launcher  # pylint: disable=g-import-not-at-top
-  launcher.check_fractions(args.validation_fraction, args.test_fraction)
+  flcc.check_fractions(args.validation_fraction, args.test_fraction)
   out = train_spm(args.root, args.size, args.out, force=args.force,
                   validation_fraction=args.validation_fraction, test_fraction=args.test_fraction)
   pieces = spm.SentencePieceProcessor(model_file=str(out)).GetPieceSize()

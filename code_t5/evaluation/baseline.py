@@ -34,7 +34,6 @@ from code_t5.data import postprocessors
 from code_t5.engine import complete
 from code_t5.evaluation import ngram as ngram_lib
 from code_t5.evaluation import paired
-from code_t5.training import launcher
 
 
 def default_root() -> pathlib.Path:
@@ -445,7 +444,7 @@ def _cli(args) -> int:
   if args.out.exists() and not args.force:
     raise BaselineError(f"--out {args.out} exists: pass --force to replace it")
   # flcc.Splits would name its own fields ("Splits.validation must be ...").
-  launcher.check_fractions(args.validation_fraction, args.test_fraction)
+  flcc.check_fractions(args.validation_fraction, args.test_fraction)
   for checkpoint in args.checkpoint:
     complete.model_info(checkpoint)
   if args.rungs and not args.checkpoint:  # the engine's rungs: without a checkpoint, none runs

@@ -23,6 +23,7 @@ from code_t5 import errors
 from code_t5 import processes
 from code_t5 import registration
 from code_t5 import stranger_paths
+from code_t5.data import flcc
 from code_t5.data import line_completion as line_completion_lib
 from code_t5.training import checkpoints
 
@@ -114,7 +115,7 @@ class Experiment:
         raise LaunchError(f"{flag} {value!r} is not one of {', '.join(choices)}")
     if self.root is not None and not self.root.exists():
       raise LaunchError(f"--root {self.root} does not exist: give the folder that holds v3/")
-    check_fractions(self.validation_fraction, self.test_fraction)
+    flcc.check_fractions(self.validation_fraction, self.test_fraction)
     check_held_out_roots(self.held_out_roots)
     if self.init_from is not None:
       self.init_from = _checkpoint_prefix(self.init_from)
@@ -299,16 +300,6 @@ def add_dataset_flags(parser,
                       "FLCC root's validation or test files (half of one file's long lines or "
                       "more: vendored or backported code), so that it stays unseen; repeatable "
                       "(gin code_t5.flcc_dataset.held_out_roots)")
-
-
-def check_fractions(validation_fraction: Optional[float], test_fraction: Optional[float]) -> None:
-  for flag, value in (("--validation-fraction", validation_fraction),
-                      ("--test-fraction", test_fraction)):
-    if value is not None and not 0 <= value <= 1:
-      raise LaunchError(f"{flag} {value} is not a fraction: give a share between 0 and 1")
-  if (validation_fraction or 0) + (test_fraction or 0) > 1:
-    raise LaunchError(f"--validation-fraction {validation_fraction} + --test-fraction "
-                      f"{test_fraction} hold out more than every repository; make them sum to <= 1")
 
 
 def check_held_out_roots(roots) -> None:

@@ -17,8 +17,6 @@ import reprlib
 import tokenize
 from typing import Dict, NamedTuple, Optional
 
-from gin import config_parser
-
 from code_t5 import errors
 from code_t5 import stranger_paths
 
@@ -115,6 +113,8 @@ def unsafe_statement(text: str) -> Optional[str]:
   """The first statement of gin `text` that could make gin run code, call a configurable or read
   a file that no code-t5 training records (see _REFERABLE); None if none. Text gin cannot parse
   is refused too: gin would refuse it, after carrying out the statements before."""
+  # Here, not at the top: the data tools read operative configs where gin is not installed.
+  from gin import config_parser  # pylint: disable=g-import-not-at-top
   delegate = _References()
   parser = config_parser.ConfigParser(text, delegate)
   while True:
@@ -148,9 +148,10 @@ class _Reference(NamedTuple):
   called: bool  # `@name()`
 
 
-class _References(config_parser.ParserDelegate):
-  """Records the configurables a statement names, and stands for them in its value, so that
-  nothing is looked up or called."""
+class _References:
+  """gin's ParserDelegate (the two methods its parser calls; not a subclass, so that gin is
+  imported only where text is checked): records the configurables a statement names, and stands
+  for them in its value, so that nothing is looked up or called."""
 
   def __init__(self):
     self.references = []
