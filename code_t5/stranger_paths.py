@@ -51,11 +51,24 @@ def read_regular(path: PathLike, max_bytes: int) -> bytes:
     return f.read(max_bytes + 1)[:max_bytes]
 
 
-def check_regular(path: PathLike) -> None:
-  """OSError unless `path` is (or links to) a regular file: for files a library opens by name
-  (TensorFlow's checkpoint reader), which would block on a FIFO."""
-  with open_regular(path, max_bytes=None):
-    pass
+def stored_bytes(file: BinaryIO) -> int:
+  """The bytes of the open regular `file` that are stored, holes left out: a sparse file (its
+  size set by truncate, or unpacked from an archive's sparse member) can claim gigabytes on a few
+  KB of disk. Unlike the blocks it takes (st_blocks), this is not cut by a file system that
+  compresses (zstd, as ZFS applies it to 128 KB records, packs the shipped model's weights into
+  78 % of their size)."""
+  fd = file.fileno()
+  size, stored, at = os.fstat(fd).st_size, 0, 0
+  while at < size:
+    try:
+      start = os.lseek(fd, at, os.SEEK_DATA)
+    except OSError as e:
+      if e.errno == errno.ENXIO:  # only a hole after `at`
+        break
+      return size  # a file system that cannot tell its holes: every byte is stored
+    at = os.lseek(fd, start, os.SEEK_HOLE)
+    stored += at - start
+  return stored
 
 
 def _kind(mode: int) -> str:

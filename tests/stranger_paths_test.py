@@ -4,6 +4,7 @@ its callers: complete, serve, export, convert, pack, baseline). Each case was a 
 a file of the user's deleted or a marker file touched before the fix."""
 
 import json
+import math
 import os
 import pathlib
 import shutil
@@ -189,6 +190,69 @@ def test_a_compressed_runtime_member_cannot_inflate_past_the_file(model, source)
       deflated.writestr(name, data)
   _one_line_error(_code_t5("complete", source, "--checkpoint", model),
                   "is compressed, which code_t5 never writes")
+
+
+_EMBEDDING = "transformer/embedding"
+_WI = "transformer/block_000/layer_001/DenseReluDense/wi/kernel"
+_CHECKPOINT = f"model.ckpt-{test_utils.PRETRAINED_STEP}"
+_DATA = f"{_CHECKPOINT}.data-00000-of-00001"
+
+
+def _claim(model: pathlib.Path, shape_of) -> pathlib.Path:
+  """The model's index claims bfloat16 variables of shape_of(name) (None: as stored), stored
+  after its other variables; the index's path."""
+  end = (model / _DATA).stat().st_size
+
+  def claim(name, entry):
+    dims = shape_of(name)
+    if dims:
+      del entry.shape.dim[:]
+      for size in dims:
+        entry.shape.dim.add(size=size)
+      entry.offset, entry.size = end, min(2 * math.prod(dims), 2**63 - 1)
+
+  test_utils.change_checkpoint_index(model / _CHECKPOINT, claim)
+  return model / f"{_CHECKPOINT}.index"
+
+
+def test_a_checkpoint_that_claims_more_than_its_files_hold_is_refused_before_it_is_read(
+    model, source, tmp_path):
+  """d_ff claimed as 2^31 (1 TiB a kernel): TensorFlow's reader allocates a variable before it
+  reads it, and each command that reads the checkpoint crashed (SIGSEGV, about every other run)
+  or failed after the allocation."""
+  shutil.rmtree(model / runtime.RUNTIME_DIR)  # so that `complete` reads the checkpoint
+  stored = (model / _DATA).stat().st_size
+  index = _claim(model, lambda name: (None if "/DenseReluDense/" not in name else
+                                      [256, 2**31] if "/wi/" in name else [2**31, 256]))
+  for command in (["complete", source, "--checkpoint", model],
+                  ["pack", model, "--out", tmp_path / "pack"],
+                  ["convert", model, tmp_path / "t5x", "--params-only"]):
+    _one_line_error(_code_t5(*command), f"{index} claims ",
+                    f"({_WI}: [256, 2147483648] bfloat16, 1,099,511,627,776 bytes), more than "
+                    f"the {stored:,} bytes stored in {_DATA}")
+  assert not (tmp_path / "pack").exists() and not (tmp_path / "t5x").exists()
+
+
+def test_a_shape_tensorflow_cannot_count_is_refused_not_an_abort(model, tmp_path):
+  """2^40 x 2^40 elements overflow TensorShape's count: TensorFlow's reader aborted the process
+  (a failed CHECK, exit status 134) as it opened the checkpoint."""
+  _claim(model, lambda name: [2**40, 2**40] if name == _EMBEDDING else None)
+  _one_line_error(_code_t5("convert", model, tmp_path / "t5x", "--params-only"),
+                  f"variable {_EMBEDDING} has shape [1099511627776, 1099511627776], which "
+                  "TensorFlow cannot hold")
+
+
+def test_a_claim_over_a_hole_in_a_sparse_data_file_is_refused_before_it_takes_memory(
+    model, tmp_path):
+  """1 GiB claimed over a .data file extended by a hole (a few MB on disk, as an archive's sparse
+  member unpacks): `convert` allocated the GiB and read it, then failed on the checksum."""
+  data = model / _DATA
+  _claim(model, lambda name: [2**21, 256] if name == _EMBEDDING else None)
+  os.truncate(data, data.stat().st_size + 2**30)
+  if data.stat().st_blocks * 512 >= 2**30:
+    pytest.skip("this file system stores the hole")
+  _one_line_error(_code_t5("convert", model, tmp_path / "t5x", "--params-only"),
+                  f"({_EMBEDDING}: [2097152, 256] bfloat16, 1,073,741,824 bytes), more than the ")
 
 
 @pytest.mark.parametrize("binding, says", [

@@ -541,7 +541,8 @@ _WO = "transformer/block_001/layer_001/DenseReluDense/wo/kernel"
     ("unknown", "unknown variable transformer/block_000/layer_000/SelfAttention/extra in "),
     ("shape", f"shape mismatch: variable {_WO} in .* has shape \\[64, 256\\], expected "
               "\\[256, 64\\]"),
-    ("truncated", "cannot read variable .+ from .*model.ckpt-4 \\(truncated or corrupt"),
+    ("truncated", "model.ckpt-4.index claims .+ bytes of variables .+, more than the .+ bytes "
+                  "stored in .+: the checkpoint is truncated or damaged"),
     ("no checkpoint", "holds no Mesh TF checkpoint"),
 ])
 def test_bad_input_fails_in_one_line_and_writes_nothing(case, message, tiny_run, tmp_path,

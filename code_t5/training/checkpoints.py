@@ -24,7 +24,6 @@ operative_config.gin Mesh TF writes beside it (T5 defaults, flagged as assumed, 
 """
 
 import dataclasses
-import glob
 import pathlib
 import re
 import reprlib
@@ -32,6 +31,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from code_t5 import errors
 from code_t5 import stranger_paths
+from code_t5.training import checkpoint_index
 from code_t5.training import operative_config
 
 _NUM_BUCKETS = 32  # the only number of relative-position buckets T5X's example networks build
@@ -72,15 +72,37 @@ def find_checkpoint(path: pathlib.Path, step: Optional[int] = None) -> str:
 def open_checkpoint(prefix, error=ConvertError):
   """TensorFlow's reader of checkpoint `prefix`; error(one line) where it cannot be opened.
 
-  Its .index and .data shards are checked first to be regular files: the model dir may be a
-  stranger's, and TensorFlow's reader blocks forever on a FIFO and reads a device to its end."""
+  The model dir may be a stranger's, and TensorFlow's reader trusts it: it blocks forever on a
+  FIFO, reads a device to its end, aborts the process on a shape it cannot hold and allocates
+  whatever shape a variable claims before reading it (a 2 TiB embedding: a crash; 4 GB over a
+  sparse file of a few MB: 4 GB of memory). So the index is read first (checkpoint_index), the
+  .data shards it names must be regular files, and its variables together may claim no more
+  bytes than the shards store (the sum of their sizes, as TensorFlow writes them)."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top  (slow: only where one is read)
-  for path in [pathlib.Path(f"{prefix}.index")] + sorted(pathlib.Path(prefix).parent.glob(
-      f"{glob.escape(pathlib.Path(prefix).name)}.data-*")):
+  index_path = pathlib.Path(f"{prefix}.index")
+  try:
+    index = checkpoint_index.read(index_path)
+  except OSError as e:
+    raise error(f"cannot read {index_path}: {e.strerror}: copy the checkpoint again") from None
+  except checkpoint_index.BadIndex as e:
+    raise error(f"cannot read the checkpoint index of {prefix}: {e}") from None
+  stored = 0
+  shards = [pathlib.Path(f"{prefix}.data-{i:05d}-of-{index.num_shards:05d}")
+            for i in sorted({v.shard for v in index.variables})]
+  for path in shards:
     try:
-      stranger_paths.check_regular(path)
+      with stranger_paths.open_regular(path, max_bytes=None) as f:
+        stored += stranger_paths.stored_bytes(f)
     except OSError as e:
       raise error(f"cannot read {path}: {e.strerror}: copy the checkpoint again") from None
+  claimed = sum(v.bytes for v in index.variables)
+  if claimed > stored:
+    largest = max(index.variables, key=lambda v: v.bytes)
+    raise error(
+        f"{index_path} claims {claimed:,} bytes of variables ({largest.name}: "
+        f"{list(largest.shape)} {largest.dtype}, {largest.bytes:,} bytes), more than the "
+        f"{stored:,} bytes stored in {shards[0].name if len(shards) == 1 else 'its .data files'}:"
+        " the checkpoint is truncated or damaged; copy it again")
   try:
     return tf.train.load_checkpoint(str(prefix))
   except (tf.errors.OpError, ValueError) as e:
