@@ -22,7 +22,8 @@ PathLike = Union[str, os.PathLike]
 
 
 class LinkOutError(errors.UserError):
-  """A path the command would write through a link (or a non-folder) that leaves its folder."""
+  """A path the command would write through, or copy from, a link (or a non-folder) that leaves
+  its folder."""
 
 
 def open_regular(path: PathLike, max_bytes: Optional[int]) -> BinaryIO:
@@ -69,6 +70,15 @@ def stored_bytes(file: BinaryIO) -> int:
     at = os.lseek(fd, start, os.SEEK_HOLE)
     stored += at - start
   return stored
+
+
+def not_a_link(path: PathLike) -> None:
+  """LinkOutError where `path` is a link: for a file a command copies out of a folder that may be
+  a stranger's into its output (`pack`, `convert`), where a link to a file of the user's (their
+  own checkpoint, a file of secrets) would put that file into what the user hands on."""
+  if os.path.islink(path):
+    raise LinkOutError(f"{path} is a link (to {os.readlink(path)}): code-t5 copies only the "
+                       "model dir's own files; put the file itself in place of the link")
 
 
 def _kind(mode: int) -> str:

@@ -255,6 +255,25 @@ def test_a_claim_over_a_hole_in_a_sparse_data_file_is_refused_before_it_takes_me
                   f"({_EMBEDDING}: [2097152, 256] bfloat16, 1,073,741,824 bytes), more than the ")
 
 
+@pytest.mark.parametrize("linked", ["operative_config.gin", f"{_CHECKPOINT}.index", _DATA])
+def test_pack_and_convert_copy_no_file_a_link_leads_to(model, tmp_path, linked):
+  """The model folder's operative_config.gin, or a file of its checkpoint, a link to a file of the
+  user's (one with a secret, their own model): `pack` copied it into the pack, and `convert`
+  the weights into the T5X checkpoint."""
+  mine = tmp_path / "mine"
+  shutil.copytree(test_utils.PRETRAINED, mine)
+  secret = tmp_path / "secret.gin"
+  secret.write_text("secret token: hunter2\n" + (mine / "operative_config.gin").read_text())
+  target = secret if linked == "operative_config.gin" else mine / linked
+  (model / linked).unlink()
+  (model / linked).symlink_to(target)
+  for out, command in ((tmp_path / "pack", ["pack", model, "--out", tmp_path / "pack"]),
+                       (tmp_path / "t5x", ["convert", model, tmp_path / "t5x", "--params-only"])):
+    _one_line_error(_code_t5(*command), f"{model / linked} is a link (to {target})",
+                    "put the file itself in place of the link")
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("binding, says", [
     ("run.sequence_length = 'abc'", "not int or dict"),
     ("run.sequence_length = {'inputs': 256}", "not positive 'inputs' and 'targets'"),

@@ -64,6 +64,8 @@ def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
   if not model_dir.is_dir():
     raise PackError(f"{model_dir} is not a directory: give the model dir that "
                     "mesh_transformer_main trained")
+  # Copied into the pack (as the checkpoint is, below): not through a link to a file of the user's.
+  stranger_paths.not_a_link(config)
   if not config.is_file():
     raise PackError(f"{model_dir} has no {operative_config.FILE_NAME}: give a model dir that "
                     "mesh_transformer_main trained")
@@ -74,7 +76,7 @@ def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
                     "train it first, or give --step of a checkpoint it has")
   _check_out(model_dir, out, force)
   import tensorflow as tf  # pylint: disable=g-import-not-at-top  (slow; after argument checks)
-  reader = checkpoints.open_checkpoint(prefix, PackError)
+  reader = checkpoints.open_checkpoint(prefix, PackError, follow_links=False)
   names = sorted(n for n in reader.get_variable_to_shape_map() if not _SLOT.search(n))
   tensors = [checkpoints.read_tensor(reader, n, prefix, PackError) for n in names]
   # Read before writing: a failure below is one of the pack's writes.

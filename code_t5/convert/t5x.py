@@ -57,6 +57,7 @@ import numpy as np
 
 from code_t5 import errors
 from code_t5 import processes
+from code_t5 import stranger_paths
 from code_t5.training import checkpoints
 from code_t5.training import operative_config
 
@@ -497,7 +498,10 @@ def convert(source: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
     raise checkpoints.ConvertError(f"--dtype {dtype!r} is not one of {', '.join(DTYPES)}")
   check_out(pathlib.Path(out))
   prefix = checkpoints.find_checkpoint(pathlib.Path(source), step)
-  reader = checkpoints.open_checkpoint(prefix)  # (imports TensorFlow: after argument checks)
+  # Both copied into OUT (the config's bindings into model.gin and task.gin): neither through a
+  # link, which could lead to a file of the user's.
+  reader = checkpoints.open_checkpoint(prefix, follow_links=False)  # (imports TensorFlow)
+  stranger_paths.not_a_link(pathlib.Path(prefix).parent / operative_config.FILE_NAME)
   operative = operative_config.OperativeConfig.of_model_dir(pathlib.Path(prefix).parent)
   the_plan = checkpoints.plan(reader.get_variable_to_shape_map(), prefix, params_only, operative)
   report = Report(prefix, out, 0, the_plan.model, params_only, dtype)

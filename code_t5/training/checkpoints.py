@@ -69,7 +69,7 @@ def find_checkpoint(path: pathlib.Path, step: Optional[int] = None) -> str:
   return steps[step]
 
 
-def open_checkpoint(prefix, error=ConvertError):
+def open_checkpoint(prefix, error=ConvertError, follow_links=True):
   """TensorFlow's reader of checkpoint `prefix`; error(one line) where it cannot be opened.
 
   The model dir may be a stranger's, and TensorFlow's reader trusts it: it blocks forever on a
@@ -77,10 +77,14 @@ def open_checkpoint(prefix, error=ConvertError):
   whatever shape a variable claims before reading it (a 2 TiB embedding: a crash; 4 GB over a
   sparse file of a few MB: 4 GB of memory). So the index is read first (checkpoint_index), the
   .data shards it names must be regular files, and its variables together may claim no more
-  bytes than the shards store (the sum of their sizes, as TensorFlow writes them)."""
+  bytes than the shards store (the sum of their sizes, as TensorFlow writes them).
+  follow_links=False (pack, convert: they copy the checkpoint into their output) refuses an
+  index or shard that is a link, which could lead to a checkpoint of the user's."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top  (slow: only where one is read)
   index_path = pathlib.Path(f"{prefix}.index")
   try:
+    if not follow_links:
+      stranger_paths.not_a_link(index_path)
     index = checkpoint_index.read(index_path)
   except OSError as e:
     raise error(f"cannot read {index_path}: {e.strerror}: copy the checkpoint again") from None
@@ -90,6 +94,8 @@ def open_checkpoint(prefix, error=ConvertError):
   shards = [pathlib.Path(f"{prefix}.data-{i:05d}-of-{index.num_shards:05d}")
             for i in sorted({v.shard for v in index.variables})]
   for path in shards:
+    if not follow_links:
+      stranger_paths.not_a_link(path)
     try:
       with stranger_paths.open_regular(path, max_bytes=None) as f:
         stored += stranger_paths.stored_bytes(f)
