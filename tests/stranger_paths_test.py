@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from typing import Optional
 
 import pytest
 
@@ -296,6 +297,20 @@ def test_an_about_field_of_another_type_is_a_one_line_error(model, source, about
   _one_line_error(_code_t5("complete", source, "--checkpoint", model), says)
 
 
+def _eval_decodes(model_dir: pathlib.Path, predictions: Optional[bytes]) -> pathlib.Path:
+  """A line-completion eval of dataset-dev in model_dir: 2 targets and `predictions` (None: a
+  FIFO); the predictions' path."""
+  eval_dir = model_dir / f"validation_eval_{line_completion.eval_dir_suffix('dataset-dev')}"
+  eval_dir.mkdir()
+  (eval_dir / "flcc_py_line_completion_v1_targets").write_text('"a line"\n"another"\n')
+  path = eval_dir / "flcc_py_line_completion_v1_100_predictions"
+  if predictions is None:
+    os.mkfifo(path)
+  else:
+    path.write_bytes(predictions)
+  return path
+
+
 @pytest.mark.parametrize("decodes, says", [
     (b'"a line"\nnot json\n', "_predictions:2 is not a decode"),
     (b'"a line"\n["a list"]\n', "_predictions:2 is not a decode"),
@@ -303,14 +318,25 @@ def test_an_about_field_of_another_type_is_a_one_line_error(model, source, about
     (None, "_predictions cannot be read (not a regular file (a FIFO))"),
 ])
 def test_baseline_reads_a_model_folder_s_decodes_as_data(tmp_path, decodes, says):
-  eval_dir = tmp_path / f"validation_eval_{line_completion.eval_dir_suffix('dataset-dev')}"
-  eval_dir.mkdir()
-  (eval_dir / "flcc_py_line_completion_v1_targets").write_text('"a line"\n"another"\n')
-  predictions = eval_dir / "flcc_py_line_completion_v1_100_predictions"
-  if decodes is None:
-    os.mkfifo(predictions)
-  else:
-    predictions.write_bytes(decodes)
+  predictions = _eval_decodes(tmp_path, decodes)
   with pytest.raises(baseline.BaselineError, match=f"^{predictions}") as error:
     baseline.model_predictions(tmp_path, "validation", "dataset-dev")
   assert says in str(error.value)
+
+
+def test_baseline_reads_no_more_predictions_than_targets_nor_a_large_file(tmp_path):
+  """200 MB of `""` lines (the cap was 1 GB) took 5.46 GB of memory and 70 s, read whole and
+  split, before the count was found wrong. Now the predictions stop at the first past the
+  targets, and a file over 16 MB is refused unread."""
+  cap = 16 << 20  # (not baseline.MAX_DECODES_BYTES: the bound is what is tested)
+  predictions = _eval_decodes(tmp_path, b'""\n' * (cap // 3))
+  with pytest.raises(baseline.BaselineError, match=f"^{predictions} holds more decodes than the 2 "
+                     "targets of flcc_py_line_completion_v1_targets: run the eval again$"):
+    baseline.model_predictions(tmp_path, "validation", "dataset-dev")
+  predictions.write_bytes(b'"a line"\n' + b" " * cap + b'"another"\n')
+  with pytest.raises(baseline.BaselineError, match=f"more than the {cap:,} such a file"):
+    baseline.model_predictions(tmp_path, "validation", "dataset-dev")
+  # Lines end at "\n" alone: a decode may hold U+2028, which the eval writes as it is.
+  predictions.write_bytes('"a\u2028line"\n"another"\n'.encode())
+  assert baseline.model_predictions(tmp_path, "validation", "dataset-dev")[3] == [
+      "a\u2028line", "another"]

@@ -170,7 +170,11 @@ def _score(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str, floa
   return {k: round(v, 3) for k, v in result.items()}
 
 
-MAX_DECODES_BYTES = 1 << 30  # a decode file is read whole: ~100 bytes a point
+# A decode file holds a JSON string a line, about 50 bytes a point: 16 MB is some 300,000 points.
+# Read line by line, such a file is at most about 270 MB of Python strings (17 bytes of memory a
+# byte of file, for lines of one character past Latin-1), and there are two: targets and
+# predictions, no more of these than of those.
+MAX_DECODES_BYTES = 16 << 20
 
 
 def model_predictions(model_dir: pathlib.Path, split: str, root_name: str
@@ -190,28 +194,35 @@ def model_predictions(model_dir: pathlib.Path, split: str, root_name: str
                         f"`code-t5 eval --line-completion --model-dir {model_dir}` with the same "
                         "--root and --max-files first")
   step, task, targets_file, predictions_file = max(found)
+  targets = _read_decodes(targets_file)
+  # The eval writes a prediction for each target: reading stops at the first one past them.
+  return task, step, targets, _read_decodes(predictions_file, targets_file, len(targets))
 
-  def read(path):
-    """One decode (a JSON string) per line; the model dir may be a stranger's."""
-    try:
-      text = stranger_paths.read_regular(path, MAX_DECODES_BYTES).decode("utf-8")
-    except OSError as e:
-      raise BaselineError(f"{path} cannot be read ({e.strerror}): run the eval again") from None
-    except UnicodeDecodeError:
-      raise BaselineError(f"{path} is not UTF-8 text: run the eval again") from None
-    decodes = []
-    for number, line in enumerate(text.splitlines(), 1):
-      try:
-        decode = postprocessors.from_json_line(line)
-      except ValueError:
-        decode = None
-      if not isinstance(decode, str):
-        raise BaselineError(f"{path}:{number} is not a decode (a JSON string, as Mesh TF's eval "
-                            "writes them): run the eval again")
-      decodes.append(decode)
-    return decodes
 
-  return task, step, read(targets_file), read(predictions_file)
+def _read_decodes(path: pathlib.Path, targets_file: Optional[pathlib.Path] = None,
+                  most: Optional[int] = None) -> List[str]:
+  """One decode (a JSON string) a line, line by line: the model dir may be a stranger's. At most
+  `most` of them (the count in `targets_file`)."""
+  decodes = []
+  try:
+    with stranger_paths.open_regular(path, MAX_DECODES_BYTES) as f:
+      for number, line in enumerate(f, 1):
+        if most is not None and number > most:
+          raise BaselineError(f"{path} holds more decodes than the {most} targets of "
+                              f"{targets_file.name}: run the eval again")
+        try:
+          decode = postprocessors.from_json_line(line.decode("utf-8"))
+        except UnicodeDecodeError:
+          raise BaselineError(f"{path} is not UTF-8 text: run the eval again") from None
+        except ValueError:
+          decode = None
+        if not isinstance(decode, str):
+          raise BaselineError(f"{path}:{number} is not a decode (a JSON string, as Mesh TF's "
+                              "eval writes them): run the eval again")
+        decodes.append(decode)
+  except OSError as e:
+    raise BaselineError(f"{path} cannot be read ({e.strerror}): run the eval again") from None
+  return decodes
 
 
 def evaluate(root, split: Union[str, Sequence[str]] = "validation",
