@@ -24,6 +24,7 @@ operative_config.gin Mesh TF writes beside it (T5 defaults, flagged as assumed, 
 """
 
 import dataclasses
+import os
 import pathlib
 import re
 import reprlib
@@ -69,6 +70,11 @@ def find_checkpoint(path: pathlib.Path, step: Optional[int] = None) -> str:
   return steps[step]
 
 
+# What a checkpoint's variables may claim beyond twice the bytes its shards store (holes left
+# out): see open_checkpoint.
+_HOLES_ALLOWED = 64 << 20
+
+
 def open_checkpoint(prefix, error=ConvertError, follow_links=True):
   """TensorFlow's reader of checkpoint `prefix`; error(one line) where it cannot be opened.
 
@@ -77,7 +83,8 @@ def open_checkpoint(prefix, error=ConvertError, follow_links=True):
   whatever shape a variable claims before reading it (a 2 TiB embedding: a crash; 4 GB over a
   sparse file of a few MB: 4 GB of memory). So the index is read first (checkpoint_index), the
   .data shards it names must be regular files, and its variables together may claim no more
-  bytes than the shards store (the sum of their sizes, as TensorFlow writes them).
+  bytes than the shards hold (the sum of their sizes, as TensorFlow writes them), nor much more
+  than they store on disk (a sparse file's holes left out).
   follow_links=False (pack, convert: they copy the checkpoint into their output) refuses an
   index or shard that is a link, which could lead to a checkpoint of the user's."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top  (slow: only where one is read)
@@ -90,7 +97,7 @@ def open_checkpoint(prefix, error=ConvertError, follow_links=True):
     raise error(f"cannot read {index_path}: {e.strerror}: copy the checkpoint again") from None
   except checkpoint_index.BadIndex as e:
     raise error(f"cannot read the checkpoint index of {prefix}: {e}") from None
-  stored = 0
+  size = stored = 0
   shards = [pathlib.Path(f"{prefix}.data-{i:05d}-of-{index.num_shards:05d}")
             for i in sorted({v.shard for v in index.variables})]
   for path in shards:
@@ -98,16 +105,21 @@ def open_checkpoint(prefix, error=ConvertError, follow_links=True):
       stranger_paths.not_a_link(path)
     try:
       with stranger_paths.open_regular(path, max_bytes=None) as f:
+        size += os.fstat(f.fileno()).st_size
         stored += stranger_paths.stored_bytes(f)
     except OSError as e:
       raise error(f"cannot read {path}: {e.strerror}: copy the checkpoint again") from None
   claimed = sum(v.bytes for v in index.variables)
-  if claimed > stored:
+  # Holes are allowed where a genuine checkpoint has them (zero-filled slots of a step-0
+  # checkpoint, copied sparse or kept on a file system that stores zero records as holes), not
+  # where the file is mostly hole: a few MB that would become gigabytes of memory.
+  if claimed > size or claimed > 2 * stored + _HOLES_ALLOWED:
     largest = max(index.variables, key=lambda v: v.bytes)
     raise error(
         f"{index_path} claims {claimed:,} bytes of variables ({largest.name}: "
         f"{list(largest.shape)} {largest.dtype}, {largest.bytes:,} bytes), more than the "
-        f"{stored:,} bytes stored in {shards[0].name if len(shards) == 1 else 'its .data files'}:"
+        f"{stored:,} bytes stored in {shards[0].name if len(shards) == 1 else 'its .data files'}"
+        f"{'' if size == stored else f' (of {size:,})'}:"
         " the checkpoint is truncated or damaged; copy it again")
   try:
     return tf.train.load_checkpoint(str(prefix))

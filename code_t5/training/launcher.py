@@ -402,7 +402,8 @@ def check_checkpoint_files(prefix: pathlib.Path, flag: str) -> None:
       prefix.parent.glob(f"{glob.escape(prefix.name)}.data-*"))
   for path in paths:
     try:
-      stranger_paths.check_regular(path)
+      with stranger_paths.open_regular(path, max_bytes=None):
+        pass
     except OSError as e:
       raise LaunchError(f"{flag}: cannot read {path}: {e.strerror}") from None
 
