@@ -357,16 +357,22 @@ def test_task_gin_gives_each_cursor_lm_version_its_settings(version, tmp_path):
     assert line in task_gin, (line, task_gin)
 
 
+def _shipped_with_bindings(folder: pathlib.Path, bindings: str):
+  """The shipped model's operative config with `bindings` added, in `folder`; its checkpoint's
+  prefix and variable shapes."""
+  text = (test_utils.PRETRAINED / operative_config.FILE_NAME).read_text()
+  (folder / operative_config.FILE_NAME).write_text(text + "\n" + bindings)
+  prefix = checkpoints.find_checkpoint(test_utils.PRETRAINED)
+  return prefix, tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
+
+
 def test_task_gin_keeps_the_held_out_roots_the_model_trained_without(tmp_path):
   """A model trained with --held-out-root (code_t5.flcc_dataset.held_out_roots in its operative
   config): task.gin gives T5X's reader the same roots and share, so a continuation in T5X keeps
   the same files unseen; without them, task.gin names none."""
-  text = (test_utils.PRETRAINED / operative_config.FILE_NAME).read_text()
-  (tmp_path / operative_config.FILE_NAME).write_text(
-      text + "\ncode_t5.flcc_dataset.held_out_roots = ['/data/held_out']\n"
-      "code_t5.flcc_dataset.held_out_min_share = 0.3\n")
-  prefix = checkpoints.find_checkpoint(test_utils.PRETRAINED)
-  shapes = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
+  prefix, shapes = _shipped_with_bindings(tmp_path, "code_t5.flcc_dataset.held_out_roots = "
+                                          "['/data/held_out']\n"
+                                          "code_t5.flcc_dataset.held_out_min_share = 0.3\n")
   for folder, expected in ((tmp_path, True), (test_utils.PRETRAINED, False)):
     operative = operative_config.OperativeConfig.of_model_dir(folder)
     model = checkpoints.plan(shapes, prefix, True, operative).model
@@ -379,12 +385,9 @@ def test_task_gin_keeps_the_held_out_roots_the_model_trained_without(tmp_path):
 def test_an_activation_that_is_no_name_is_refused_not_written_into_model_gin(tmp_path):
   """model.gin names the activations: from a stranger's operative config, gin text in one would
   run when T5X reads the file (a dynamic-registration `@os.system()`)."""
-  text = (test_utils.PRETRAINED / operative_config.FILE_NAME).read_text()
-  (tmp_path / operative_config.FILE_NAME).write_text(
-      text + "\nDenseReluDense.activation = "
+  prefix, shapes = _shipped_with_bindings(
+      tmp_path, "DenseReluDense.activation = "
       "\"relu\\nfrom __gin__ import dynamic_registration\\nimport os\\nMODEL = @os.system()\"\n")
-  prefix = checkpoints.find_checkpoint(test_utils.PRETRAINED)
-  shapes = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
   operative = operative_config.OperativeConfig.of_model_dir(tmp_path)
   with pytest.raises(checkpoints.ConvertError) as error:
     checkpoints.plan(shapes, prefix, True, operative)
