@@ -2,11 +2,13 @@
 variables and a Mesh TF graph run on a CPU mesh (TensorFlow and Mesh TF, imported only when
 called)."""
 
+import contextlib
 import hashlib
 import itertools
 import json
 import pathlib
-from typing import Any, Callable, Mapping, Sequence, Union
+import shutil
+from typing import Any, Callable, Iterator, Mapping, Sequence, Union
 
 from code_t5.data import flcc
 
@@ -80,6 +82,30 @@ def tree_listing(root) -> dict:
   root = pathlib.Path(root)
   return {p.relative_to(root).as_posix(): p.read_bytes()
           for p in sorted(root.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+
+@contextlib.contextmanager
+def folder_chain(top, depth: int) -> Iterator[pathlib.Path]:
+  """`depth` nested folders `d/d/.../d` below `top`, yielding the deepest; removed bottom up
+  afterwards with what was put in them (shutil.rmtree, and so pytest's clean-up, recurses once
+  per level and fails past Python's recursion limit)."""
+  folders = [pathlib.Path(top)]
+  folders[0].mkdir(parents=True)
+  for _ in range(depth):  # one level at a time: mkdir(parents=True) recurses per level
+    folders.append(folders[-1] / "d")
+    folders[-1].mkdir()
+  try:
+    yield folders[-1]
+  finally:
+    for folder in reversed(folders[1:]):
+      for entry in folder.iterdir():
+        if entry.name == "d":
+          continue
+        if entry.is_dir() and not entry.is_symlink():
+          shutil.rmtree(entry)
+        else:
+          entry.unlink()
+      folder.rmdir()
 
 
 def keystrokes(text: str, cursor: int) -> range:

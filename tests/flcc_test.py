@@ -279,6 +279,37 @@ def test_symlinks_inside_the_root_are_followed_once(tmp_path):
   assert stats.to_dict()["notes"] == {"path_unmapped": 1}
 
 
+def test_linked_owner_repo_and_init_hash_folders_are_skipped_not_walked(tmp_path):
+  # Links to `.` at these levels made every combination of them a repository: 40 of them at the
+  # top were 70,564 repositories, each reading the whole tree.
+  root = _one_repo(tmp_path, {"good.py": CODE})
+  python_root = root / "v3/languages/Python/.py"
+  for name in ("l1", "l2", "l3", "owner/l4", "owner/repo/l5"):
+    (python_root / name).symlink_to(".")
+  with _deadline():
+    files, stats = _read(root)
+    fingerprint = flcc.fingerprint(root)
+  assert [(f.repo, f.path) for f in files] == [("owner/repo", "good.py")]
+  assert stats.count("link") == 5
+  assert fingerprint != flcc.fingerprint(_one_repo(tmp_path / "plain", {"good.py": CODE}))
+
+
+def test_folders_deeper_than_max_depth_below_an_init_hash_folder_are_too_deep(tmp_path):
+  # A realpath per folder walked every level above it: a chain of 1,500 folders took minutes.
+  root = _one_repo(tmp_path, {"good.py": CODE})
+  folder = test_utils.dataset_file(root, "owner/repo", "good.py").parent
+  (folder / "pkg").mkdir()
+  (folder / "pkg/shallow_1.py").write_text("shallow = 1\n")
+  with test_utils.folder_chain(folder / "chain", 1500) as bottom:
+    (bottom / "deep_1.py").write_text("deep = 1\n")
+    for i in range(200):
+      (bottom / f"empty{i}").mkdir()
+    with _deadline():
+      files, stats = _read(root)
+  assert [f.path for f in files] == ["good.py", "pkg/shallow_1.py"]
+  assert stats.count("too_deep") == 1
+
+
 def test_fifos_and_dangling_symlinks_are_unreadable_without_blocking(tmp_path):
   root = _one_repo(tmp_path, {"good.py": CODE})
   folder = test_utils.dataset_file(root, "owner/repo", "good.py").parent

@@ -20,6 +20,9 @@ Nothing outside the resolved `v3/` folder is ever opened: symlinks are resolved 
 use. Every file (or folder entry) that is not used is counted in `Stats` under one reason:
 
   outside_root    a symlink (file or folder) that resolves outside v3/
+  link            a symlinked owner, repo or init-hash folder (FLCC has none; links to `.` there
+                  turned 40 links into 70,000 repositories, each reading the whole tree)
+  too_deep        a folder more than MAX_DEPTH levels below its init-hash folder (not entered)
   unreadable      not a regular file (FIFO, device, dangling symlink) or an OS error on reading
   not_utf8        content (or the file name) is not UTF-8
   no_paths_json   its repository has no paths.json;  bad_paths_json: paths.json is not a JSON object
@@ -50,6 +53,9 @@ READER_VERSION = 1
 SPLITS = ("train", "validation", "test")
 PYTHON_DIR = ("languages", "Python", ".py")
 DEV_NULL = "dev/null"
+# Folders below an init-hash folder deeper than this are not entered (`too_deep`): FLCC flattens
+# files into the init-hash folder, and a chain of thousands of folders cost minutes to walk.
+MAX_DEPTH = 64
 
 # Markers of generated code, searched in the first 256 characters. FLCC's "normalized" files have
 # their comments stripped, so besides the usual header comments this also matches what survives
@@ -384,6 +390,8 @@ def _subdirs(tree: _Tree, path: str, skipped: list) -> Iterator[os.DirEntry]:
     problem = tree.problem(entry)
     if problem is None and not entry.is_dir():
       problem = "misplaced"
+    if problem is None and entry.is_symlink():
+      problem = "link"
     if problem is None:
       yield entry
     else:
@@ -426,12 +434,20 @@ def list_repositories(root) -> list[Repository]:
 
 
 def _walk_files(tree: _Tree, top: pathlib.Path) -> tuple[list[_File], list[_Skipped]]:
-  """All files below an init-hash folder, sorted; symlinked folders are followed once."""
+  """All files below an init-hash folder, sorted; symlinked folders are followed once.
+
+  Folders are told apart by (device, inode), one stat each: a realpath per folder walked every
+  level above it, minutes for a chain of 1,500 folders.
+  """
   files, skipped = [], []
-  visited = {os.path.realpath(top)}  # guards against symlink loops
-  pending = [(str(top), "")]
+  try:
+    info = os.stat(top)
+  except OSError:
+    return files, [_Skipped(str(top), "unreadable")]
+  visited = {(info.st_dev, info.st_ino)}  # guards against symlink loops
+  pending = [(str(top), "", 0)]
   while pending:
-    folder, prefix = pending.pop()
+    folder, prefix, depth = pending.pop()
     try:
       entries = _sorted_entries(folder)
     except OSError:
@@ -442,10 +458,18 @@ def _walk_files(tree: _Tree, top: pathlib.Path) -> tuple[list[_File], list[_Skip
       if problem is not None:
         skipped.append(_Skipped(entry.path, problem))
       elif entry.is_dir():
-        real = os.path.realpath(entry.path)
-        if real not in visited:
-          visited.add(real)
-          pending.append((entry.path, f"{prefix}{entry.name}/"))
+        try:
+          info = entry.stat()
+        except OSError:
+          skipped.append(_Skipped(entry.path, "unreadable"))
+          continue
+        if (info.st_dev, info.st_ino) in visited:
+          continue
+        visited.add((info.st_dev, info.st_ino))
+        if depth >= MAX_DEPTH:
+          skipped.append(_Skipped(entry.path, "too_deep"))
+        else:
+          pending.append((entry.path, f"{prefix}{entry.name}/", depth + 1))
       else:
         open_path = os.path.realpath(entry.path) if entry.is_symlink() else entry.path
         files.append(_File(rel=prefix + entry.name, path=entry.path, open_path=open_path))
