@@ -99,3 +99,31 @@ def test_an_empty_split_asked_for_is_a_one_line_error_not_zero_examples(root, tm
   with pytest.raises(flcc.FlccError, match="validation split .* no files; .*--validation-fraction"):
     source.list_shards("validation")
   assert source.num_input_examples("train") > 0 and source.list_shards("train")
+
+
+def test_a_chain_of_folders_past_the_recursion_limit_is_prepared(root, tmp_path):
+  # os.walk recursed once per level: RecursionError while sizing the shards.
+  folder = next(root.rglob("b_*.py")).parent
+  with test_utils.folder_chain(folder / "chain", sys.getrecursionlimit() + 500) as bottom:
+    (bottom / "deep_1.py").write_text("deep = 1\n")
+    prepared = sources.prepare(_spec(root, tmp_path / "prepared"))
+  assert prepared.stats["reader"]["dropped"]["too_deep"]["files"] == 1
+
+
+def test_a_huge_sparse_file_does_not_size_the_shards(root, tmp_path):
+  # Its st_size (8 TiB, stored as a hole) asked for 118,000 shard writers at once: "Too many open
+  # files". It is dropped as too_large, so it counts for nothing.
+  with open(next(root.rglob("b_*.py")).parent / "big_1.py", "wb") as f:
+    f.truncate(1 << 43)
+  prepared = sources.prepare(_spec(root, tmp_path / "prepared"))
+  assert len(prepared.shards["train"]) == 4 and prepared.num_files["train"] > 0
+  assert prepared.stats["reader"]["dropped"]["too_large"]["files"] == 1
+
+
+def test_the_shards_of_a_split_are_capped(tmp_path):
+  # Every writer is open at once: one shard per byte of a 2 kB root would be 2,000.
+  root = test_utils.make_flcc_tree(tmp_path / "flcc", {
+      "owner/repo": {"mod.py": "".join(f"x{i} = {i}\n" for i in range(300))}})
+  prepared = sources.prepare(_spec(root, tmp_path / "prepared", shard_bytes=1,
+                                   validation_fraction=0, test_fraction=0))
+  assert len(prepared.shards["train"]) == sources.MAX_SHARDS

@@ -20,7 +20,6 @@ import math
 import os
 import pathlib
 import shutil
-import stat
 import tempfile
 import time
 from typing import Dict, Iterator, List, Mapping, Optional
@@ -41,6 +40,8 @@ DEV_ROOT = REPO_ROOT / "dataset-dev"
 DEFAULT_PREPARED_DIR = cache_dirs.root() / "prepared"
 # Bumped when the prepared format changes, so old folders are not reused.
 PREPARED_FORMAT = 1
+# Most shards one split is written to (see _num_shards).
+MAX_SHARDS = 1024
 
 FEATURE_DESCRIPTION = {
     "text": tf.io.FixedLenFeature([], tf.string),
@@ -123,7 +124,8 @@ def _num_shards(split: str, spec: FlccDatasetSpec, total_bytes: int) -> int:
            "validation": spec.splits.validation, "test": spec.splits.test}[split]
   # Several train shards even for small data: file-level shuffling and parallel readers need them.
   minimum = 4 if split == "train" else 1
-  return max(minimum, math.ceil(total_bytes * share / spec.shard_bytes))
+  # Every shard's writer is open at once: the cap keeps them within a process's open files.
+  return min(MAX_SHARDS, max(minimum, math.ceil(total_bytes * share / spec.shard_bytes)))
 
 
 def _example(source_file: flcc.SourceFile) -> bytes:
@@ -136,19 +138,33 @@ def _example(source_file: flcc.SourceFile) -> bytes:
   })).SerializeToString()
 
 
-def _tree_bytes(top: pathlib.Path) -> int:
-  """Bytes below `top`, to size the shards; symlinks are neither followed nor counted."""
-  total = 0
-  for folder, _, names in os.walk(top):
-    for name in names:
-      info = os.lstat(os.path.join(folder, name))
-      total += info.st_size if stat.S_ISREG(info.st_mode) else 0
+def _tree_bytes(top: str, max_file_bytes: Optional[int]) -> int:
+  """Bytes below `top` that the reader may keep, to size the shards: regular files within
+  `max_file_bytes` (a 15 TB sparse file asked for 221,185 shards, more than the files a process
+  may open), no deeper than the reader goes. Symlinks are neither followed nor counted. A stack,
+  not os.walk, which recursed once per level (RecursionError on a chain of 1,500 folders)."""
+  # <owner>/<repo>/<init-hash> (dev/null/<uuid>/<init-hash>) above the reader's MAX_DEPTH levels.
+  max_depth = 4 + flcc.MAX_DEPTH
+  total, pending = 0, [(top, 0)]
+  while pending:
+    folder, depth = pending.pop()
+    try:
+      with os.scandir(folder) as entries:
+        for entry in entries:
+          if entry.is_dir(follow_symlinks=False):
+            if depth < max_depth:
+              pending.append((entry.path, depth + 1))
+          elif entry.is_file(follow_symlinks=False):
+            size = entry.stat(follow_symlinks=False).st_size
+            total += size if max_file_bytes is None or size <= max_file_bytes else 0
+    except OSError:  # the reader counts it as unreadable
+      continue
   return total
 
 
 def _write_shards(spec: FlccDatasetSpec, out: pathlib.Path) -> Dict[str, object]:
   """Runs the reader once over the root and writes every split's shards into `out`."""
-  total_bytes = _tree_bytes(flcc.find_python_root(spec.root))
+  total_bytes = _tree_bytes(str(flcc.find_python_root(spec.root)), spec.filters.max_file_bytes)
   num_shards = {s: _num_shards(s, spec, total_bytes) for s in SPLITS}
   writers = {s: [tf.io.TFRecordWriter(str(out / f"{s}.tfrecord-{i:05d}-of-{n:05d}"))
                  for i in range(n)] for s, n in num_shards.items()}
