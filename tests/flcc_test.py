@@ -192,6 +192,17 @@ def test_a_paths_json_nested_past_the_recursion_limit_skips_only_its_repository(
   assert stats.count("bad_paths_json") == 1
 
 
+def test_a_paths_json_over_the_size_limit_is_not_read(tmp_path):
+  # json.loads(read_bytes()) of a 40 GB sparse paths.json was a MemoryError traceback.
+  root = test_utils.make_flcc_tree(tmp_path / "flcc", {
+      "owner/repo": {"a.py": CODE}, "other/repo": {"b.py": "b = 2\n"}})
+  with open(next(root.glob("v3/repositories/owner/repo/*/paths.json")), "r+b") as f:
+    f.truncate(40 << 30)
+  files, stats = _read(root, splits=ALL_TRAIN)
+  assert [(f.repo, f.path) for f in files] == [("other/repo", "b.py")]
+  assert stats.count("bad_paths_json") == 1
+
+
 @pytest.mark.parametrize("content, reason", [
     (b"", "empty"),
     (b"  \n\t\n", "empty"),

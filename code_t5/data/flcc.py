@@ -56,6 +56,8 @@ DEV_NULL = "dev/null"
 # Folders below an init-hash folder deeper than this are not entered (`too_deep`): FLCC flattens
 # files into the init-hash folder, and a chain of thousands of folders cost minutes to walk.
 MAX_DEPTH = 64
+# The largest paths.json read (FLCC's are a few kB; it is parsed in memory).
+MAX_PATHS_JSON_BYTES = 64 << 20
 
 # Markers of generated code, searched in the first 256 characters. FLCC's "normalized" files have
 # their comments stripped, so besides the usual header comments this also matches what survives
@@ -524,14 +526,19 @@ def _load_paths(repo: Repository, tree: _Tree) -> tuple[Optional[dict], Optional
   if repo.meta_dir is None:
     return None, "no_paths_json", "no repositories/<owner>/<repo>/<init-hash> folder"
   path = repo.meta_dir / "paths.json"
-  if not tree.inside(os.path.realpath(path)):
+  real = os.path.realpath(path)
+  if not tree.inside(real):
     return None, "outside_root", f"{path} resolves outside {tree.v3_real}"
   if not path.is_file():
     return None, "no_paths_json", f"{repo.meta_dir} has no paths.json"
+  reason, size, data = read_regular_file(real, MAX_PATHS_JSON_BYTES)
+  if reason == "too_large":  # a sparse file of gigabytes took gigabytes of memory, then more
+    return None, "bad_paths_json", (f"{path} is {size} bytes, over the "
+                                    f"{MAX_PATHS_JSON_BYTES} a paths.json may have")
+  if reason is not None:
+    return None, reason, f"{path} is not a readable regular file"
   try:
-    mapping = json.loads(path.read_bytes())
-  except OSError as e:
-    return None, "unreadable", f"{path}: {e.strerror}"
+    mapping = json.loads(data)
   except ValueError as e:  # also UnicodeDecodeError
     return None, "bad_paths_json", f"{path} is not valid JSON ({e})"
   except RecursionError:  # json recurses per bracket: a hostile file nests past the limit
