@@ -126,6 +126,17 @@ def test_a_file_missing_from_paths_json_is_kept_under_its_dataset_name(tmp_path)
   assert "path_unmapped: 1" in stats.summary()
 
 
+def test_a_path_with_a_lone_surrogate_is_unmapped(tmp_path):
+  # Such a path encodes to no bytes: prepare and baseline ended in UnicodeEncodeError.
+  root = _one_repo(tmp_path, {"a.py": CODE})
+  paths_json = next(root.glob("v3/repositories/owner/repo/*/paths.json"))
+  name = next(iter(json.loads(paths_json.read_text())))
+  paths_json.write_text(json.dumps({name: "x\ud800.py"}))
+  files, stats = _read(root, splits=ALL_TRAIN)
+  assert [f.path for f in files] == [name]
+  assert stats.to_dict()["notes"] == {"path_unmapped": 1}
+
+
 def test_dev_null_repositories_are_each_their_own_repository(tmp_path):
   root = test_utils.make_flcc_tree(tmp_path / "flcc", {
       "dev/null/11111111-aaaa": {"a.py": "a = 1\n"}, "dev/null/22222222-bbbb": {"b.py": "b = 2\n"}})

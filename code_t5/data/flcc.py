@@ -219,7 +219,8 @@ class Stats:
   """Counts of kept and dropped files and their bytes, by reason and by split.
 
   Outcomes are "kept" or a drop reason. Notes count things that did not drop a file
-  (`path_unmapped`: a kept file that paths.json does not list, kept under its dataset name).
+  (`path_unmapped`: a kept file that paths.json does not list, or maps to a path that is not
+  UTF-8 text, kept under its dataset name).
   Entries found above the repository level have no split and appear in the totals only.
   """
 
@@ -582,7 +583,9 @@ class _Reader:
         drop(f.path, reason, num_bytes, warn=reason == "unreadable")
         continue
       path = mapping.get(f.rel, mapping.get(os.path.basename(f.rel)))
-      if not isinstance(path, str):
+      # A lone surrogate ("\ud800" in the JSON) is text no writer can encode: prepare and
+      # baseline ended in UnicodeEncodeError.
+      if not isinstance(path, str) or not _is_utf8(path):
         path = f.rel
         if stats is not None:
           stats.note(split, "path_unmapped")
