@@ -8,6 +8,7 @@ files as the model's pieces). Deleting any of them costs only the time to build 
 
 import os
 import pathlib
+import re
 
 
 def root() -> pathlib.Path:
@@ -15,3 +16,10 @@ def root() -> pathlib.Path:
     return pathlib.Path(os.environ["CODE_T5_CACHE"]).expanduser()
   cache = os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache"
   return pathlib.Path(cache).expanduser() / "code_t5"
+
+
+def entry_name(name: str) -> str:
+  """A cache entry's name from a root folder's name: only ASCII letters, digits and `._-`, at most
+  64 characters (the entry's key, appended to it, tells roots apart). A root named `bad\\xffname`
+  stopped TensorFlow's file writers and a 240-character name made a file name too long."""
+  return re.sub(r"[^A-Za-z0-9._-]", "_", name)[:64]

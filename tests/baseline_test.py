@@ -1,6 +1,7 @@
 """`code-t5 baseline`: the model-free line-completion baseline scored at the task's points."""
 
 import json
+import os
 import shutil
 
 import pytest
@@ -253,3 +254,21 @@ def test_a_held_out_root_keeps_its_copies_out_of_the_ngram(tmp_path):
       train, splits, filters=without)
   results, _ = _evaluate(train_root=train, max_files=1, held_out_roots=[sources.DEV_ROOT])
   assert results["held_out_roots"] == ["dataset-dev"]
+
+
+@pytest.mark.parametrize("name, entry", [(os.fsdecode(b"bad\xffname"), "bad_name"),
+                                         ("L" * 240, "L" * 64)], ids=["not utf-8", "long"])
+def test_a_root_named_what_no_file_name_may_hold_is_scored(tmp_path, capsys, name, entry):
+  # The n-gram's cache file was named after the root: 240 characters were a name too long, and
+  # "\udcff" was written in the cache's name, then stopped the output after all the scoring.
+  root = test_utils.make_flcc_tree(tmp_path / name, {
+      f"owner/repo{i}": {"mod.py": "".join(f"def f{k}(x):\n    return x + {i * k}\n\n\n"
+                                           for k in range(10))}
+      for i in range(3)})
+  out = tmp_path / "out.json"
+  assert cli.main(["baseline", "--root", str(root), "--out", str(out), "--ngram-cache",
+                   str(tmp_path / "cache")]) == 0, capsys.readouterr().err
+  [cached] = (tmp_path / "cache").iterdir()
+  assert cached.name.startswith(f"{entry}-")
+  shown = os.fsencode(root).decode("utf-8", "backslashreplace")  # bad\\xffname
+  assert json.loads(out.read_text())["root"] == shown and shown in capsys.readouterr().out

@@ -1,5 +1,6 @@
 """Prepared shards: made once per dataset state, equal to the reader's output, never half-written."""
 
+import os
 import signal
 import subprocess
 import sys
@@ -127,3 +128,14 @@ def test_the_shards_of_a_split_are_capped(tmp_path):
   prepared = sources.prepare(_spec(root, tmp_path / "prepared", shard_bytes=1,
                                    validation_fraction=0, test_fraction=0))
   assert len(prepared.shards["train"]) == sources.MAX_SHARDS
+
+
+@pytest.mark.parametrize("name, entry", [(os.fsdecode(b"bad\xffname"), "bad_name"),
+                                         ("L" * 240, "L" * 64)], ids=["not utf-8", "long"])
+def test_a_root_named_what_no_file_name_may_hold_is_prepared(tmp_path, name, entry):
+  # The prepared folder was named after the root: TensorFlow's writers could not encode
+  # "\udcff", and 240 characters plus the key were a name too long for the file system.
+  root = test_utils.make_flcc_tree(tmp_path / name, {"owner/repo": {"a.py": "a = 1\n"}})
+  prepared = sources.prepare(_spec(root, tmp_path / "prepared"))
+  assert prepared.path.name.startswith(f"{entry}-f{sources.PREPARED_FORMAT}-")
+  assert prepared.num_files["train"] == 1 and prepared.stats["root"] == str(root)

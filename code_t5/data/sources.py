@@ -231,7 +231,8 @@ def prepare(spec: FlccDatasetSpec) -> PreparedDataset:
   if spec in _PREPARED:
     return _PREPARED[spec]
   key = flcc.fingerprint(spec.root, spec.filters, spec.splits)
-  path = spec.prepared_dir / f"{spec.root.name}-f{PREPARED_FORMAT}-{key[:16]}"
+  path = spec.prepared_dir / (f"{cache_dirs.entry_name(spec.root.name)}-f{PREPARED_FORMAT}-"
+                              f"{key[:16]}")
   if not (path / "stats.json").exists():
     logging.info("preparing FLCC root %s into %s", spec.root, path)
     with errors.writing(f"the prepared shards of {spec.root} in {spec.prepared_dir}",

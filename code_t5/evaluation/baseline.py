@@ -18,6 +18,7 @@ constants, and loaded instead of refitted while that key holds. One call can sco
 import collections
 import hashlib
 import json
+import os
 import pathlib
 import random
 import time
@@ -109,7 +110,8 @@ def ngram_model(train_root, splits: flcc.Splits, cache: Optional[pathlib.Path] =
   key = ngram_cache_key(train_root, splits, file_counts, filters)
   path = None
   if cache is not None:
-    path = pathlib.Path(cache) / f"{pathlib.Path(train_root).resolve().name}-{key[:24]}.npz"
+    name = cache_dirs.entry_name(pathlib.Path(train_root).resolve().name)
+    path = pathlib.Path(cache) / f"{name}-{key[:24]}.npz"
     if path.exists():
       start = time.time()
       try:
@@ -430,10 +432,13 @@ def _per_point(points, system_predictions: Dict[str, List[str]],
 
 
 def _shown(root) -> str:
-  """A root as results show it: relative to the repository when inside it."""
+  """A root as results show it: relative to the repository when inside it, with bytes of its name
+  that are not UTF-8 as `\\xff` (printing it, or writing it in the results, raised
+  UnicodeEncodeError after all the scoring)."""
   root = pathlib.Path(root).resolve()
   repository = default_root().parent
-  return str(root.relative_to(repository) if root.is_relative_to(repository) else root)
+  shown = str(root.relative_to(repository) if root.is_relative_to(repository) else root)
+  return os.fsencode(shown).decode("utf-8", "backslashreplace")
 
 
 def write_json(results: dict, out: pathlib.Path, force: bool) -> None:
