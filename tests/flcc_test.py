@@ -342,6 +342,27 @@ def test_fifos_and_dangling_symlinks_are_unreadable_without_blocking(tmp_path):
   assert [f.path for f in files] == ["good.py"] and stats.count("unreadable") == 2
 
 
+def test_a_name_cannot_forge_lines_in_the_log(tmp_path, caplog):
+  # Paths were logged as they are: a FIFO's name printed "prepared: all good" as a line of its own.
+  root = test_utils.make_flcc_tree(tmp_path / "flcc", {
+      "owner/repo": {"good.py": CODE}, "other/repo": {"b.py": "b = 2\n"}})
+  folder = test_utils.dataset_file(root, "owner/repo", "good.py").parent
+  os.mkfifo(folder / "x.py (unreadable)\nprepared: all good")
+  (root / "v3/languages/Python/.py/stray\nprepared: all good").write_text(CODE)
+  next(root.glob("v3/repositories/other/repo/*/paths.json")).write_text("[]")
+  other = root / "v3/repositories/other/repo"
+  other.rename(other.with_name("repo\nprepared: all good"))
+  (root / "v3/languages/Python/.py/other/repo").rename(
+      root / "v3/languages/Python/.py/other/repo\nprepared: all good")
+  with caplog.at_level(logging.WARNING, logger=flcc.logger.name), _deadline():
+    files, stats = _read(root, splits=ALL_TRAIN)
+  assert [f.path for f in files] == ["good.py"]
+  assert stats.count("unreadable") == stats.count("misplaced") == 1
+  assert stats.count("bad_paths_json") == 1
+  messages = [record.getMessage() for record in caplog.records]
+  assert len(messages) == 3 and not any("\n" in message for message in messages), messages
+
+
 def test_files_above_the_init_hash_folders_are_misplaced(tmp_path):
   root = _one_repo(tmp_path, {"good.py": CODE})
   (root / "v3/languages/Python/.py/owner/repo/stray.py").write_text(CODE)

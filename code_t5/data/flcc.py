@@ -522,6 +522,12 @@ def _content_problem(data: bytes, filters: Filters) -> tuple[Optional[str], str]
   return None, text
 
 
+def _q(path) -> str:
+  """A path as the log shows it: quoted and escaped, so a name holding a newline ("x.py
+  (unreadable)\nprepared: all good") cannot print lines of its own."""
+  return repr(str(path))
+
+
 def _load_paths(repo: Repository, tree: _Tree) -> tuple[Optional[dict], Optional[str], str]:
   """(paths.json mapping, or None with the reason to drop the repository's files, and why)."""
   if repo.meta_dir is None:
@@ -529,23 +535,23 @@ def _load_paths(repo: Repository, tree: _Tree) -> tuple[Optional[dict], Optional
   path = repo.meta_dir / "paths.json"
   real = os.path.realpath(path)
   if not tree.inside(real):
-    return None, "outside_root", f"{path} resolves outside {tree.v3_real}"
+    return None, "outside_root", f"{_q(path)} resolves outside {_q(tree.v3_real)}"
   if not path.is_file():
-    return None, "no_paths_json", f"{repo.meta_dir} has no paths.json"
+    return None, "no_paths_json", f"{_q(repo.meta_dir)} has no paths.json"
   reason, size, data = read_regular_file(real, MAX_PATHS_JSON_BYTES)
   if reason == "too_large":  # a sparse file of gigabytes took gigabytes of memory, then more
-    return None, "bad_paths_json", (f"{path} is {size} bytes, over the "
+    return None, "bad_paths_json", (f"{_q(path)} is {size} bytes, over the "
                                     f"{MAX_PATHS_JSON_BYTES} a paths.json may have")
   if reason is not None:
-    return None, reason, f"{path} is not a readable regular file"
+    return None, reason, f"{_q(path)} is not a readable regular file"
   try:
     mapping = json.loads(data)
   except ValueError as e:  # also UnicodeDecodeError
-    return None, "bad_paths_json", f"{path} is not valid JSON ({e})"
+    return None, "bad_paths_json", f"{_q(path)} is not valid JSON ({e})"
   except RecursionError:  # json recurses per bracket: a hostile file nests past the limit
-    return None, "bad_paths_json", f"{path} nests deeper than Python's recursion limit"
+    return None, "bad_paths_json", f"{_q(path)} nests deeper than Python's recursion limit"
   if not isinstance(mapping, dict):
-    return None, "bad_paths_json", f"{path} is not a JSON object"
+    return None, "bad_paths_json", f"{_q(path)} is not a JSON object"
   return mapping, None, ""
 
 
@@ -564,7 +570,7 @@ class _Reader:
       if stats is not None:
         stats.add(split, reason, num_bytes)
         if warn:
-          logger.warning("FLCC: skipping %s (%s)", path, reason)
+          logger.warning("FLCC: skipping %r (%s)", path, reason)
 
     files, skipped = _walk_files(self._tree, repo.files_dir)
     for entry in skipped:
@@ -572,8 +578,8 @@ class _Reader:
     mapping, reason, why = _load_paths(repo, self._tree)
     if reason is not None:
       if stats is not None and files:
-        logger.warning("FLCC: skipping the %d files of %s: %s (%s)", len(files), repo.files_dir,
-                       why, reason)
+        logger.warning("FLCC: skipping the %d files of %s: %s (%s)", len(files),
+                       _q(repo.files_dir), why, reason)
       for f in files:
         drop(f.path, reason, _size(f.open_path))
       return
@@ -603,7 +609,7 @@ class _Reader:
     if reason is None and split == "train" and self._held_out is not None:
       copied = self._held_out.copied(text, self._filters.held_out_min_share)
       if copied is not None:
-        logger.info("FLCC: dropping %s: it holds %.0f%% of held-out %s's long lines", f.path,
+        logger.info("FLCC: dropping %r: it holds %.0f%% of held-out %r's long lines", f.path,
                     100 * copied[1], copied[0])
         reason = "held_out_copy"
     # Duplicates are judged last, so only a file that passes every other check claims its content.
@@ -682,7 +688,7 @@ def _read(tree: _Tree, filters: Filters, splits: Splits, only_split: Optional[st
     repo_id = _repo_id_of(tree, entry.path)
     split = (assignment.get(repo_id) or split_of(repo_id, splits)) if repo_id is not None else None
     if only_split in (None, split):
-      logger.warning("FLCC: skipping %s (%s)", entry.path, entry.reason)
+      logger.warning("FLCC: skipping %r (%s)", entry.path, entry.reason)
       stats.add(split, entry.reason)
   # (Also when only a held-out split is yielded: the train split read before it must claim the
   # same content hashes a full read's does.)
