@@ -13,6 +13,7 @@ import sys
 import zipfile
 from typing import Optional
 
+import hostile_checkpoints
 import pytest
 
 from code_t5 import stranger_paths
@@ -212,7 +213,7 @@ def _claim(model: pathlib.Path, shape_of) -> pathlib.Path:
         entry.shape.dim.add(size=size)
       entry.offset, entry.size = end, min(2 * math.prod(dims), 2**63 - 1)
 
-  test_utils.change_checkpoint_index(model / _CHECKPOINT, claim)
+  hostile_checkpoints.change_checkpoint_index(model / _CHECKPOINT, claim)
   return model / f"{_CHECKPOINT}.index"
 
 
