@@ -230,6 +230,23 @@ def remove_stale_temporaries(parent: pathlib.Path, echo=None) -> List[pathlib.Pa
   return removed
 
 
+def check_replaceable(out: pathlib.Path, earlier: Callable[[pathlib.Path], bool], what: str,
+                      force: bool, error: Callable[[str], Exception]) -> None:
+  """Refuses (error, one line) an existing --out unless it is a folder of an earlier run of the
+  same command (`earlier(out)`, described as `what`) and `force` is given: replacing it would
+  lose anything else. A link is refused too: replacing it would replace the link, not the folder
+  it points to. --force replaces an earlier output only, never an unrelated folder given by
+  mistake, so only that error suggests it."""
+  if not (out.exists() or out.is_symlink()):
+    return
+  if out.is_symlink():
+    raise error(f"--out {out} is a symbolic link: give the folder it points to")
+  if not (out.is_dir() and earlier(out)):
+    raise error(f"--out {out} exists and is not {what}; choose another --out")
+  if not force:
+    raise error(f"--out {out} exists: pass --force to replace it")
+
+
 @contextlib.contextmanager
 def folder_written_beside(final: pathlib.Path, what: str, elsewhere: str,
                           echo=None) -> Iterator[pathlib.Path]:

@@ -43,17 +43,10 @@ def _check_out(model_dir: pathlib.Path, out: pathlib.Path, force: bool) -> None:
       or stranger_paths.same_or_inside(model_dir, out)):
     raise PackError(f"--out {out} is the model dir {model_dir}, inside it or holds it: write the "
                     "pack to a folder of its own")
-  if not (out.exists() or out.is_symlink()):
-    return
-  if out.is_symlink():  # replacing it would replace the link, not the pack it points to
-    raise PackError(f"--out {out} is a symbolic link: give the folder it points to")
-  # --force replaces an earlier pack, never an unrelated folder given by mistake (so only a
-  # pack's error suggests it).
-  if not out.is_dir() or (any(out.iterdir()) and not (out / PACK_FILE).is_file()):
-    raise PackError(f"--out {out} exists and is not an earlier pack (no {PACK_FILE}); choose "
-                    "another --out")
-  if not force:
-    raise PackError(f"--out {out} exists: pass --force to replace it")
+  # An earlier pack, or a folder still empty.
+  processes.check_replaceable(
+      out, lambda folder: not any(folder.iterdir()) or (folder / PACK_FILE).is_file(),
+      f"an earlier pack (no {PACK_FILE})", force, PackError)
 
 
 def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,

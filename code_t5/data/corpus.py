@@ -690,18 +690,10 @@ def _check_output(out: pathlib.Path, sources: Sequence[pathlib.Path], force: boo
     if stranger_paths.same_or_inside(src, out):
       raise CorpusError(f"SRC {src} is inside --out {out}, which the import replaces; write the "
                         "root to a folder of its own")
-  if not (out.exists() or out.is_symlink()):
-    return
-  if out.is_symlink():  # replacing it would replace the link, not the root it points to
-    raise CorpusError(f"--out {out} is a symbolic link: give the folder it points to")
-  # --force replaces an earlier root (v3/ and nothing else, as an import writes it), never an
-  # unrelated folder or file given by mistake, nor what was put beside v3/ (so only a root's
-  # error suggests it).
-  if not out.is_dir() or any(p.name != "v3" or not p.is_dir() for p in out.iterdir()):
-    raise CorpusError(f"--out {out} exists and is not an FLCC root (a folder of v3/ alone); "
-                      "choose another --out")
-  if not force:
-    raise CorpusError(f"--out {out} exists; pass --force to replace it")
+  # An earlier root is v3/ and nothing else, as an import writes it: never what was put beside.
+  processes.check_replaceable(
+      out, lambda folder: all(p.name == "v3" and p.is_dir() for p in folder.iterdir()),
+      "an FLCC root (a folder of v3/ alone)", force, CorpusError)
 
 
 def _check_report(report: pathlib.Path, out: pathlib.Path, force: bool) -> None:
