@@ -14,7 +14,7 @@ import errno
 import os
 import pathlib
 import stat
-from typing import BinaryIO, Optional, Union
+from typing import BinaryIO, Callable, Iterator, Optional, Tuple, Union
 
 from code_t5 import errors
 
@@ -70,6 +70,29 @@ def stored_bytes(file: BinaryIO) -> int:
     at = os.lseek(fd, start, os.SEEK_HOLE)
     stored += at - start
   return stored
+
+
+def walk(top: PathLike, descend: Callable[[os.DirEntry, int], bool] = lambda entry, depth: True
+         ) -> Iterator[Tuple[os.DirEntry, int]]:
+  """Every entry below `top`, with its depth (1 for `top`'s own), links neither followed nor
+  entered; a folder is entered where descend(entry, depth) says so. A stack of folders, not
+  os.walk: Python 3.11's recurses once per level, so a stranger's chain of ~1,000 folders was a
+  RecursionError. Folders that cannot be listed are passed over."""
+  pending = [(os.fspath(top), 1)]
+  while pending:
+    folder, depth = pending.pop()
+    try:
+      with os.scandir(folder) as entries:
+        for entry in entries:
+          yield entry, depth
+          try:
+            enter = entry.is_dir(follow_symlinks=False) and descend(entry, depth)
+          except OSError:
+            continue
+          if enter:
+            pending.append((entry.path, depth + 1))
+    except OSError:
+      continue
 
 
 def not_a_link(path: PathLike) -> None:

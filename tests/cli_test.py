@@ -491,3 +491,14 @@ def test_an_init_from_checkpoint_that_is_a_fifo_is_refused(tmp_path, capsys):
                    "--steps", "1"]) == 2
   err = capsys.readouterr().err
   assert err.count("\n") == 1 and "--init-from: cannot read" in err and "FIFO" in err, err
+
+
+def test_a_model_dir_nested_past_the_recursion_limit_is_checked_not_a_traceback(tmp_path, capsys):
+  """os.walk recursed once per level: a stranger's chain of folders was a RecursionError."""
+  model_dir, _ = _model_dir_with(tmp_path, lambda m, u: None)
+  with test_utils.folder_chain(model_dir / "chain", sys.getrecursionlimit() + 500) as bottom:
+    os.mkfifo(bottom / "pipe")
+    assert cli.main(["eval", "--model-dir", str(model_dir), "--model", "causal_lm"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.endswith("pipe is not a regular file or folder: remove it\n")
+    (bottom / "pipe").unlink()

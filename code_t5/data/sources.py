@@ -32,6 +32,7 @@ import tensorflow.compat.v2 as tf
 from code_t5 import cache_dirs
 from code_t5 import errors
 from code_t5 import processes
+from code_t5 import stranger_paths
 from code_t5.data import flcc
 
 SPLITS = ("train", "validation", "test")
@@ -141,22 +142,16 @@ def _example(source_file: flcc.SourceFile) -> bytes:
 def _tree_bytes(top: str, max_file_bytes: Optional[int]) -> int:
   """Bytes below `top` that the reader may keep, to size the shards: regular files within
   `max_file_bytes` (a 15 TB sparse file asked for 221,185 shards, more than the files a process
-  may open), no deeper than the reader goes. Symlinks are neither followed nor counted. A stack,
-  not os.walk, which recursed once per level (RecursionError on a chain of 1,500 folders)."""
+  may open), no deeper than the reader goes. Symlinks are neither followed nor counted
+  (stranger_paths.walk: a chain of 1,500 folders was a RecursionError in os.walk)."""
   # <owner>/<repo>/<init-hash> (dev/null/<uuid>/<init-hash>) above the reader's MAX_DEPTH levels.
-  max_depth = 4 + flcc.MAX_DEPTH
-  total, pending = 0, [(top, 0)]
-  while pending:
-    folder, depth = pending.pop()
+  max_depth = 5 + flcc.MAX_DEPTH  # (walk counts top's own entries as depth 1)
+  total = 0
+  for entry, _ in stranger_paths.walk(top, lambda entry, depth: depth < max_depth):
     try:
-      with os.scandir(folder) as entries:
-        for entry in entries:
-          if entry.is_dir(follow_symlinks=False):
-            if depth < max_depth:
-              pending.append((entry.path, depth + 1))
-          elif entry.is_file(follow_symlinks=False):
-            size = entry.stat(follow_symlinks=False).st_size
-            total += size if max_file_bytes is None or size <= max_file_bytes else 0
+      if entry.is_file(follow_symlinks=False):
+        size = entry.stat(follow_symlinks=False).st_size
+        total += size if max_file_bytes is None or size <= max_file_bytes else 0
     except OSError:  # the reader counts it as unreadable
       continue
   return total

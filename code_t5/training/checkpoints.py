@@ -76,7 +76,19 @@ _HOLES_ALLOWED = 64 << 20
 
 
 def open_checkpoint(prefix, error=ConvertError, follow_links=True):
-  """TensorFlow's reader of checkpoint `prefix`; error(one line) where it cannot be opened.
+  """TensorFlow's reader of checkpoint `prefix`; error(one line) where it cannot be opened (or
+  check_checkpoint refuses it)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top  (slow: only where one is read)
+  check_checkpoint(prefix, error, follow_links)
+  try:
+    return tf.train.load_checkpoint(str(prefix))
+  except (tf.errors.OpError, ValueError) as e:
+    raise error(f"cannot read the checkpoint index of {prefix}: {_first_line(e)}") from None
+
+
+def check_checkpoint(prefix, error=ConvertError, follow_links=True) -> None:
+  """error(one line) unless checkpoint `prefix` is one TensorFlow's reader can be given (it, or
+  Mesh TF through it, reads the checkpoint after this; nothing here imports TensorFlow).
 
   The model dir may be a stranger's, and TensorFlow's reader trusts it: it blocks forever on a
   FIFO, reads a device to its end, aborts the process on a shape it cannot hold and allocates
@@ -87,7 +99,6 @@ def open_checkpoint(prefix, error=ConvertError, follow_links=True):
   than they store on disk (a sparse file's holes left out).
   follow_links=False (pack, convert: they copy the checkpoint into their output) refuses an
   index or shard that is a link, which could lead to a checkpoint of the user's."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top  (slow: only where one is read)
   index_path = pathlib.Path(f"{prefix}.index")
   try:
     if not follow_links:
@@ -121,10 +132,6 @@ def open_checkpoint(prefix, error=ConvertError, follow_links=True):
         f"{stored:,} bytes stored in {shards[0].name if len(shards) == 1 else 'its .data files'}"
         f"{'' if size == stored else f' (of {size:,})'}:"
         " the checkpoint is truncated or damaged; copy it again")
-  try:
-    return tf.train.load_checkpoint(str(prefix))
-  except (tf.errors.OpError, ValueError) as e:
-    raise error(f"cannot read the checkpoint index of {prefix}: {_first_line(e)}") from None
 
 
 def read_tensor(reader, name: str, prefix, error=ConvertError):

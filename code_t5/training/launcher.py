@@ -7,7 +7,6 @@ checkpointing is Mesh TF's own.
 
 import contextlib
 import dataclasses
-import glob
 import os
 import pathlib
 import re
@@ -364,15 +363,13 @@ def check_model_dir(model_dir: pathlib.Path) -> None:
   `checkpoint` file names, wherever they are."""
   if not model_dir.exists():
     return
-  for folder, names, files in os.walk(model_dir):
-    for name in names + files:
-      path = pathlib.Path(folder) / name
-      mode = os.lstat(path).st_mode
-      if stat.S_ISLNK(mode):
-        raise LaunchError(f"{path} is a link: code-t5 trains and evaluates in a model dir that "
-                          "holds no links (runs write through them); remove it")
-      if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
-        raise LaunchError(f"{path} is not a regular file or folder: remove it")
+  for entry, _ in stranger_paths.walk(model_dir):
+    mode = entry.stat(follow_symlinks=False).st_mode
+    if stat.S_ISLNK(mode):
+      raise LaunchError(f"{entry.path} is a link: code-t5 trains and evaluates in a model dir "
+                        "that holds no links (runs write through them); remove it")
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+      raise LaunchError(f"{entry.path} is not a regular file or folder: remove it")
   state = model_dir / "checkpoint"
   if not state.exists():
     return
@@ -393,19 +390,6 @@ def check_model_dir(model_dir: pathlib.Path) -> None:
       raise LaunchError(f"{state} names {line.strip()[:200]!r}, not a checkpoint of "
                         f"{model_dir} (TensorFlow would restore it, then delete it): remove "
                         f"{state}; the newest checkpoint is found without it")
-
-
-def check_checkpoint_files(prefix: pathlib.Path, flag: str) -> None:
-  """LaunchError unless the files of checkpoint `prefix` are regular: TensorFlow's reader, which
-  Mesh TF opens them with, blocks for good on a FIFO."""
-  paths = [pathlib.Path(f"{prefix}.index")] + sorted(
-      prefix.parent.glob(f"{glob.escape(prefix.name)}.data-*"))
-  for path in paths:
-    try:
-      with stranger_paths.open_regular(path, max_bytes=None):
-        pass
-    except OSError as e:
-      raise LaunchError(f"{flag}: cannot read {path}: {e.strerror}") from None
 
 
 def latest_step(model_dir: pathlib.Path) -> Optional[int]:
@@ -679,7 +663,9 @@ def train_and_eval(experiment: Experiment, steps: int, evaluate: bool = True, ec
   model_dir = experiment.model_dir
   check_model_dir(model_dir)
   if experiment.init_from is not None:
-    check_checkpoint_files(experiment.init_from, "--init-from")
+    # Mesh TF reads it with TensorFlow's reader, which blocks on a FIFO and trusts the index.
+    checkpoints.check_checkpoint(experiment.init_from,
+                                 lambda message: LaunchError(f"--init-from: {message}"))
   # Two trainers on one model dir would overwrite each other's checkpoints.
   with processes.exclusive_lock(model_dir / TRAIN_LOCK, f"--model-dir {model_dir} is being "
                                 "trained"):
