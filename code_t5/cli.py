@@ -81,9 +81,7 @@ def _name_missing_params(model_dir: pathlib.Path, recorded, gin_params) -> None:
   missing = [p for p in recorded.model_params() if p.replace(" ", "") not in given]
   if missing:
     print(f"code-t5: note: {model_dir} was trained with "
-          # Written by whoever trained it: control characters are shown escaped.
-          + " ".join(f"--gin-param {shlex.quote(p if p.isprintable() else repr(p))}"
-                     for p in missing)
+          + " ".join(f"--gin-param {shlex.quote(errors.printable(p))}" for p in missing)
           + ", which this command does not give; add them to run the model as trained",
           file=sys.stderr)
 

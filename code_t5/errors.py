@@ -19,6 +19,13 @@ class UserError(Exception):
   """Bad input (a path, flag, file or checkpoint); the message is one line."""
 
 
+def printable(text: str) -> str:
+  """Text that came from others (a model dir's paths and bindings) as a line shows it: as it is,
+  or escaped where it holds a newline or another control character that would start a line of
+  their choosing."""
+  return text if text.isprintable() else repr(text)
+
+
 class WriteError(UserError):
   """An output that cannot be written, and the errno why; the message is one line."""
 

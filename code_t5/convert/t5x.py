@@ -346,7 +346,7 @@ def gin_text(model: checkpoints.Model, prefix: str, step: int,
   """A T5X gin config for the converted model: t5x's stock config, our sizes, vocabulary and
   loss. `vocabulary_file`: where the SentencePiece model was copied (None: none was)."""
   training = Training.of(operative)
-  lines = [f"# T5X model for {_printable(str(prefix))} (step {step}), converted by "
+  lines = [f"# T5X model for {errors.printable(str(prefix))} (step {step}), converted by "
            "code_t5.convert.t5x.",
            f"# {model.describe()}", "from __gin__ import dynamic_registration",
            "import seqio", ""]
@@ -458,7 +458,7 @@ def task_gin_text(model: checkpoints.Model, prefix: str, step: int,
   from code_t5.data import task_names  # pylint: disable=g-import-not-at-top  (no TensorFlow)
   project_task = task_names.name_of(training.objective, training.vocabulary or "byte",
                                     training.version)
-  lines = [f"# T5X task for {_printable(str(prefix))} (step {step}), converted by "
+  lines = [f"# T5X task for {errors.printable(str(prefix))} (step {step}), converted by "
            "code_t5.convert.t5x: the FLCC",
            f"# files it was trained on, as code_t5's {project_task} made them (same ids).",
            "# Give it AFTER model.gin and the run file (t5x/configs/runs/finetune.gin or",
@@ -621,13 +621,7 @@ def summary(report: Report) -> str:
             + f" ({report.bytes_written / 1e6:.1f} MB on disk)"),
            ("time", f"{report.seconds:.1f} s ({mb / max(report.seconds, 1e-9):.1f} MB/s read)")]
   width = max(len(k) for k, _ in rows)
-  return "\n".join(f"{k:<{width}}  {_printable(v)}" for k, v in rows)
-
-
-def _printable(text: str) -> str:
-  """Text from a model dir (its paths, its operative config's values) as a terminal line shows
-  it: as it is, or escaped where it holds a newline or another control character."""
-  return text if text.isprintable() else repr(text)
+  return "\n".join(f"{k:<{width}}  {errors.printable(v)}" for k, v in rows)
 
 
 # New steps in the command `continue_command` prints (an example: the user picks the number).
@@ -657,7 +651,7 @@ def continue_command(report: Report) -> str:
            f"    --gin.MODEL_DIR={gin_string(finetuned)} --gin.INITIAL_CHECKPOINT_PATH=\"'$CK'\" \\",
            f"    --gin.TRAIN_STEPS={steps}",
            f"task.gin reads the FLCC root the model was trained on, "
-           f"{_printable(report.task_root)}; for "
+           f"{errors.printable(report.task_root)}; for "
            "another (or on another machine) add --gin.t5x_task.task_name.root=\"'DIR'\"."]
   return "\n".join(lines)
 
