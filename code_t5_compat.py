@@ -304,13 +304,22 @@ class _DeferHfModel:  # a meta path finder and the loader of what it finds
 # (with pyarrow, which it imports) is 0.7-1.0 s more: Keras imports it for `fit` on data frames
 # and tensorflow_datasets for its notebook display (`as_dataframe`, whose module subclasses
 # pandas.DataFrame at its top, so that module waits too and tensorflow_datasets' `from ... import
-# as_dataframe` gets a forwarder). Each module maps to the names its stand-in forwards (functions
-# only: a forwarder runs the module when first called).
+# as_dataframe` gets a forwarder). JAX (with flax and clu, 0.5 s of `import code_t5` on the AVX-512
+# kind, 11-15 % of it) is imported for seqio's metric objects and Evaluator, which the Mesh TF
+# trainer never makes (its evals call the tasks' metric functions), and for TensorFlow Lite's
+# conversion of JAX functions (`from jax import xla_computation`, bound as TensorFlow is
+# imported): clu.metrics, seqio.metrics and seqio.evaluation wait with it, and the names their
+# importers read as they are defined (seqio.loggers' annotations, seqio.dataset_providers'
+# MetricFnCallable alias, seqio's `from seqio.evaluation import Evaluator`) are forwarders. Each module maps to the names its
+# stand-in forwards (_NameOnFirstUse).
 MODULES_ON_FIRST_USE = {
     "rouge_score.rouge_scorer": (), "rouge_score.scoring": (), "sacrebleu": (), "pyglove": (),
     "tensorflow_hub": (), "scipy.stats": ("rankdata",),
     "sklearn.metrics": ("fbeta_score", "matthews_corrcoef"), "pandas": (),
-    "tensorflow_datasets.core.as_dataframe": ("as_dataframe",)}
+    "tensorflow_datasets.core.as_dataframe": ("as_dataframe",),
+    "jax": ("xla_computation",), "clu.metrics": (),
+    "seqio.metrics": ("MetricFnCallable", "MetricValue", "Scalar"),
+    "seqio.evaluation": ("Evaluator",)}
 _first_use = _thread.RLock()  # a module's code runs once, whichever thread reads it first
 
 
@@ -333,14 +342,63 @@ def _run_module(module: types.ModuleType) -> types.ModuleType:
       module.__class__ = types.ModuleType
       spec.loader = module.__loader__ = spec.loader.real
       spec.loader.exec_module(module)
+      _bind_real_names(module)
   return module
 
 
-def _forwarder(module: types.ModuleType, name: str):
-  def forward(*args, **kwargs):
-    return getattr(_run_module(module), name)(*args, **kwargs)
-  forward.__name__ = forward.__qualname__ = name
-  return forward
+def _bind_real_names(module: types.ModuleType):
+  """Binds the objects `module` defined where its importers had bound its forwarders to global
+  names (seqio's `from seqio.evaluation import Evaluator`), so that, once it ran, `seqio.Evaluator`
+  is the class itself. A forwarded name the module did not define is removed from it (reading it
+  is an AttributeError, as it would have been)."""
+  for name, value in list(vars(module).items()):
+    if type(value) is _NameOnFirstUse:
+      del vars(module)[name]
+  for importer in list(sys.modules.values()):
+    if not issubclass(type(importer), types.ModuleType):  # read no attribute of a lazy proxy
+      continue
+    names = object.__getattribute__(importer, "__dict__")
+    for name, value in list(names.items()):
+      if type(value) is _NameOnFirstUse and value._module is module and (  # pylint: disable=protected-access
+          value.__name__ in vars(module)):
+        names[name] = vars(module)[value.__name__]
+
+
+class _NameOnFirstUse:
+  """A name of a ModuleOnFirstUse that its importers read as they are imported: calling it, an
+  isinstance or issubclass check against it, subclassing it (`__mro_entries__`) or reading an
+  attribute of it runs the module and does the same with the module's own object. The module's
+  code then binds the real object in its place; an importer that had read the name into an
+  annotation (`Optional[Sequence[metrics_lib.Metric]]`) or an alias keeps the forwarder, which
+  typing takes as a type argument."""
+
+  def __init__(self, module: types.ModuleType, name: str):
+    self.__module__, self.__name__, self.__qualname__ = module.__name__, name, name
+    self._module = module
+
+  def _real(self):
+    return getattr(_run_module(self._module), self.__name__)
+
+  def __call__(self, *args, **kwargs):
+    return self._real()(*args, **kwargs)
+
+  def __mro_entries__(self, bases):
+    return (self._real(),)
+
+  def __instancecheck__(self, instance):
+    return isinstance(instance, self._real())
+
+  def __subclasscheck__(self, subclass):
+    return issubclass(subclass, self._real())
+
+  def __getattr__(self, name):  # called only for names the forwarder does not hold
+    # copy, pickle and typing probe for protocols by dunder names; _module, before __init__
+    if name.startswith("__") or name == "_module":
+      raise AttributeError(name)
+    return getattr(self._real(), name)
+
+  def __repr__(self):
+    return f"<{self.__module__}.{self.__name__}, run on first use>"
 
 
 class _StandInLoader:
@@ -352,7 +410,7 @@ class _StandInLoader:
 
   def exec_module(self, module):
     for name in self.forwarded:
-      setattr(module, name, _forwarder(module, name))
+      setattr(module, name, _NameOnFirstUse(module, name))
     module.__class__ = ModuleOnFirstUse
 
 
@@ -363,6 +421,9 @@ class _ImportOnFirstUse:  # a meta path finder
   finding = False  # set while the real spec is looked up
 
   def find_spec(self, fullname, path=None, target=None):
+    parent = sys.modules.get(fullname.rpartition(".")[0])
+    if isinstance(parent, ModuleOnFirstUse):  # a package's code runs before its modules'
+      _run_module(parent)
     if fullname not in MODULES_ON_FIRST_USE or self.finding:
       return None
     self.finding = True
