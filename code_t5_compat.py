@@ -414,6 +414,29 @@ class _StandInLoader:
     module.__class__ = ModuleOnFirstUse
 
 
+class _ImportedWhileFinding:
+  """The loader of a module that its package's code, run by _ImportOnFirstUse.find_spec as the
+  import system looked for the module, has imported already: it hands back that module rather
+  than running its code a second time. (Once a finder answers, the import system loads the spec
+  it is given, or, where the module is in sys.modules by then, that module's own __spec__: so the
+  module's __spec__ is None until exec_module puts it back.)"""
+
+  def __init__(self, module, module_spec):
+    self.module, self.module_spec = module, module_spec
+
+  @classmethod
+  def spec(cls, module):
+    module_spec = module.__spec__
+    module.__spec__ = None
+    return importlib.machinery.ModuleSpec(module.__name__, cls(module, module_spec))
+
+  def create_module(self, spec):
+    return self.module
+
+  def exec_module(self, module):
+    module.__spec__ = self.module_spec
+
+
 class _ImportOnFirstUse:  # a meta path finder
   """Gives each module of MODULES_ON_FIRST_USE a ModuleOnFirstUse: `import x` binds a module
   whose code runs when a name is first read from it, so a library that is imported and never
@@ -424,6 +447,8 @@ class _ImportOnFirstUse:  # a meta path finder
     parent = sys.modules.get(fullname.rpartition(".")[0])
     if isinstance(parent, ModuleOnFirstUse):  # a package's code runs before its modules'
       _run_module(parent)
+      if fullname in sys.modules:  # the package imported it (jax's __init__ imports jax.numpy)
+        return _ImportedWhileFinding.spec(sys.modules[fullname])
     if fullname not in MODULES_ON_FIRST_USE or self.finding:
       return None
     self.finding = True

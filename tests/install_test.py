@@ -151,9 +151,12 @@ def test_libraries_this_project_never_calls_run_on_first_use():
 def test_jax_and_seqios_metric_objects_run_when_first_used():
   # JAX, flax and clu (0.5 s of `import code_t5`) come with seqio's metric objects and Evaluator,
   # which the Mesh TF trainer never makes; seqio's metrics and a user's subclass of them, its
-  # Evaluator and JAX itself still work, and a package's own code runs before its modules'.
+  # Evaluator and JAX itself still work, and a package's own code runs before its modules', once.
   result = _python(
-      "import sys\n"
+      "import collections, sys\n"
+      "runs = collections.Counter()  # each module's code run, by file\n"
+      "sys.addaudithook(lambda event, args: event == 'exec' and getattr(args[0], 'co_name', '')\n"
+      "                 == '<module>' and runs.update([args[0].co_filename]))\n"
       "import code_t5, t5.models\n"
       "print(*(type(sys.modules[name]).__name__\n"
       "        for name in ('jax', 'clu.metrics', 'seqio.metrics', 'seqio.evaluation')),\n"
@@ -166,12 +169,13 @@ def test_jax_and_seqios_metric_objects_run_when_first_used():
       "  pass\n"
       "print(issubclass(Count, sys.modules['clu.metrics'].Metric), seqio.metrics.Scalar(2).value,\n"
       "      seqio.Evaluator is seqio.evaluation.Evaluator, type(seqio.Evaluator).__name__)\n"
-      "import jax.numpy as jnp\n"
-      "print(int(jnp.arange(4).sum()))\n")
+      "import jax.numpy as jnp  # jax's own code imports jax.numpy: it must not run twice\n"
+      "print(int(jnp.arange(4).sum()), jnp is sys.modules['jax'].numpy, [file for file, n in\n"
+      "      runs.items() if n > 1 and any(f'/{p}/' in file for p in ('jax', 'flax', 'seqio'))])\n")
   assert result.returncode == 0, result.stderr[-2000:]
   assert result.stdout.split() == [
       "ModuleOnFirstUse", "ModuleOnFirstUse", "ModuleOnFirstUse", "ModuleOnFirstUse", "False",
-      "False", "True", "False", "module", "module", "True", "2", "True", "type", "6"]
+      "False", "True", "False", "module", "module", "True", "2", "True", "type", "6", "True", "[]"]
 
 
 def test_pandas_runs_when_first_used():
