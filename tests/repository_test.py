@@ -182,3 +182,23 @@ def test_folders_nested_past_python_s_recursion_limit_are_read(tmp_path):
     while deep != tmp_path:
       deep.rmdir()
       deep = deep.parent
+
+
+def test_python_files_come_in_a_stable_order_without_links_hidden_folders_or_large_files(
+    tmp_path):
+  # A folder's own files by name, then each subfolder's, by name (os.walk's order, sorted): the
+  # groups a repository is encoded in, and so what is saved of it, do not depend on the disk.
+  for name in ("b.py", "a.py", "pkg/z.py", "pkg/sub/m.py", "pkg/a.py", "pkg2/c.py",
+               ".hidden/h.py", "__pycache__/c.py", "notes.txt"):
+    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / name).write_text("x = 1\n")
+  (tmp_path / "large.py").write_text("#" * 200)
+  outside = tmp_path.parent / f"{tmp_path.name}-outside"
+  outside.mkdir()
+  (outside / "o.py").write_text("o = 1\n")
+  (tmp_path / "linked").symlink_to(outside)
+  (tmp_path / "linked.py").symlink_to(outside / "o.py")
+  os.mkfifo(tmp_path / "fifo.py")
+  found = repository.iter_python_files(tmp_path, max_file_bytes=100)
+  assert [p.relative_to(tmp_path).as_posix() for p in found] == [
+      "a.py", "b.py", "pkg/a.py", "pkg/z.py", "pkg/sub/m.py", "pkg2/c.py"]

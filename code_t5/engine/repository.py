@@ -19,6 +19,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 
+from code_t5 import stranger_paths
 from code_t5.engine import copy_cache
 from code_t5.engine import encoding_memo
 from code_t5.engine import imports
@@ -143,25 +144,15 @@ def _digest(text: str) -> bytes:
 def iter_python_files(folder: pathlib.Path, max_file_bytes: int) -> Iterable[pathlib.Path]:
   """*.py files below `folder` in a stable order, without following links out of it, skipping
   hidden folders and __pycache__ and files over `max_file_bytes`. os.walk's order (a folder's
-  files, then each subfolder's, by name), but without its recursion, which Python 3.11's os.walk
-  does once per level: a stranger's folders nested ~1,000 deep raised RecursionError."""
-  folders = [pathlib.Path(folder)]
-  while folders:
-    directory = folders.pop()
+  files, then each subfolder's, by name), but stranger_paths.walk's stack: Python 3.11's os.walk
+  recurses once per level, and a stranger's folders nested ~1,000 deep raised RecursionError."""
+  def descend(entry: os.DirEntry, depth: int) -> bool:
+    return not entry.name.startswith(".") and entry.name != "__pycache__"
+
+  for entry, _ in stranger_paths.walk(folder, descend, by_name=True):
     try:
-      with os.scandir(directory) as scan:
-        entries = sorted(scan, key=lambda entry: entry.name)
+      if (entry.name.endswith(".py") and entry.is_file(follow_symlinks=False)
+          and entry.stat(follow_symlinks=False).st_size <= max_file_bytes):
+        yield pathlib.Path(entry.path)
     except OSError:
       continue
-    subfolders = []
-    for entry in entries:
-      try:
-        if entry.is_dir(follow_symlinks=False):
-          if not entry.name.startswith(".") and entry.name != "__pycache__":
-            subfolders.append(pathlib.Path(entry.path))
-        elif (entry.name.endswith(".py") and entry.is_file(follow_symlinks=False)
-              and entry.stat(follow_symlinks=False).st_size <= max_file_bytes):
-          yield pathlib.Path(entry.path)
-      except OSError:
-        continue
-    folders.extend(reversed(subfolders))
