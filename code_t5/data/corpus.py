@@ -434,34 +434,25 @@ def _git_repository(folder: pathlib.Path, plain_owner: str,
 def _walk_python_files(top: str, report: Report) -> List[Candidate]:
   """Every *.py below `top` outside hidden folders and __pycache__; symlinked folders that lead
   outside `top` are counted, the others are not followed (their target is walked anyway).
-  Folders that cannot be listed are passed over, as os.walk does."""
+  Folders that cannot be listed are passed over, as os.walk does (stranger_paths.walk, not
+  os.walk: Python 3.11's recurses once per level, and a source's folders may nest deeper than the
+  interpreter's recursion limit)."""
+  def ignored(entry: os.DirEntry) -> bool:
+    return entry.name.startswith(".") or entry.name == "__pycache__"
+
   files = []
-  # A list of folders still to list, not os.walk: Python 3.11's recurses once per level, and a
-  # source's folders may nest deeper than the interpreter's recursion limit.
-  folders = [top]
-  while folders:
-    folder = folders.pop()
+  for entry, _ in stranger_paths.walk(top, lambda entry, depth: not ignored(entry)):
     try:
-      with os.scandir(folder) as it:
-        entries = list(it)
+      is_dir = entry.is_dir()  # (follows a link)
     except OSError:
-      continue
-    for entry in entries:
-      try:
-        is_dir = entry.is_dir()  # (follows a link)
-      except OSError:
-        is_dir = False
-      if is_dir:
-        if entry.name.startswith(".") or entry.name == "__pycache__":
-          continue
-        if entry.is_symlink():
-          if not _inside(os.path.realpath(entry.path), top):
-            report.add("outside_source")
-          continue
-        folders.append(entry.path)
-      elif entry.name.endswith(".py"):
-        files.append(Candidate(rel=pathlib.Path(os.path.relpath(entry.path, top)).as_posix(),
-                               path=entry.path))
+      is_dir = False
+    if is_dir:
+      if (entry.is_symlink() and not ignored(entry)
+          and not _inside(os.path.realpath(entry.path), top)):
+        report.add("outside_source")
+    elif entry.name.endswith(".py"):
+      files.append(Candidate(rel=pathlib.Path(os.path.relpath(entry.path, top)).as_posix(),
+                             path=entry.path))
   return sorted(files, key=lambda c: c.rel)
 
 
