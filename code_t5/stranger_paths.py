@@ -26,11 +26,15 @@ class LinkOutError(errors.UserError):
   its folder."""
 
 
-def open_regular(path: PathLike, max_bytes: Optional[int]) -> BinaryIO:
+def open_regular(path: PathLike, max_bytes: Optional[int], *, follow_link: bool = True
+                 ) -> BinaryIO:
   """`path` opened for reading in binary, after checking that it is (or links to) a regular file
   of at most `max_bytes` (None: of any size). Opening does not block on a FIFO (O_NONBLOCK); the
-  check is on the opened file, so a link swapped after the check cannot change what is read."""
-  fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+  check is on the opened file, so a link swapped after the check cannot change what is read.
+  follow_link=False: a `path` that is itself a link is refused (ELOOP), for a caller that resolved
+  the path and checked where it leads before opening it."""
+  flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+  fd = os.open(path, flags if follow_link else flags | getattr(os, "O_NOFOLLOW", 0))
   try:
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):

@@ -342,6 +342,18 @@ def test_fifos_and_dangling_symlinks_are_unreadable_without_blocking(tmp_path):
   assert [f.path for f in files] == ["good.py"] and stats.count("unreadable") == 2
 
 
+def test_a_file_swapped_for_a_link_after_it_was_resolved_is_not_read(tmp_path):
+  # The reader resolves a file's links and checks that they stay inside v3/ before reading it: a
+  # link put in its place afterwards (to a file of the user's) is refused, whatever it leads to.
+  secret = tmp_path / "secret.txt"
+  secret.write_text("password = 1\n")
+  swapped = tmp_path / "f_1.py"
+  swapped.symlink_to(secret)
+  assert flcc.read_regular_file(str(swapped), None) == ("unreadable", 0, b"")
+  assert flcc.read_regular_file(str(secret), None) == (None, 13, b"password = 1\n")
+  assert flcc.read_regular_file(str(secret), 12) == ("too_large", 13, b"")
+
+
 def test_a_name_cannot_forge_lines_in_the_log(tmp_path, caplog):
   # Paths were logged as they are: a FIFO's name printed "prepared: all good" as a line of its own.
   root = test_utils.make_flcc_tree(tmp_path / "flcc", {

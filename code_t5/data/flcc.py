@@ -40,10 +40,10 @@ import logging
 import os
 import pathlib
 import re
-import stat
 from typing import Iterator, Optional
 
 from code_t5 import errors
+from code_t5 import stranger_paths
 from code_t5.data import near_copies
 
 logger = logging.getLogger(__name__)
@@ -77,10 +77,6 @@ _GENERATED = re.compile("|".join([
     r"(?i:\b(?:this|the) (?:file|module|code) (?:is|was|has been) auto(?:matically |-)?generated)",
 ]))
 _GENERATED_HEAD_CHARS = 256
-
-# Read files without following a final symlink (checked paths are already resolved) and without
-# blocking if a FIFO appears between the type check and the open.
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 class FlccError(errors.UserError):
@@ -485,18 +481,18 @@ def _walk_files(tree: _Tree, top: pathlib.Path) -> tuple[list[_File], list[_Skip
 
 
 def read_regular_file(path: str, max_bytes: Optional[int]) -> tuple[Optional[str], int, bytes]:
-  """(drop reason or None, size, content); only regular files are opened."""
+  """(drop reason or None, size, content); only a regular file is read, checked once it is open
+  (stranger_paths.open_regular: a FIFO does not block, and a file swapped for a link after the
+  caller resolved `path` is not followed)."""
   try:
-    info = os.stat(path)
-    if not stat.S_ISREG(info.st_mode):
-      return "unreadable", 0, b""
-    if max_bytes is not None and info.st_size > max_bytes:
-      return "too_large", info.st_size, b""
-    with os.fdopen(os.open(path, _OPEN_FLAGS), "rb") as f:
+    with stranger_paths.open_regular(path, None, follow_link=False) as f:
+      size = os.fstat(f.fileno()).st_size  # (checked here, as the caller reports the size)
+      if max_bytes is not None and size > max_bytes:
+        return "too_large", size, b""
       data = f.read()
   except OSError:
     return "unreadable", 0, b""
-  if max_bytes is not None and len(data) > max_bytes:  # it grew after the stat
+  if max_bytes is not None and len(data) > max_bytes:  # it grew after the check
     return "too_large", len(data), b""
   return None, len(data), data
 
