@@ -64,8 +64,22 @@ def test_fused_cross_entropy_gives_mesh_tfs_loss_and_gradient(layout, z_loss):
   log_z = np.log(np.exp(logits).sum(-1))
   target_logit = np.take_along_axis(logits, targets[..., None], -1)[..., 0]
   np.testing.assert_allclose(loss, log_z - target_logit + z_loss * log_z ** 2, rtol=1e-5)
-  # No batch x length x vocab one-hot matrix is made: the targets are gathered and scattered.
-  assert "OneHot" not in {op.type for op in graph.get_operations()}
+  # No batch x length x vocab one-hot matrix is made, and the gradient is not copied to take the
+  # targets' entries: they are gathered, and subtracted in the gradient's own buffer.
+  ops = {op.type for op in graph.get_operations()}
+  assert "OneHot" not in ops and "TensorScatterSub" not in ops and "InplaceSub" in ops
+
+
+@pytest.mark.parametrize("layout", ["one device", "vocab split"])
+def test_a_gradient_too_large_to_change_in_place_is_scattered_the_same(layout, monkeypatch):
+  # InplaceSub numbers the entries it changes with int32: past 2**31 - 1 entries (a slice of
+  # 2,048 x 1,048,576 logits) the targets' entries are scattered into a copy instead.
+  (_, grad), _ = _cross_entropy(layout, True, 1e-4)
+  monkeypatch.setattr(softmax, "INPLACE_MAX_ENTRIES", 0)
+  (_, scattered), graph = _cross_entropy(layout, True, 1e-4)
+  np.testing.assert_array_equal(scattered, grad)
+  ops = {op.type for op in graph.get_operations()}
+  assert "TensorScatterSub" in ops and "InplaceSub" not in ops
 
 
 def _softmax(layout, fused, reduced="vocab"):
