@@ -50,6 +50,7 @@ import _thread
 import contextlib
 import functools
 import gc
+from importlib import _bootstrap  # the import system's per-module locks (_run_module)
 import importlib.machinery
 import importlib.util
 import os
@@ -320,28 +321,65 @@ MODULES_ON_FIRST_USE = {
     "jax": ("xla_computation",), "clu.metrics": (),
     "seqio.metrics": ("MetricFnCallable", "MetricValue", "Scalar"),
     "seqio.evaluation": ("Evaluator",)}
-_first_use = _thread.RLock()  # a module's code runs once, whichever thread reads it first
-
-
 class ModuleOnFirstUse(types.ModuleType):
   """A module of MODULES_ON_FIRST_USE whose code has not run: it holds what the import system set
   (__spec__, __path__, ...) and its forwarders. Reading any other name runs the module's code in
   this module object, which then is an ordinary module. (importlib's LazyLoader would run it on
   the next `import` of it anywhere, which reads __spec__: sklearn imports scipy.stats again.)"""
 
+  def __getattribute__(self, name):
+    # A forwarder stands in only for the modules being imported that read it (seqio's `from
+    # seqio.evaluation import Evaluator`, seqio.loggers' annotations). Anyone else reading it gets
+    # the real object, as pickle must: it finds a class by reading it from its module, and
+    # unpickling a seqio.metrics.Scalar with a forwarder raised "NEWOBJ class argument must be a
+    # type".
+    value = super().__getattribute__(name)
+    if type(value) is _NameOnFirstUse and not _read_while_imported():
+      return value._real()  # pylint: disable=protected-access
+    return value
+
   def __getattr__(self, name):  # called only for names the module does not hold
     if name == "__path__":  # `from x import y` asks whether x is a package; a package holds it
       raise AttributeError(name)
-    return getattr(_run_module(self), name)
+    module = _run_module(self)
+    if isinstance(module, ModuleOnFirstUse):  # this thread is running its code: partly run
+      raise AttributeError(f"partially initialized module {self.__name__!r} has no attribute "
+                           f"{name!r}")
+    return getattr(module, name)
+
+
+def _read_while_imported() -> bool:
+  """Whether a name of a ModuleOnFirstUse is read while this thread imports a module: some frame
+  above is a module's top level (or code it calls: t5's GLUE tables call a wrapper that reads
+  sklearn.metrics.fbeta_score) that the import system is running (its __spec__ _initializing)."""
+  frame = sys._getframe(1)  # pylint: disable=protected-access
+  while frame is not None:
+    if getattr(frame.f_globals.get("__spec__"), "_initializing", False):
+      return True
+    frame = frame.f_back
+  return False
 
 
 def _run_module(module: types.ModuleType) -> types.ModuleType:
-  with _first_use:
-    if isinstance(module, ModuleOnFirstUse):
-      spec = module.__spec__
+  """Runs a stand-in's code, once, under the import system's own lock for the module: a thread
+  that reads from it meanwhile waits for it, as for a module another thread imports, and a cycle
+  of threads waiting on each other's modules is told apart the same way (a lock of our own,
+  taken while the module's code imports others, deadlocked two threads importing JAX and seqio's
+  metrics at once). While it runs it stays a ModuleOnFirstUse with __spec__._initializing set,
+  which the running thread's own reads see as a partly run module."""
+  if not isinstance(module, ModuleOnFirstUse):
+    return module
+  spec = module.__spec__
+  with _bootstrap._ModuleLockManager(spec.name):  # pylint: disable=protected-access
+    if isinstance(module, ModuleOnFirstUse) and not getattr(spec, "_initializing", False):
+      real = spec.loader.real if isinstance(spec.loader, _StandInLoader) else spec.loader
+      spec._initializing = True  # pylint: disable=protected-access
+      try:
+        real.exec_module(module)
+      finally:
+        spec._initializing = False  # pylint: disable=protected-access
+      spec.loader = module.__loader__ = real
       module.__class__ = types.ModuleType
-      spec.loader = module.__loader__ = spec.loader.real
-      spec.loader.exec_module(module)
       _bind_real_names(module)
   return module
 
@@ -377,7 +415,10 @@ class _NameOnFirstUse:
     self._module = module
 
   def _real(self):
-    return getattr(_run_module(self._module), self.__name__)
+    real = object.__getattribute__(_run_module(self._module), "__dict__").get(self.__name__)
+    if real is None or type(real) is _NameOnFirstUse:  # not (yet) defined by the module's code
+      raise AttributeError(f"module {self.__module__!r} has no attribute {self.__name__!r}")
+    return real
 
   def __call__(self, *args, **kwargs):
     return self._real()(*args, **kwargs)
@@ -414,51 +455,57 @@ class _StandInLoader:
     module.__class__ = ModuleOnFirstUse
 
 
-class _ImportedWhileFinding:
-  """The loader of a module that its package's code, run by _ImportOnFirstUse.find_spec as the
-  import system looked for the module, has imported already: it hands back that module rather
-  than running its code a second time. (Once a finder answers, the import system loads the spec
-  it is given, or, where the module is in sys.modules by then, that module's own __spec__: so the
-  module's __spec__ is None until exec_module puts it back.)"""
+class _AfterItsPackage:
+  """The loader of a module of a package that is still a ModuleOnFirstUse (`import jax.numpy`
+  before anything read from jax): the package's code runs first, as it would have been imported,
+  and where that code imported the module itself (jax's __init__ imports jax.numpy), that module
+  is handed back rather than run a second time. The package runs here, under the module's import
+  lock, not in find_spec: the import system calls finders under its global import lock, and a
+  module's code run there blocks every other thread's imports."""
 
-  def __init__(self, module, module_spec):
-    self.module, self.module_spec = module, module_spec
-
-  @classmethod
-  def spec(cls, module):
-    module_spec = module.__spec__
-    module.__spec__ = None
-    return importlib.machinery.ModuleSpec(module.__name__, cls(module, module_spec))
+  def __init__(self, real, package):
+    self.real, self.package, self.imported = real, package, None
 
   def create_module(self, spec):
-    return self.module
+    _run_module(self.package)
+    self.imported = sys.modules.get(spec.name)
+    if self.imported is not None:
+      self.imported_spec = self.imported.__spec__  # pylint: disable=attribute-defined-outside-init
+      return self.imported
+    return self.real.create_module(spec)
 
   def exec_module(self, module):
-    module.__spec__ = self.module_spec
+    if module is self.imported:
+      module.__spec__ = self.imported_spec  # the import system set ours on it
+    else:
+      self.real.exec_module(module)
+      module.__spec__.loader = module.__loader__ = self.real
 
 
 class _ImportOnFirstUse:  # a meta path finder
   """Gives each module of MODULES_ON_FIRST_USE a ModuleOnFirstUse: `import x` binds a module
   whose code runs when a name is first read from it, so a library that is imported and never
   used costs nothing."""
-  finding = False  # set while the real spec is looked up
+
+  def __init__(self):
+    self.finding = set()  # the threads looking up a real spec
 
   def find_spec(self, fullname, path=None, target=None):
-    parent = sys.modules.get(fullname.rpartition(".")[0])
-    if isinstance(parent, ModuleOnFirstUse):  # a package's code runs before its modules'
-      _run_module(parent)
-      if fullname in sys.modules:  # the package imported it (jax's __init__ imports jax.numpy)
-        return _ImportedWhileFinding.spec(sys.modules[fullname])
-    if fullname not in MODULES_ON_FIRST_USE or self.finding:
+    package = sys.modules.get(fullname.rpartition(".")[0])
+    waits = isinstance(package, ModuleOnFirstUse)
+    if (not waits and fullname not in MODULES_ON_FIRST_USE) or _thread.get_ident() in self.finding:
       return None
-    self.finding = True
+    self.finding.add(_thread.get_ident())
     try:
       spec = importlib.util.find_spec(fullname)
     finally:
-      self.finding = False
+      self.finding.discard(_thread.get_ident())
     if spec is None or not hasattr(spec.loader, "exec_module"):
       return spec
-    spec.loader = _StandInLoader(spec.loader, MODULES_ON_FIRST_USE[fullname])
+    if waits:
+      spec.loader = _AfterItsPackage(spec.loader, package)
+    else:
+      spec.loader = _StandInLoader(spec.loader, MODULES_ON_FIRST_USE[fullname])
     return spec
 
 

@@ -178,6 +178,47 @@ def test_jax_and_seqios_metric_objects_run_when_first_used():
       "False", "True", "False", "module", "module", "True", "2", "True", "type", "6", "True", "[]"]
 
 
+def test_a_forwarded_name_read_after_imports_is_the_real_object():
+  # Forwarders are for the modules that read them as they are imported; pickle reads a class
+  # from its module to unpickle an instance, and a forwarder there failed ("NEWOBJ class argument
+  # must be a type") in a process where seqio.metrics had not run yet.
+  pickled = _python(
+      "import pickle, sys, seqio\n"
+      "sys.stdout.write(pickle.dumps(seqio.metrics.Scalar(2.0)).hex())\n")
+  assert pickled.returncode == 0, pickled.stderr[-2000:]
+  result = _python(
+      "import pickle, sys\n"
+      "import code_t5, t5.models, seqio\n"
+      "from tensorflow.lite.python import util\n"
+      "print(type(sys.modules['seqio.metrics']).__name__, type(util._xla_computation).__name__,\n"
+      "      type(sys.modules['jax']).__name__)\n"
+      f"value = pickle.loads(bytes.fromhex('{pickled.stdout}'))\n"
+      "print(value.value, type(value) is seqio.metrics.Scalar)\n")
+  assert result.returncode == 0, result.stderr[-2000:]
+  assert result.stdout.split() == [
+      "ModuleOnFirstUse", "_NameOnFirstUse", "ModuleOnFirstUse", "2.0", "True"]
+
+
+def test_threads_that_first_use_jax_and_seqios_metrics_at_once_do_not_deadlock():
+  # Each stand-in runs under the import system's lock for its module: with one lock of its own,
+  # a thread running seqio.metrics (which imports flax) and one importing jax.numpy (which runs
+  # jax) waited on each other for good, every time.
+  result = _python(
+      "import faulthandler, sys\n"
+      "faulthandler.dump_traceback_later(120, exit=True)  # a deadlock fails, not hangs\n"
+      "from concurrent.futures import ThreadPoolExecutor\n"
+      "import code_t5, seqio, jax\n"
+      "def numpy_sum():\n"
+      "  import jax.numpy as jnp\n"
+      "  return int(jnp.arange(3).sum())\n"
+      "with ThreadPoolExecutor(3) as pool:\n"
+      "  runs = [pool.submit(f) for f in (lambda: seqio.metrics.Scalar(2).value, numpy_sum,\n"
+      "                                   lambda: jax.devices()[0].platform)]\n"
+      "  print(*(run.result() for run in runs))\n")
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert result.stdout.split() == ["2", "3", "cpu"]
+
+
 def test_pandas_runs_when_first_used():
   # Keras and tensorflow_datasets import pandas (with pyarrow, 0.7-1.0 s) for data frames this
   # project never makes; tensorflow_datasets' as_dataframe, which subclasses pandas.DataFrame,
