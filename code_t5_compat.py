@@ -311,8 +311,8 @@ class _DeferHfModel:  # a meta path finder and the loader of what it finds
 # conversion of JAX functions (`from jax import xla_computation`, bound as TensorFlow is
 # imported): clu.metrics, seqio.metrics and seqio.evaluation wait with it, and the names their
 # importers read as they are defined (seqio.loggers' annotations, seqio.dataset_providers'
-# MetricFnCallable alias, seqio's `from seqio.evaluation import Evaluator`) are forwarders. Each module maps to the names its
-# stand-in forwards (_NameOnFirstUse).
+# MetricFnCallable alias, seqio's `from seqio.evaluation import Evaluator`) are forwarders. Each
+# module maps to the names its stand-in forwards (_NameOnFirstUse).
 MODULES_ON_FIRST_USE = {
     "rouge_score.rouge_scorer": (), "rouge_score.scoring": (), "sacrebleu": (), "pyglove": (),
     "tensorflow_hub": (), "scipy.stats": ("rankdata",),
@@ -321,6 +321,8 @@ MODULES_ON_FIRST_USE = {
     "jax": ("xla_computation",), "clu.metrics": (),
     "seqio.metrics": ("MetricFnCallable", "MetricValue", "Scalar"),
     "seqio.evaluation": ("Evaluator",)}
+
+
 class ModuleOnFirstUse(types.ModuleType):
   """A module of MODULES_ON_FIRST_USE whose code has not run: it holds what the import system set
   (__spec__, __path__, ...) and its forwarders. Reading any other name runs the module's code in
@@ -372,7 +374,7 @@ def _run_module(module: types.ModuleType) -> types.ModuleType:
   spec = module.__spec__
   with _bootstrap._ModuleLockManager(spec.name):  # pylint: disable=protected-access
     if isinstance(module, ModuleOnFirstUse) and not getattr(spec, "_initializing", False):
-      real = spec.loader.real if isinstance(spec.loader, _StandInLoader) else spec.loader
+      real = spec.loader.real  # (a _StandInLoader until the module's code has run)
       spec._initializing = True  # pylint: disable=protected-access
       try:
         real.exec_module(module)
@@ -464,13 +466,14 @@ class _AfterItsPackage:
   module's code run there blocks every other thread's imports."""
 
   def __init__(self, real, package):
-    self.real, self.package, self.imported = real, package, None
+    self.real, self.package = real, package
+    self.imported = self.imported_spec = None  # the module the package's code imported
 
   def create_module(self, spec):
     _run_module(self.package)
     self.imported = sys.modules.get(spec.name)
     if self.imported is not None:
-      self.imported_spec = self.imported.__spec__  # pylint: disable=attribute-defined-outside-init
+      self.imported_spec = self.imported.__spec__
       return self.imported
     return self.real.create_module(spec)
 
