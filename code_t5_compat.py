@@ -50,7 +50,6 @@ import _thread
 import contextlib
 import functools
 import gc
-from importlib import _bootstrap  # the import system's per-module locks (_run_module)
 import importlib.machinery
 import importlib.util
 import os
@@ -305,22 +304,14 @@ class _DeferHfModel:  # a meta path finder and the loader of what it finds
 # (with pyarrow, which it imports) is 0.7-1.0 s more: Keras imports it for `fit` on data frames
 # and tensorflow_datasets for its notebook display (`as_dataframe`, whose module subclasses
 # pandas.DataFrame at its top, so that module waits too and tensorflow_datasets' `from ... import
-# as_dataframe` gets a forwarder). JAX (with flax and clu, 0.5 s of `import code_t5` on the AVX-512
-# kind, 11-15 % of it) is imported for seqio's metric objects and Evaluator, which the Mesh TF
-# trainer never makes (its evals call the tasks' metric functions), and for TensorFlow Lite's
-# conversion of JAX functions (`from jax import xla_computation`, bound as TensorFlow is
-# imported): clu.metrics, seqio.metrics and seqio.evaluation wait with it, and the names their
-# importers read as they are defined (seqio.loggers' annotations, seqio.dataset_providers'
-# MetricFnCallable alias, seqio's `from seqio.evaluation import Evaluator`) are forwarders. Each
-# module maps to the names its stand-in forwards (_NameOnFirstUse).
+# as_dataframe` gets a forwarder). Each module maps to the names its stand-in forwards (functions
+# only: a forwarder runs the module when first called).
 MODULES_ON_FIRST_USE = {
     "rouge_score.rouge_scorer": (), "rouge_score.scoring": (), "sacrebleu": (), "pyglove": (),
     "tensorflow_hub": (), "scipy.stats": ("rankdata",),
     "sklearn.metrics": ("fbeta_score", "matthews_corrcoef"), "pandas": (),
-    "tensorflow_datasets.core.as_dataframe": ("as_dataframe",),
-    "jax": ("xla_computation",), "clu.metrics": (),
-    "seqio.metrics": ("MetricFnCallable", "MetricValue", "Scalar"),
-    "seqio.evaluation": ("Evaluator",)}
+    "tensorflow_datasets.core.as_dataframe": ("as_dataframe",)}
+_first_use = _thread.RLock()  # a module's code runs once, whichever thread reads it first
 
 
 class ModuleOnFirstUse(types.ModuleType):
@@ -329,119 +320,27 @@ class ModuleOnFirstUse(types.ModuleType):
   this module object, which then is an ordinary module. (importlib's LazyLoader would run it on
   the next `import` of it anywhere, which reads __spec__: sklearn imports scipy.stats again.)"""
 
-  def __getattribute__(self, name):
-    # A forwarder stands in only for the modules being imported that read it (seqio's `from
-    # seqio.evaluation import Evaluator`, seqio.loggers' annotations). Anyone else reading it gets
-    # the real object, as pickle must: it finds a class by reading it from its module, and
-    # unpickling a seqio.metrics.Scalar with a forwarder raised "NEWOBJ class argument must be a
-    # type".
-    value = super().__getattribute__(name)
-    if type(value) is _NameOnFirstUse and not _read_while_imported():
-      return value._real()  # pylint: disable=protected-access
-    return value
-
   def __getattr__(self, name):  # called only for names the module does not hold
     if name == "__path__":  # `from x import y` asks whether x is a package; a package holds it
       raise AttributeError(name)
-    module = _run_module(self)
-    if isinstance(module, ModuleOnFirstUse):  # this thread is running its code: partly run
-      raise AttributeError(f"partially initialized module {self.__name__!r} has no attribute "
-                           f"{name!r}")
-    return getattr(module, name)
-
-
-def _read_while_imported() -> bool:
-  """Whether a name of a ModuleOnFirstUse is read while this thread imports a module: some frame
-  above is a module's top level (or code it calls: t5's GLUE tables call a wrapper that reads
-  sklearn.metrics.fbeta_score) that the import system is running (its __spec__ _initializing)."""
-  frame = sys._getframe(1)  # pylint: disable=protected-access
-  while frame is not None:
-    if getattr(frame.f_globals.get("__spec__"), "_initializing", False):
-      return True
-    frame = frame.f_back
-  return False
+    return getattr(_run_module(self), name)
 
 
 def _run_module(module: types.ModuleType) -> types.ModuleType:
-  """Runs a stand-in's code, once, under the import system's own lock for the module: a thread
-  that reads from it meanwhile waits for it, as for a module another thread imports, and a cycle
-  of threads waiting on each other's modules is told apart the same way (a lock of our own,
-  taken while the module's code imports others, deadlocked two threads importing JAX and seqio's
-  metrics at once). While it runs it stays a ModuleOnFirstUse with __spec__._initializing set,
-  which the running thread's own reads see as a partly run module."""
-  if not isinstance(module, ModuleOnFirstUse):
-    return module
-  spec = module.__spec__
-  with _bootstrap._ModuleLockManager(spec.name):  # pylint: disable=protected-access
-    if isinstance(module, ModuleOnFirstUse) and not getattr(spec, "_initializing", False):
-      real = spec.loader.real  # (a _StandInLoader until the module's code has run)
-      spec._initializing = True  # pylint: disable=protected-access
-      try:
-        real.exec_module(module)
-      finally:
-        spec._initializing = False  # pylint: disable=protected-access
-      spec.loader = module.__loader__ = real
+  with _first_use:
+    if isinstance(module, ModuleOnFirstUse):
+      spec = module.__spec__
       module.__class__ = types.ModuleType
-      _bind_real_names(module)
+      spec.loader = module.__loader__ = spec.loader.real
+      spec.loader.exec_module(module)
   return module
 
 
-def _bind_real_names(module: types.ModuleType):
-  """Binds the objects `module` defined where its importers had bound its forwarders to global
-  names (seqio's `from seqio.evaluation import Evaluator`), so that, once it ran, `seqio.Evaluator`
-  is the class itself. A forwarded name the module did not define is removed from it (reading it
-  is an AttributeError, as it would have been)."""
-  for name, value in list(vars(module).items()):
-    if type(value) is _NameOnFirstUse:
-      del vars(module)[name]
-  for importer in list(sys.modules.values()):
-    if not issubclass(type(importer), types.ModuleType):  # read no attribute of a lazy proxy
-      continue
-    names = object.__getattribute__(importer, "__dict__")
-    for name, value in list(names.items()):
-      if type(value) is _NameOnFirstUse and value._module is module and (  # pylint: disable=protected-access
-          value.__name__ in vars(module)):
-        names[name] = vars(module)[value.__name__]
-
-
-class _NameOnFirstUse:
-  """A name of a ModuleOnFirstUse that its importers read as they are imported: calling it, an
-  isinstance or issubclass check against it, subclassing it (`__mro_entries__`) or reading an
-  attribute of it runs the module and does the same with the module's own object. The module's
-  code then binds the real object in its place; an importer that had read the name into an
-  annotation (`Optional[Sequence[metrics_lib.Metric]]`) or an alias keeps the forwarder, which
-  typing takes as a type argument."""
-
-  def __init__(self, module: types.ModuleType, name: str):
-    self.__module__, self.__name__, self.__qualname__ = module.__name__, name, name
-    self._module = module
-
-  def _real(self):
-    real = object.__getattribute__(_run_module(self._module), "__dict__").get(self.__name__)
-    if real is None or type(real) is _NameOnFirstUse:  # not (yet) defined by the module's code
-      raise AttributeError(f"module {self.__module__!r} has no attribute {self.__name__!r}")
-    return real
-
-  def __call__(self, *args, **kwargs):
-    return self._real()(*args, **kwargs)
-
-  def __mro_entries__(self, bases):
-    return (self._real(),)
-
-  def __instancecheck__(self, instance):
-    return isinstance(instance, self._real())
-
-  def __subclasscheck__(self, subclass):
-    return issubclass(subclass, self._real())
-
-  def __getattr__(self, name):  # called only for names the forwarder does not hold
-    # copy, pickle and typing probe for protocols by dunder names; _module, before __init__
-    if name.startswith("__") or name == "_module":
-      raise AttributeError(name)
-    return getattr(self._real(), name)
-
-  def __repr__(self):
-    return f"<{self.__module__}.{self.__name__}, run on first use>"
+def _forwarder(module: types.ModuleType, name: str):
+  def forward(*args, **kwargs):
+    return getattr(_run_module(module), name)(*args, **kwargs)
+  forward.__name__ = forward.__qualname__ = name
+  return forward
 
 
 class _StandInLoader:
@@ -453,62 +352,27 @@ class _StandInLoader:
 
   def exec_module(self, module):
     for name in self.forwarded:
-      setattr(module, name, _NameOnFirstUse(module, name))
+      setattr(module, name, _forwarder(module, name))
     module.__class__ = ModuleOnFirstUse
-
-
-class _AfterItsPackage:
-  """The loader of a module of a package that is still a ModuleOnFirstUse (`import jax.numpy`
-  before anything read from jax): the package's code runs first, as it would have been imported,
-  and where that code imported the module itself (jax's __init__ imports jax.numpy), that module
-  is handed back rather than run a second time. The package runs here, under the module's import
-  lock, not in find_spec: the import system calls finders under its global import lock, and a
-  module's code run there blocks every other thread's imports."""
-
-  def __init__(self, real, package):
-    self.real, self.package = real, package
-    self.imported = self.imported_spec = None  # the module the package's code imported
-
-  def create_module(self, spec):
-    _run_module(self.package)
-    self.imported = sys.modules.get(spec.name)
-    if self.imported is not None:
-      self.imported_spec = self.imported.__spec__
-      return self.imported
-    return self.real.create_module(spec)
-
-  def exec_module(self, module):
-    if module is self.imported:
-      module.__spec__ = self.imported_spec  # the import system set ours on it
-    else:
-      self.real.exec_module(module)
-      module.__spec__.loader = module.__loader__ = self.real
 
 
 class _ImportOnFirstUse:  # a meta path finder
   """Gives each module of MODULES_ON_FIRST_USE a ModuleOnFirstUse: `import x` binds a module
   whose code runs when a name is first read from it, so a library that is imported and never
   used costs nothing."""
-
-  def __init__(self):
-    self.finding = set()  # the threads looking up a real spec
+  finding = False  # set while the real spec is looked up
 
   def find_spec(self, fullname, path=None, target=None):
-    package = sys.modules.get(fullname.rpartition(".")[0])
-    waits = isinstance(package, ModuleOnFirstUse)
-    if (not waits and fullname not in MODULES_ON_FIRST_USE) or _thread.get_ident() in self.finding:
+    if fullname not in MODULES_ON_FIRST_USE or self.finding:
       return None
-    self.finding.add(_thread.get_ident())
+    self.finding = True
     try:
       spec = importlib.util.find_spec(fullname)
     finally:
-      self.finding.discard(_thread.get_ident())
+      self.finding = False
     if spec is None or not hasattr(spec.loader, "exec_module"):
       return spec
-    if waits:
-      spec.loader = _AfterItsPackage(spec.loader, package)
-    else:
-      spec.loader = _StandInLoader(spec.loader, MODULES_ON_FIRST_USE[fullname])
+    spec.loader = _StandInLoader(spec.loader, MODULES_ON_FIRST_USE[fullname])
     return spec
 
 
