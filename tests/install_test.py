@@ -148,6 +148,110 @@ def test_libraries_this_project_never_calls_run_on_first_use():
       "HyperPrimitive", "module", "load", "module"]
 
 
+def _in_the_trainer(tmp_path, code: str) -> subprocess.CompletedProcess:
+  """Runs `code` in `python -m t5.models.mesh_transformer_main`, as the module it imports
+  (--module_import), then ends the process."""
+  (tmp_path / "trainer_probe.py").write_text(code + "\nsys.stdout.flush()\nos._exit(0)\n")
+  return subprocess.run(
+      [sys.executable, "-m", "t5.models.mesh_transformer_main", "--module_import=trainer_probe"],
+      capture_output=True, text=True, env=dict(_ENV, PYTHONPATH=str(tmp_path)))
+
+
+def test_in_the_trainer_jax_and_seqios_metric_objects_run_when_first_used(tmp_path):
+  # JAX, flax and clu (0.65 s of the trainer's imports) come with seqio's metric objects and
+  # Evaluator, which the Mesh TF trainer never makes, and with TensorFlow Lite's JAX converter;
+  # seqio's metrics and a user's subclass of them, its Evaluator, TensorFlow Lite's
+  # xla_computation and JAX itself still work, and no module's code runs twice.
+  result = _in_the_trainer(
+      tmp_path,
+      "import collections, os, sys\n"
+      "runs = collections.Counter()  # each module's code run, by file, from here on\n"
+      "sys.addaudithook(lambda event, args: event == 'exec' and getattr(args[0], 'co_name', '')\n"
+      "                 == '<module>' and runs.update([args[0].co_filename]))\n"
+      "import code_t5\n"
+      "print(*(type(sys.modules[name]).__name__\n"
+      "        for name in ('clu.metrics', 'seqio.metrics', 'seqio.evaluation')),\n"
+      "      'jax' in sys.modules, 'flax' in sys.modules, 'jaxlib' in sys.modules)\n"
+      "import seqio\n"
+      "metric, = seqio.get_mixture_or_task('flcc_py_completion_lm_v1').metric_objs[:1]\n"
+      "print(isinstance(metric, seqio.metrics.CollectingMetric), isinstance(3, seqio.Evaluator),\n"
+      "      type(sys.modules['seqio.metrics']).__name__, 'jax' in sys.modules)\n"
+      "class Count(seqio.metrics.Metric):\n"
+      "  pass\n"
+      "print(issubclass(Count, sys.modules['clu.metrics'].Metric), seqio.metrics.Scalar(2).value,\n"
+      "      seqio.Evaluator is seqio.evaluation.Evaluator, type(seqio.Evaluator).__name__)\n"
+      "import jax.numpy as jnp\n"
+      "from tensorflow.lite.python import util\n"
+      "computation = util._xla_computation(lambda x: jnp.sin(x) * 2)(1.0)\n"
+      "print(int(jnp.arange(4).sum()), 'sine' in computation.as_hlo_text(), [file for file, n in\n"
+      "      runs.items() if n > 1 and any(f'/{p}/' in file for p in ('jax', 'flax', 'seqio'))])\n")
+  assert result.returncode == 0, result.stderr[-2000:]
+  assert result.stdout.split() == [
+      "ModuleOnFirstUse", "ModuleOnFirstUse", "ModuleOnFirstUse", "False", "False", "False",
+      "True", "False", "module", "True", "True", "2", "True", "type", "6", "True", "[]"]
+  # Any other process imports them at start-up, as seqio does (see code_t5_compat).
+  other = _python("import sys, code_t5\n"
+                  "print(type(sys.modules['seqio.metrics']).__name__, 'jax' in sys.modules)\n")
+  assert other.stdout.split() == ["module", "True"], other.stderr[-2000:]
+
+
+def test_a_forwarded_name_read_after_imports_is_the_real_object(tmp_path):
+  # Forwarders are for the modules that read them as they are imported; pickle reads a class
+  # from its module to unpickle an instance, and a forwarder there failed ("NEWOBJ class argument
+  # must be a type") in a process where seqio.metrics had not run yet.
+  pickled = _python(
+      "import pickle, sys, seqio\n"
+      "sys.stdout.write(pickle.dumps(seqio.metrics.Scalar(2.0)).hex())\n")
+  assert pickled.returncode == 0, pickled.stderr[-2000:]
+  result = _in_the_trainer(
+      tmp_path,
+      "import os, pickle, sys\n"
+      "import code_t5, seqio\n"
+      "print(type(sys.modules['seqio.metrics']).__name__)\n"
+      f"value = pickle.loads(bytes.fromhex('{pickled.stdout}'))\n"
+      "print(value.value, type(value) is seqio.metrics.Scalar)\n")
+  assert result.returncode == 0, result.stderr[-2000:]
+  assert result.stdout.split() == ["ModuleOnFirstUse", "2.0", "True"]
+
+
+# What threads may first do at once in the trainer: each runs JAX, flax or clu by another way in.
+# (Not `import jax.numpy` or another of JAX's modules by its own name: JAX itself is not safe to
+# import so from two threads at once; see code_t5_compat.)
+_FIRST_USES = {
+    "metrics": ("seqio.metrics.Scalar(2).value", "2"),
+    "evaluator": ("isinstance(3, seqio.Evaluator)", "False"),
+    "subclass": ("type('Count', (seqio.metrics.Metric,), {}).__name__", "Count"),
+    "clu": ("sys.modules['clu.metrics'].Average.__name__", "Average"),
+    "devices": ("importlib.import_module('jax').devices()[0].platform", "cpu"),
+    "lite": ("type(importlib.import_module('tensorflow.lite.python.util')._xla_computation(\n"
+             "    lambda x: x)(1.0)).__name__", "XlaComputation")}
+
+
+@pytest.mark.parametrize("order", [
+    ("metrics", "evaluator", "devices"), ("clu", "metrics", "lite"),
+    ("subclass", "devices", "clu"), ("lite", "evaluator", "subclass", "metrics")])
+def test_threads_that_first_use_jax_and_seqios_metrics_at_once_do_not_deadlock(tmp_path, order):
+  # Each stand-in runs under the import system's lock for its module, after jax's package was
+  # imported by itself: with one lock of our own, or a stand-in for the jax package, threads like
+  # these waited on each other for good or failed on a partly run module in some orders.
+  result = _in_the_trainer(
+      tmp_path,
+      "import faulthandler, importlib, os, sys, threading\n"
+      "faulthandler.dump_traceback_later(120, exit=True)  # a deadlock fails, not hangs\n"
+      "import code_t5, seqio\n"
+      "start = threading.Barrier(%d)\n"
+      "def first(expression):\n"
+      "  start.wait()\n"
+      "  return eval(expression)\n"
+      "from concurrent.futures import ThreadPoolExecutor\n"
+      "with ThreadPoolExecutor(%d) as pool:\n"
+      "  runs = [pool.submit(first, e) for e in %r]\n"
+      "  print(*(run.result() for run in runs))\n" % (
+          len(order), len(order), [_FIRST_USES[name][0] for name in order]))
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert result.stdout.split() == [_FIRST_USES[name][1] for name in order]
+
+
 def test_pandas_runs_when_first_used():
   # Keras and tensorflow_datasets import pandas (with pyarrow, 0.7-1.0 s) for data frames this
   # project never makes; tensorflow_datasets' as_dataframe, which subclasses pandas.DataFrame,
