@@ -70,6 +70,28 @@ def test_fused_cross_entropy_gives_mesh_tfs_loss_and_gradient(layout, z_loss):
   assert "OneHot" not in ops and "TensorScatterSub" not in ops and "InplaceSub" in ops
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_target_far_below_the_best_logit_keeps_an_exact_loss(layout):
+  # The loss comes from the row's maximum and sum, never from the target's probability, which
+  # underflows to 0 for a target 200 below the row's best logit: the loss is still ~200, exact.
+  vocab = DIMS["vocab"]
+  values = _inputs()
+  values["logits"][0][0, 0, 0] = -200.0  # targets[0, 0] is 0
+  values["logits"][0][1, 2, -1] = 120.0 + values["logits"][0][1, 2].max()  # a sure target
+
+  def build(logits, targets, dy, dx):  # pylint: disable=unused-argument
+    loss = softmax.softmax_cross_entropy(logits, targets, vocab, z_loss=1e-4)
+    return [loss, *mtf.gradients([loss], [logits], [dy])]
+
+  (loss, grad), _ = test_utils.run_on_mesh(*LAYOUTS[layout], build, values)
+  logits, targets = values["logits"][0].astype(np.float64), values["targets"][0]
+  peak = logits.max(-1)
+  log_z = peak + np.log(np.exp(logits - peak[..., None]).sum(-1))
+  target_logit = np.take_along_axis(logits, targets[..., None], -1)[..., 0]
+  np.testing.assert_allclose(loss, log_z - target_logit + 1e-4 * log_z ** 2, rtol=1e-6)
+  assert loss[0, 0] > 200 and np.isfinite(grad).all()
+
+
 @pytest.mark.parametrize("layout", ["one device", "vocab split"])
 def test_a_gradient_too_large_to_change_in_place_is_scattered_the_same(layout, monkeypatch):
   # InplaceSub numbers the entries it changes with int32: past 2**31 - 1 entries (a slice of
