@@ -32,8 +32,7 @@ mini trained 1.3-1.4x faster there (docs/speed.md); on the AVX-512 machine it ch
 (oneDNN was already on).
 
 6. Libraries that t5 and seqio import at their top and this project never calls, run on first
-   use (activated at interpreter start-up; MODULES_ON_FIRST_USE says which and why), and in the
-   trainer's process JAX with flax and clu too (MODULES_ON_FIRST_USE_IN_TRAINER).
+   use (activated at interpreter start-up; MODULES_ON_FIRST_USE says which and why).
 
 7. Python's cyclic garbage collector, idle while `python -m t5.models.mesh_transformer_main`
    starts (set at interpreter start-up in that process only; START_UP_GC_THRESHOLDS says why),
@@ -48,11 +47,9 @@ mini trained 1.3-1.4x faster there (docs/speed.md); on the AVX-512 machine it ch
 """
 
 import _thread
-import builtins
 import contextlib
 import functools
 import gc
-from importlib import _bootstrap  # the import system's per-module locks (_run_module)
 import importlib.machinery
 import importlib.util
 import os
@@ -307,38 +304,14 @@ class _DeferHfModel:  # a meta path finder and the loader of what it finds
 # (with pyarrow, which it imports) is 0.7-1.0 s more: Keras imports it for `fit` on data frames
 # and tensorflow_datasets for its notebook display (`as_dataframe`, whose module subclasses
 # pandas.DataFrame at its top, so that module waits too and tensorflow_datasets' `from ... import
-# as_dataframe` gets a forwarder). Each module maps to the names its stand-in forwards
-# (_NameOnFirstUse).
+# as_dataframe` gets a forwarder). Each module maps to the names its stand-in forwards (functions
+# only: a forwarder runs the module when first called).
 MODULES_ON_FIRST_USE = {
     "rouge_score.rouge_scorer": (), "rouge_score.scoring": (), "sacrebleu": (), "pyglove": (),
     "tensorflow_hub": (), "scipy.stats": ("rankdata",),
     "sklearn.metrics": ("fbeta_score", "matthews_corrcoef"), "pandas": (),
     "tensorflow_datasets.core.as_dataframe": ("as_dataframe",)}
-
-# In the trainer's process only (7.'s started_as), JAX with flax and clu run on first use too:
-# 0.65 s of the trainer's 2.8 s of imports on the AVX-512 kind. seqio imports them for its metric
-# objects and Evaluator, which the Mesh TF trainer never makes (its evals call the tasks' metric
-# functions), and TensorFlow Lite for its converter of JAX functions (FROM_IMPORTS_ON_FIRST_CALL).
-# clu.metrics, seqio.metrics and seqio.evaluation wait, and the names their importers read as
-# they are defined (seqio.loggers' annotations, seqio.dataset_providers' MetricFnCallable alias,
-# seqio's `from seqio.evaluation import Evaluator`) are forwarders. Before a stand-in's code runs,
-# jax's package is imported by itself, outside any module's lock (STAND_INS_IMPORT_FIRST): JAX is
-# not safe to import from two threads at once on Python 3.11 -- a thread importing jax.numpy
-# while another runs jax's __init__ deadlocks or gets a partly run module (4 of 6 runs of three
-# such threads failed, without this project's code), since the first holds the child's lock
-# while it waits for the package's. Other processes keep importing JAX at start-up, as seqio
-# does, so a program of theirs that first uses JAX from several threads stays safe; the trainer
-# uses no JAX, and nothing in it does so. (A stand-in for the jax package itself was tried and
-# withdrawn: it ran jax's code while holding a child's lock, the same order, every time.)
-MODULES_ON_FIRST_USE_IN_TRAINER = {
-    "clu.metrics": (), "seqio.metrics": ("MetricFnCallable", "MetricValue", "Scalar"),
-    "seqio.evaluation": ("Evaluator",)}
-STAND_INS_IMPORT_FIRST = {name: ("jax",) for name in MODULES_ON_FIRST_USE_IN_TRAINER}
-# The package whose modules read a stand-in's forwarded names as they are imported. Only those
-# reads get the forwarders; any other read gets the real object (ModuleOnFirstUse.__getattribute__).
-FORWARDED_TO = {"scipy.stats": "sklearn", "sklearn.metrics": "t5",
-                "tensorflow_datasets.core.as_dataframe": "tensorflow_datasets",
-                "seqio.metrics": "seqio", "seqio.evaluation": "seqio"}
+_first_use = _thread.RLock()  # a module's code runs once, whichever thread reads it first
 
 
 class ModuleOnFirstUse(types.ModuleType):
@@ -347,124 +320,27 @@ class ModuleOnFirstUse(types.ModuleType):
   this module object, which then is an ordinary module. (importlib's LazyLoader would run it on
   the next `import` of it anywhere, which reads __spec__: sklearn imports scipy.stats again.)"""
 
-  def __getattribute__(self, name):
-    # A forwarder stands in only for the modules being imported that read it (seqio's `from
-    # seqio.evaluation import Evaluator`, seqio.loggers' annotations). Anyone else reading it gets
-    # the real object, as pickle must: it finds a class by reading it from its module, and
-    # unpickling a seqio.metrics.Scalar with a forwarder raised "NEWOBJ class argument must be a
-    # type" (even at the top of a module being imported, such as the trainer's --module_import).
-    value = super().__getattribute__(name)
-    if type(value) is _NameOnFirstUse and not _read_while_imported(
-        FORWARDED_TO.get(super().__getattribute__("__name__"))):
-      return value._real()  # pylint: disable=protected-access
-    return value
-
   def __getattr__(self, name):  # called only for names the module does not hold
     if name == "__path__":  # `from x import y` asks whether x is a package; a package holds it
       raise AttributeError(name)
-    module = _run_module(self)
-    if isinstance(module, ModuleOnFirstUse):  # this thread is running its code: partly run
-      raise AttributeError(f"partially initialized module {self.__name__!r} has no attribute "
-                           f"{name!r}")
-    return getattr(module, name)
-
-
-def _read_while_imported(package: str) -> bool:
-  """Whether a name of a ModuleOnFirstUse is read while this thread imports a module of `package`:
-  some frame above is such a module's top level (or code it calls: t5's GLUE tables call a wrapper
-  that reads sklearn.metrics.fbeta_score) that the import system is running (its __spec__
-  _initializing)."""
-  frame = sys._getframe(1)  # pylint: disable=protected-access
-  while frame is not None:
-    spec = frame.f_globals.get("__spec__")
-    if getattr(spec, "_initializing", False) and spec.name.partition(".")[0] == package:
-      return True
-    frame = frame.f_back
-  return False
+    return getattr(_run_module(self), name)
 
 
 def _run_module(module: types.ModuleType) -> types.ModuleType:
-  """Runs a stand-in's code, once, under the import system's own lock for the module: a thread
-  that reads from it meanwhile waits for it, as for a module another thread imports, and a cycle
-  of threads waiting on each other's modules is told apart the same way (a lock of our own,
-  taken while the module's code imports others, deadlocked two threads importing JAX and seqio's
-  metrics at once). While it runs it stays a ModuleOnFirstUse with __spec__._initializing set,
-  which the running thread's own reads see as a partly run module."""
-  if not isinstance(module, ModuleOnFirstUse):
-    return module
-  spec = module.__spec__
-  for package in STAND_INS_IMPORT_FIRST.get(spec.name, ()):
-    importlib.import_module(package)
-  with _bootstrap._ModuleLockManager(spec.name):  # pylint: disable=protected-access
-    if isinstance(module, ModuleOnFirstUse) and not getattr(spec, "_initializing", False):
-      real = spec.loader.real  # (a _StandInLoader until the module's code has run)
-      spec._initializing = True  # pylint: disable=protected-access
-      try:
-        real.exec_module(module)
-      finally:
-        spec._initializing = False  # pylint: disable=protected-access
-      spec.loader = module.__loader__ = real
+  with _first_use:
+    if isinstance(module, ModuleOnFirstUse):
+      spec = module.__spec__
       module.__class__ = types.ModuleType
-      _bind_real_names(module)
+      spec.loader = module.__loader__ = spec.loader.real
+      spec.loader.exec_module(module)
   return module
 
 
-def _bind_real_names(module: types.ModuleType):
-  """Binds the objects `module` defined where its importers had bound its forwarders to global
-  names (seqio's `from seqio.evaluation import Evaluator`), so that, once it ran, `seqio.Evaluator`
-  is the class itself. A forwarded name the module did not define is removed from it (reading it
-  is an AttributeError, as it would have been)."""
-  for name, value in list(vars(module).items()):
-    if type(value) is _NameOnFirstUse:
-      del vars(module)[name]
-  for importer in list(sys.modules.values()):
-    if not issubclass(type(importer), types.ModuleType):  # read no attribute of a lazy proxy
-      continue
-    names = object.__getattribute__(importer, "__dict__")
-    for name, value in list(names.items()):
-      if type(value) is _NameOnFirstUse and value._module is module and (  # pylint: disable=protected-access
-          value.__name__ in vars(module)):
-        names[name] = vars(module)[value.__name__]
-
-
-class _NameOnFirstUse:
-  """A name of a ModuleOnFirstUse that its importers read as they are imported: calling it, an
-  isinstance or issubclass check against it, subclassing it (`__mro_entries__`) or reading an
-  attribute of it runs the module and does the same with the module's own object. The module's
-  code then binds the real object in its place; an importer that had read the name into an
-  annotation (`Optional[Sequence[metrics_lib.Metric]]`) or an alias keeps the forwarder, which
-  typing takes as a type argument."""
-
-  def __init__(self, module: types.ModuleType, name: str):
-    self.__module__, self.__name__, self.__qualname__ = module.__name__, name, name
-    self._module = module
-
-  def _real(self):
-    real = object.__getattribute__(_run_module(self._module), "__dict__").get(self.__name__)
-    if real is None or type(real) is _NameOnFirstUse:  # not (yet) defined by the module's code
-      raise AttributeError(f"module {self.__module__!r} has no attribute {self.__name__!r}")
-    return real
-
-  def __call__(self, *args, **kwargs):
-    return self._real()(*args, **kwargs)
-
-  def __mro_entries__(self, bases):
-    return (self._real(),)
-
-  def __instancecheck__(self, instance):
-    return isinstance(instance, self._real())
-
-  def __subclasscheck__(self, subclass):
-    return issubclass(subclass, self._real())
-
-  def __getattr__(self, name):  # called only for names the forwarder does not hold
-    # copy, pickle and typing probe for protocols by dunder names; _module, before __init__
-    if name.startswith("__") or name == "_module":
-      raise AttributeError(name)
-    return getattr(self._real(), name)
-
-  def __repr__(self):
-    return f"<{self.__module__}.{self.__name__}, run on first use>"
+def _forwarder(module: types.ModuleType, name: str):
+  def forward(*args, **kwargs):
+    return getattr(_run_module(module), name)(*args, **kwargs)
+  forward.__name__ = forward.__qualname__ = name
+  return forward
 
 
 class _StandInLoader:
@@ -476,78 +352,27 @@ class _StandInLoader:
 
   def exec_module(self, module):
     for name in self.forwarded:
-      setattr(module, name, _NameOnFirstUse(module, name))
+      setattr(module, name, _forwarder(module, name))
     module.__class__ = ModuleOnFirstUse
 
 
-# TensorFlow Lite binds JAX's `xla_computation` as TensorFlow is imported, for its converter of
-# JAX functions (tensorflow/lite/python/util.py: `from jax import xla_computation`, in a try for
-# an environment without JAX), and that import runs all of JAX. In the trainer's process, in the
-# module named here, those `from ... import` statements bind functions that import the module when
-# first called instead (_FromImportsOnFirstCall).
-FROM_IMPORTS_ON_FIRST_CALL = {"tensorflow.lite.python.util": {"jax": ("xla_computation",)}}
-
-
-def _function_on_first_call(module_name: str, name: str):
-  def call(*args, **kwargs):
-    return getattr(importlib.import_module(module_name), name)(*args, **kwargs)
-  call.__module__, call.__name__, call.__qualname__ = module_name, name, name
-  return call
-
-
-class _FromImportsOnFirstCall:
-  """The loader of a module of FROM_IMPORTS_ON_FIRST_CALL: its code runs with an `__import__` of
-  its own (in its globals' __builtins__, which only that module's code sees) that answers a
-  `from x import name` of the names listed with functions importing x when called, and passes
-  every other import to the import system."""
-
-  def __init__(self, real, from_imports):
-    self.real, self.from_imports = real, from_imports
-
-  def create_module(self, spec):
-    return self.real.create_module(spec)
-
-  def exec_module(self, module):
-    from_imports = self.from_imports
-
-    def __import__(name, globals=None, locals=None, fromlist=(), level=0):  # pylint: disable=redefined-builtin
-      if level == 0 and fromlist and set(fromlist) <= set(from_imports.get(name, ())):
-        return types.SimpleNamespace(**{
-            each: _function_on_first_call(name, each) for each in fromlist})
-      return builtins.__import__(name, globals, locals, fromlist, level)
-
-    module.__builtins__ = dict(vars(builtins), __import__=__import__)
-    try:
-      self.real.exec_module(module)
-    finally:
-      module.__builtins__ = builtins  # its functions keep the __import__ they were made with
-      module.__spec__.loader = module.__loader__ = self.real
-
-
 class _ImportOnFirstUse:  # a meta path finder
-  """Gives each module of `modules` (MODULES_ON_FIRST_USE, ...) a ModuleOnFirstUse: `import x`
-  binds a module whose code runs when a name is first read from it, so a library that is imported
-  and never used costs nothing; and each module of `from_imports` its _FromImportsOnFirstCall."""
-
-  def __init__(self, modules, from_imports):
-    self.modules, self.from_imports = modules, from_imports
-    self.finding = set()  # the threads looking up a real spec
+  """Gives each module of MODULES_ON_FIRST_USE a ModuleOnFirstUse: `import x` binds a module
+  whose code runs when a name is first read from it, so a library that is imported and never
+  used costs nothing."""
+  finding = False  # set while the real spec is looked up
 
   def find_spec(self, fullname, path=None, target=None):
-    if (fullname not in self.modules and fullname not in self.from_imports
-        or _thread.get_ident() in self.finding):
+    if fullname not in MODULES_ON_FIRST_USE or self.finding:
       return None
-    self.finding.add(_thread.get_ident())
+    self.finding = True
     try:
       spec = importlib.util.find_spec(fullname)
     finally:
-      self.finding.discard(_thread.get_ident())
+      self.finding = False
     if spec is None or not hasattr(spec.loader, "exec_module"):
       return spec
-    if fullname in self.from_imports:
-      spec.loader = _FromImportsOnFirstCall(spec.loader, self.from_imports[fullname])
-    else:
-      spec.loader = _StandInLoader(spec.loader, self.modules[fullname])
+    spec.loader = _StandInLoader(spec.loader, MODULES_ON_FIRST_USE[fullname])
     return spec
 
 
@@ -705,11 +530,7 @@ def install():
   if HF_MODEL not in sys.modules and not any(isinstance(f, _DeferHfModel) for f in sys.meta_path):
     sys.meta_path.insert(0, _DeferHfModel())
   if not any(isinstance(f, _ImportOnFirstUse) for f in sys.meta_path):
-    if _started_as_trainer:
-      sys.meta_path.insert(0, _ImportOnFirstUse(
-          {**MODULES_ON_FIRST_USE, **MODULES_ON_FIRST_USE_IN_TRAINER}, FROM_IMPORTS_ON_FIRST_CALL))
-    else:
-      sys.meta_path.insert(0, _ImportOnFirstUse(MODULES_ON_FIRST_USE, {}))
+    sys.meta_path.insert(0, _ImportOnFirstUse())
 
 
 install()
