@@ -325,6 +325,9 @@ class ModuleOnFirstUse(types.ModuleType):
       raise AttributeError(name)
     return getattr(_run_module(self), name)
 
+  def __dir__(self):  # dir(), help(), inspect.getmembers(): the names the module's code defines
+    return dir(_run_module(self))
+
 
 def _run_module(module: types.ModuleType) -> types.ModuleType:
   with _first_use:
@@ -365,6 +368,11 @@ class _ImportOnFirstUse:  # a meta path finder
   def find_spec(self, fullname, path=None, target=None):
     if fullname not in MODULES_ON_FIRST_USE or self.finding:
       return None
+    existing = sys.modules.get(fullname)
+    if existing is not None:  # importlib.reload: the import system runs the module's code again
+      if isinstance(existing, ModuleOnFirstUse):  # into this module object, as the first run would
+        existing.__class__ = types.ModuleType
+      return None  # (importlib.util.find_spec would hand back the module's own spec to change)
     self.finding = True
     try:
       spec = importlib.util.find_spec(fullname)

@@ -148,6 +148,37 @@ def test_libraries_this_project_never_calls_run_on_first_use():
       "HyperPrimitive", "module", "load", "module"]
 
 
+def test_a_stand_in_lists_its_names_and_reloads_like_any_module(tmp_path):
+  # dir() (help, inspect.getmembers) runs a stand-in's code, to list what it defines; reloading a
+  # module that ran runs its code again and leaves an ordinary module (it used to turn it back
+  # into a stand-in holding the old objects); reloading one that has not run runs it. And the
+  # trainer's start-up, which lists nothing, still leaves them waiting.
+  result = _python(
+      "import importlib, sys\n"
+      "import code_t5, t5.models\n"
+      "stats, metrics = sys.modules['scipy.stats'], sys.modules['sklearn.metrics']\n"
+      "print(type(stats).__name__, 'rankdata' in dir(stats), 'norm' in dir(stats),\n"
+      "      type(stats).__name__)\n"
+      "again = importlib.reload(stats)\n"
+      "print(again is stats, type(stats).__name__, type(stats.__spec__.loader).__name__,\n"
+      "     stats.rankdata([30, 10, 20]).tolist())\n"
+      "importlib.reload(metrics)\n"
+      "print(type(metrics).__name__, metrics.accuracy_score([1, 0], [1, 1]))\n")
+  assert result.returncode == 0, result.stderr[-2000:]
+  assert result.stdout.split() == ["ModuleOnFirstUse", "True", "True", "module",
+                                   "True", "module", "SourceFileLoader", "[3.0,", "1.0,", "2.0]",
+                                   "module", "0.5"]
+  (tmp_path / "stand_in_probe.py").write_text(
+      "import os, sys\n"
+      "print(*(type(sys.modules[name]).__name__\n"
+      "        for name in ('scipy.stats', 'sklearn.metrics', 'pandas')), flush=True)\n"
+      "os._exit(0)\n")
+  trainer = subprocess.run(
+      [sys.executable, "-m", "t5.models.mesh_transformer_main", "--module_import=stand_in_probe"],
+      capture_output=True, text=True, env=dict(_ENV, PYTHONPATH=str(tmp_path)))
+  assert trainer.stdout.split() == ["ModuleOnFirstUse"] * 3, trainer.stderr[-2000:]
+
+
 def test_pandas_runs_when_first_used():
   # Keras and tensorflow_datasets import pandas (with pyarrow, 0.7-1.0 s) for data frames this
   # project never makes; tensorflow_datasets' as_dataframe, which subclasses pandas.DataFrame,
