@@ -46,10 +46,10 @@ mini trained 1.3-1.4x faster there (docs/speed.md); on the AVX-512 machine it ch
    while it builds the training input, if gin says so).
 """
 
-import _thread
 import contextlib
 import functools
 import gc
+from importlib import _bootstrap  # the import system's per-module locks (_run_module)
 import importlib.machinery
 import importlib.util
 import os
@@ -311,7 +311,6 @@ MODULES_ON_FIRST_USE = {
     "tensorflow_hub": (), "scipy.stats": ("rankdata",),
     "sklearn.metrics": ("fbeta_score", "matthews_corrcoef"), "pandas": (),
     "tensorflow_datasets.core.as_dataframe": ("as_dataframe",)}
-_first_use = _thread.RLock()  # a module's code runs once, whichever thread reads it first
 
 
 class ModuleOnFirstUse(types.ModuleType):
@@ -323,19 +322,37 @@ class ModuleOnFirstUse(types.ModuleType):
   def __getattr__(self, name):  # called only for names the module does not hold
     if name == "__path__":  # `from x import y` asks whether x is a package; a package holds it
       raise AttributeError(name)
-    return getattr(_run_module(self), name)
+    module = _run_module(self)
+    if isinstance(module, ModuleOnFirstUse):  # this thread is running its code: partly run
+      raise AttributeError(f"partially initialized module {self.__name__!r} has no attribute "
+                           f"{name!r}")
+    return getattr(module, name)
 
   def __dir__(self):  # dir(), help(), inspect.getmembers(): the names the module's code defines
     return dir(_run_module(self))
 
 
 def _run_module(module: types.ModuleType) -> types.ModuleType:
-  with _first_use:
-    if isinstance(module, ModuleOnFirstUse):
-      spec = module.__spec__
+  """Runs a stand-in's code, once, under the import system's own lock for the module: a thread
+  that reads from it meanwhile waits for it, as for a module another thread imports (it used to
+  find a partly run module, without the names it asked for), and a cycle of threads waiting on
+  each other's modules is told apart as the import system tells it (a lock of our own, taken
+  while the module's code imports others, could hang such threads for good). While it runs it
+  stays a ModuleOnFirstUse with __spec__._initializing set, which the running thread's own reads
+  see as a partly run module."""
+  if not isinstance(module, ModuleOnFirstUse):
+    return module
+  spec = module.__spec__
+  with _bootstrap._ModuleLockManager(spec.name):  # pylint: disable=protected-access
+    if isinstance(module, ModuleOnFirstUse) and not getattr(spec, "_initializing", False):
+      real = spec.loader.real  # (a _StandInLoader until the module's code has run)
+      spec._initializing = True  # pylint: disable=protected-access
+      try:
+        real.exec_module(module)
+      finally:
+        spec._initializing = False  # pylint: disable=protected-access
+      spec.loader = module.__loader__ = real
       module.__class__ = types.ModuleType
-      spec.loader = module.__loader__ = spec.loader.real
-      spec.loader.exec_module(module)
   return module
 
 
@@ -359,29 +376,72 @@ class _StandInLoader:
     module.__class__ = ModuleOnFirstUse
 
 
+class _AfterItsPackage:
+  """The loader of a module of a package that is still a ModuleOnFirstUse (`from pandas.api.types
+  import is_list_like` before anything read from pandas, which failed: pandas' modules need what
+  its __init__ sets up): the package's code runs first, as it would have been imported, and where
+  that code imported the module itself (pandas' __init__ imports pandas.api), that module is
+  handed back rather than run a second time. The package runs here, under the module's import
+  lock, not in find_spec: the import system calls finders under its global import lock, and a
+  module's code run there would block every other thread's imports."""
+
+  def __init__(self, real, package):
+    self.real, self.package = real, package
+    self.imported = self.imported_spec = None  # the module the package's code imported
+
+  def create_module(self, spec):
+    _run_module(self.package)
+    self.imported = sys.modules.get(spec.name)
+    if self.imported is not None:
+      self.imported_spec = self.imported.__spec__
+      return self.imported
+    return self.real.create_module(spec)
+
+  def exec_module(self, module):
+    if module is self.imported:
+      module.__spec__ = self.imported_spec  # the import system set ours on it
+    else:
+      self.real.exec_module(module)
+      module.__spec__.loader = module.__loader__ = self.real
+
+
 class _ImportOnFirstUse:  # a meta path finder
   """Gives each module of MODULES_ON_FIRST_USE a ModuleOnFirstUse: `import x` binds a module
   whose code runs when a name is first read from it, so a library that is imported and never
-  used costs nothing."""
-  finding = False  # set while the real spec is looked up
+  used costs nothing; and a module of such a package, imported before the package ran, an
+  _AfterItsPackage."""
 
   def find_spec(self, fullname, path=None, target=None):
-    if fullname not in MODULES_ON_FIRST_USE or self.finding:
-      return None
-    existing = sys.modules.get(fullname)
-    if existing is not None:  # importlib.reload: the import system runs the module's code again
-      if isinstance(existing, ModuleOnFirstUse):  # into this module object, as the first run would
-        existing.__class__ = types.ModuleType
-      return None  # (importlib.util.find_spec would hand back the module's own spec to change)
-    self.finding = True
-    try:
-      spec = importlib.util.find_spec(fullname)
-    finally:
-      self.finding = False
+    package = sys.modules.get(fullname.rpartition(".")[0])
+    after_its_package = isinstance(package, ModuleOnFirstUse)
+    if not after_its_package:
+      if fullname not in MODULES_ON_FIRST_USE:
+        return None
+      existing = sys.modules.get(fullname)
+      if existing is not None:  # importlib.reload: the import system runs the module's code again
+        if isinstance(existing, ModuleOnFirstUse):  # into this module, as the first run would
+          existing.__class__ = types.ModuleType
+        return None  # (a stand-in's loader would make it a stand-in again)
+    spec = self._real_spec(fullname, path, target)
     if spec is None or not hasattr(spec.loader, "exec_module"):
       return spec
-    spec.loader = _StandInLoader(spec.loader, MODULES_ON_FIRST_USE[fullname])
+    if after_its_package:
+      spec.loader = _AfterItsPackage(spec.loader, package)
+    else:
+      spec.loader = _StandInLoader(spec.loader, MODULES_ON_FIRST_USE[fullname])
     return spec
+
+  def _real_spec(self, fullname, path, target):
+    """What the finders after this one find, with the path the import system gave (the parent's
+    __path__). Not importlib.util.find_spec: it imports the parent, and the import system calls
+    finders under its global lock, so a parent another thread is running would make this thread
+    wait for it while holding that lock, which the running thread needs for its own imports."""
+    for finder in sys.meta_path:
+      if finder is not self and hasattr(finder, "find_spec"):
+        spec = finder.find_spec(fullname, path, target)
+        if spec is not None:
+          return spec
+    return None
 
 
 # 7. Importing TensorFlow, t5 and seqio makes ~1.5M Python objects and Mesh TF's graph more. Python

@@ -179,6 +179,59 @@ def test_a_stand_in_lists_its_names_and_reloads_like_any_module(tmp_path):
   assert trainer.stdout.split() == ["ModuleOnFirstUse"] * 3, trainer.stderr[-2000:]
 
 
+def test_a_stand_in_is_run_once_for_its_readers_and_before_its_modules(tmp_path):
+  # A package standing in (code_t5_compat.MODULES_ON_FIRST_USE) whose code takes a while: a thread
+  # reading from it while another runs it waits for the run (it used to find a partly run module
+  # and an AttributeError), and a module of it imported before anything was read from it runs
+  # after the package's own code, once (`from pandas.api.types import is_list_like` after `import
+  # code_t5` failed: pandas' modules need what its __init__ sets up).
+  package = tmp_path / "slow_package"
+  package.mkdir()
+  (package / "_state.py").write_text("ready = False\n")
+  (package / "__init__.py").write_text(
+      "import time\n"
+      "RUNS = globals().get('RUNS', 0) + 1\n"
+      "time.sleep(1.0)\n"
+      "from slow_package import _state\n"
+      "_state.ready = True  # what its modules need, as pandas' options\n"
+      "ready = True\n"
+      "from slow_package import child\n")
+  (package / "child.py").write_text(
+      "from slow_package._state import ready\n"
+      "assert ready, 'run before its package'\n"
+      "CHILD_RUNS = 1\n")
+  script = (
+      "import sys, threading, time\n"
+      "import code_t5_compat\n"
+      "code_t5_compat.MODULES_ON_FIRST_USE['slow_package'] = ()\n"
+      "import slow_package\n"
+      "print(type(slow_package).__name__)\n"
+      "if sys.argv[1] == 'threads':\n"
+      "  seen = []\n"
+      "  first = threading.Thread(target=lambda: seen.append(slow_package.RUNS))\n"
+      "  first.start()\n"
+      "  time.sleep(0.3)\n"
+      "  seen.append(slow_package.ready)  # while the first thread runs it\n"
+      "  first.join()\n"
+      "  print(*seen)\n"
+      "else:\n"
+      "  from slow_package.child import CHILD_RUNS\n"
+      "  print(CHILD_RUNS, slow_package.RUNS, slow_package.child is sys.modules['slow_package.child'],\n"
+      "        type(slow_package).__name__)\n")
+  env = dict(_ENV, PYTHONPATH=str(tmp_path))
+  outputs = [subprocess.run([sys.executable, "-c", script, way], capture_output=True, text=True,
+                            env=env) for way in ("threads", "module first")]
+  assert [o.stdout.split() for o in outputs] == [
+      ["ModuleOnFirstUse", "1", "True"], ["ModuleOnFirstUse", "1", "1", "True", "module"]], (
+          [o.stderr[-2000:] for o in outputs])
+  # The same with pandas, as code_t5's processes have it.
+  result = _python("import code_t5, t5.models\n"
+                   "from pandas.api.types import is_list_like\n"
+                   "import pandas\n"
+                   "print(is_list_like([1]), pandas.DataFrame({'a': [1, 2]}).shape[0])\n")
+  assert result.stdout.split() == ["True", "2"], result.stderr[-2000:]
+
+
 def test_pandas_runs_when_first_used():
   # Keras and tensorflow_datasets import pandas (with pyarrow, 0.7-1.0 s) for data frames this
   # project never makes; tensorflow_datasets' as_dataframe, which subclasses pandas.DataFrame,
