@@ -363,9 +363,25 @@ def _forwarder(module: types.ModuleType, name: str):
   return forward
 
 
-class _StandInLoader:
+class _AroundLoader:
+  """A loader that does its part around the real loader's, and answers the rest of the loader
+  protocols (get_code, get_source, is_package, get_resource_reader: runpy, inspect,
+  importlib.resources) as the real one does: `python -m sacrebleu` asks its __main__'s loader
+  for get_code."""
+
+  def __init__(self, real):
+    self.real = real
+
+  def __getattr__(self, name):  # called only for names this loader does not hold
+    if name == "real":  # (not set yet: copy and pickle make instances without __init__)
+      raise AttributeError(name)
+    return getattr(self.real, name)
+
+
+class _StandInLoader(_AroundLoader):
   def __init__(self, real, forwarded):
-    self.real, self.forwarded = real, forwarded
+    super().__init__(real)
+    self.forwarded = forwarded
 
   def create_module(self, spec):
     return self.real.create_module(spec)
@@ -376,7 +392,7 @@ class _StandInLoader:
     module.__class__ = ModuleOnFirstUse
 
 
-class _AfterItsPackage:
+class _AfterItsPackage(_AroundLoader):
   """The loader of a module of a package that is still a ModuleOnFirstUse (`from pandas.api.types
   import is_list_like` before anything read from pandas, which failed: pandas' modules need what
   its __init__ sets up): the package's code runs first, as it would have been imported, and where
@@ -386,7 +402,8 @@ class _AfterItsPackage:
   module's code run there would block every other thread's imports."""
 
   def __init__(self, real, package):
-    self.real, self.package = real, package
+    super().__init__(real)
+    self.package = package
     self.imported = self.imported_spec = None  # the module the package's code imported
 
   def create_module(self, spec):

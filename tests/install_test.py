@@ -232,6 +232,17 @@ def test_a_stand_in_is_run_once_for_its_readers_and_before_its_modules(tmp_path)
   assert result.stdout.split() == ["True", "2"], result.stderr[-2000:]
 
 
+def test_a_standing_in_package_runs_as_a_program(tmp_path):
+  # `python -m sacrebleu` (a stand-in in every process of the venv): runpy asks its __main__'s
+  # loader for the code, and the package runs before its modules (it used to fail with a circular
+  # ImportError, then with "no attribute 'get_code'").
+  (tmp_path / "line.txt").write_text("a b c d\n")
+  result = subprocess.run(
+      [sys.executable, "-m", "sacrebleu", "line.txt", "-i", "line.txt", "-b"], cwd=tmp_path,
+      capture_output=True, text=True, env=_ENV)
+  assert result.returncode == 0 and result.stdout.split() == ["100.0"], result.stderr[-2000:]
+
+
 def test_pandas_runs_when_first_used():
   # Keras and tensorflow_datasets import pandas (with pyarrow, 0.7-1.0 s) for data frames this
   # project never makes; tensorflow_datasets' as_dataframe, which subclasses pandas.DataFrame,
