@@ -383,10 +383,7 @@ class _StandInLoader(_AroundLoader):
     super().__init__(real)
     self.forwarded = forwarded
 
-  def create_module(self, spec):
-    return self.real.create_module(spec)
-
-  def exec_module(self, module):
+  def exec_module(self, module):  # (create_module: the real loader's, through _AroundLoader)
     for name in self.forwarded:
       setattr(module, name, _forwarder(module, name))
     module.__class__ = ModuleOnFirstUse
