@@ -459,10 +459,24 @@ def _model_dir_with(tmp_path, make):
      "model.ckpt-2.index is not a regular file or folder"),
     # TensorFlow's Saver restores what the state file names, then deletes the oldest.
     (lambda m, u: (m / "checkpoint").write_text(
-        'model_checkpoint_path: "../users/notes.txt"\n'), "names 'model_checkpoint_path: "),
+        'model_checkpoint_path: "../users/notes.txt"\n'), "names '../users/notes.txt'"),
     (lambda m, u: (m / "checkpoint").write_text(
         f'model_checkpoint_path: "model.ckpt-2"\nall_model_checkpoint_paths: "{u}/notes.txt"\n'),
      "not a checkpoint of"),
+    # What TensorFlow's text-format reader takes as well: single quotes (helper-18's audit: the
+    # Saver deleted the files they named), escapes, adjacent strings, list syntax.
+    (lambda m, u: (m / "checkpoint").write_text(
+        f"model_checkpoint_path: 'model.ckpt-2'\nall_model_checkpoint_paths: '{u}/notes.txt'\n"),
+     "not a checkpoint of"),
+    (lambda m, u: (m / "checkpoint").write_text(
+        'model_checkpoint_path: "model.ckpt-2"\nall_model_checkpoint_paths: "..\\057users"\n'),
+     "names '../users'"),
+    (lambda m, u: (m / "checkpoint").write_text(
+        'all_model_checkpoint_paths: "model.ckpt-2" "/../users/notes.txt"\n'), "not a checkpoint"),
+    (lambda m, u: (m / "checkpoint").write_text(
+        f'all_model_checkpoint_paths: ["model.ckpt-2", "{u}/notes.txt"]\n'), "not a checkpoint"),
+    (lambda m, u: (m / "checkpoint").write_text('model_checkpoint_path: model.ckpt-2\n'),
+     "is not a checkpoint state TensorFlow reads"),
 ])
 def test_a_model_dir_that_would_lead_a_run_elsewhere_is_refused(command, make, says, tmp_path,
                                                                 capsys):
@@ -479,6 +493,20 @@ def test_a_model_dir_as_runs_leave_it_is_not_refused(tmp_path):
   (model_dir / "checkpoint").write_text(
       f'model_checkpoint_path: "{model_dir.resolve()}/model.ckpt-2"\n'
       'all_model_checkpoint_paths: "model.ckpt-2"\nlast_preserved_timestamp: 1796542376.5\n')
+  launcher.check_model_dir(model_dir)
+
+
+def test_a_state_file_tensorflow_wrote_in_a_folder_named_in_another_script_is_not_refused(
+    tmp_path):
+  """TensorFlow's Saver writes absolute paths, and the text format escapes their non-ASCII bytes
+  (\\321\\200...): the check reads them back as TensorFlow does."""
+  import tensorflow.compat.v1 as tf  # pylint: disable=g-import-not-at-top
+  (tmp_path / "модели").mkdir()
+  model_dir, _ = _model_dir_with(tmp_path / "модели", lambda m, u: None)
+  tf.train.update_checkpoint_state(
+      str(model_dir), str(model_dir / "model.ckpt-2"), [str(model_dir / "model.ckpt-2")],
+      all_model_checkpoint_timestamps=[1796542376.5], last_preserved_timestamp=1796542370.0)
+  assert "\\" in (model_dir / "checkpoint").read_text()
   launcher.check_model_dir(model_dir)
 
 

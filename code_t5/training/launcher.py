@@ -348,10 +348,41 @@ def _trained_task(checkpoint_prefix: pathlib.Path) -> Optional[str]:
 
 
 # TensorFlow's Saver names each checkpoint in the model dir's `checkpoint` state file.
-_CHECKPOINT_STATE = re.compile(r'^(?:model_checkpoint_path|all_model_checkpoint_paths|'
-                               r'last_preserved_timestamp|all_model_checkpoint_timestamps)'
-                               r': (.*)$')
 _CHECKPOINT_NAME = re.compile(r"model\.ckpt-\d+")
+
+
+def _checkpoint_state_paths(text: str) -> List[str]:
+  """The paths a `checkpoint` state file names, read as TensorFlow reads it: protobuf's text
+  format (`text_format.Merge` into tensorflow.CheckpointState, in
+  checkpoint_management.get_checkpoint_state), so single quotes, escapes, adjacent strings and
+  list syntax count as they do there. ValueError where it does not parse."""
+  from google.protobuf import descriptor_pb2  # pylint: disable=g-import-not-at-top
+  from google.protobuf import descriptor_pool  # pylint: disable=g-import-not-at-top
+  from google.protobuf import message_factory  # pylint: disable=g-import-not-at-top
+  from google.protobuf import text_format  # pylint: disable=g-import-not-at-top
+  # tensorflow/python/training/checkpoint_state.proto, built here: its module imports TensorFlow.
+  proto = descriptor_pb2.FileDescriptorProto(name="checkpoint_state.proto", package="tensorflow",
+                                             syntax="proto3")
+  state = proto.message_type.add(name="CheckpointState")
+  for number, (name, kind, repeated) in enumerate([
+      ("model_checkpoint_path", "TYPE_STRING", False),
+      ("all_model_checkpoint_paths", "TYPE_STRING", True),
+      ("all_model_checkpoint_timestamps", "TYPE_DOUBLE", True),
+      ("last_preserved_timestamp", "TYPE_DOUBLE", False)], start=1):
+    state.field.add(name=name, number=number, type=getattr(descriptor_pb2.FieldDescriptorProto,
+                                                           kind),
+                    label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED if repeated
+                    else descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+  pool = descriptor_pool.DescriptorPool()
+  pool.Add(proto)
+  message = message_factory.GetMessageClass(
+      pool.FindMessageTypeByName("tensorflow.CheckpointState"))()
+  try:
+    text_format.Merge(text, message)
+  except text_format.ParseError as e:
+    raise ValueError(str(e)) from None
+  return ([message.model_checkpoint_path] if message.model_checkpoint_path else []) + list(
+      message.all_model_checkpoint_paths)
 
 
 def check_model_dir(model_dir: pathlib.Path) -> None:
@@ -378,18 +409,19 @@ def check_model_dir(model_dir: pathlib.Path) -> None:
   except (OSError, UnicodeDecodeError) as e:
     raise LaunchError(f"{state} cannot be read ({e}): remove it (the newest checkpoint is "
                       "found without it)") from None
-  for line in text.splitlines():
-    m = _CHECKPOINT_STATE.match(line.strip())
-    if not line.strip() or (m and not m.group(1).startswith('"')):
-      continue  # the timestamps: numbers
-    path = m and m.group(1).strip('"')
-    if not (path and (_CHECKPOINT_NAME.fullmatch(path) or (
+  try:
+    paths = _checkpoint_state_paths(text)
+  except ValueError as e:
+    raise LaunchError(f"{state} is not a checkpoint state TensorFlow reads ({e}): remove it (the "
+                      "newest checkpoint is found without it)") from None
+  for path in paths:
+    if not (_CHECKPOINT_NAME.fullmatch(path) or (
         os.path.isabs(path) and _CHECKPOINT_NAME.fullmatch(os.path.basename(path))
         and stranger_paths.same_or_inside(os.path.dirname(path), model_dir)
-        and stranger_paths.same_or_inside(model_dir, os.path.dirname(path))))):
-      raise LaunchError(f"{state} names {line.strip()[:200]!r}, not a checkpoint of "
-                        f"{model_dir} (TensorFlow would restore it, then delete it): remove "
-                        f"{state}; the newest checkpoint is found without it")
+        and stranger_paths.same_or_inside(model_dir, os.path.dirname(path)))):
+      raise LaunchError(f"{state} names {path[:200]!r}, not a checkpoint of {model_dir} "
+                        f"(TensorFlow would restore it, then delete it): remove {state}; the "
+                        "newest checkpoint is found without it")
 
 
 def latest_step(model_dir: pathlib.Path) -> Optional[int]:
