@@ -8,6 +8,7 @@ engine computes and searches is in runtime_test and decoding_test.
 """
 
 import json
+import os
 import pathlib
 import re
 import shutil
@@ -495,6 +496,25 @@ def test_export_made_for_another_vocabulary_is_a_one_line_error(model_dir, first
   with pytest.raises(complete.CompletionError, match=r"was made with vocabulary "
                      r"'SentencePieceVocabulary, 32100 ids', but .*operative_config.gin gives "
                      r"'ByteVocabulary, 359 ids': remove the export"):
+    complete.export(other)
+
+
+@pytest.mark.parametrize("metadata", ["fifo", "[1]"])
+def test_export_metadata_that_is_no_json_object_is_a_one_line_error(model_dir, first_export,
+                                                                    tmp_path, metadata):
+  """A stranger's model folder: a FIFO there blocked `code-t5 export` for good, a list was an
+  AttributeError (helper-18's audit)."""
+  path, _, _ = first_export
+  other = _copy_model_dir(model_dir, tmp_path / "model")
+  shutil.copytree(path, other / "export" / path.name)
+  meta_path = other / "export" / path.name / complete.EXPORT_METADATA
+  meta_path.unlink()
+  if metadata == "fifo":
+    os.mkfifo(meta_path)
+  else:
+    meta_path.write_text(metadata)
+  with pytest.raises(complete.CompletionError, match=r"code_t5_export.json is missing, "
+                     r"unreadable or not a JSON object: remove .* to export again"):
     complete.export(other)
 
 

@@ -410,6 +410,8 @@ def test_dist_info_files_that_are_no_files_are_never_read(tmp_path, capsys):
   # direct_url.json that cannot be read is as if missing: the distribution is not editable.
   _distribution(top, "fifo_direct_url", **{"direct_url.json": "fifo"})
   _distribution(top, "zero_direct_url", **{"direct_url.json": "/dev/zero"})
+  _distribution(top, "nested_direct_url",  # past the recursion limit: an import's traceback
+                **{"direct_url.json": b"[" * 200_000 + b"]" * 200_000})
   fifos = [p for p in top.glob("*/*") if p.is_fifo()]
   with _fifos_released_after(fifos, 20):
     code, err = _import(capsys, top, "--out", tmp_path / "root")
@@ -417,6 +419,7 @@ def test_dist_info_files_that_are_no_files_are_never_read(tmp_path, capsys):
   assert _imported(tmp_path / "root") == [
       ("pypi/pkg-fifo-direct-url", "pkg_fifo_direct_url/__init__.py"),
       ("pypi/pkg-good", "pkg_good/__init__.py"),
+      ("pypi/pkg-nested-direct-url", "pkg_nested_direct_url/__init__.py"),
       ("pypi/pkg-zero-direct-url", "pkg_zero_direct_url/__init__.py")]
   for name, why in [("fifo_metadata", "METADATA: missing, unreadable or not a regular file"),
                     ("fifo_record", "RECORD: missing, unreadable or not a regular file"),

@@ -112,10 +112,28 @@ def _model_json_of_another_task(model):
   return path
 
 
+# JSON nested past Python's recursion limit (400 kB, under the size caps): json.loads raised
+# RecursionError, a traceback (helper-18's audit).
+_NESTED_JSON = "[" * 200_000 + "]" * 200_000
+
+
+def _model_json_nested(model):
+  path = _runtime(model) / runtime.MODEL_FILE
+  path.write_text(_NESTED_JSON, encoding="utf-8")
+  return path
+
+
+def _about_json_nested(model):
+  path = model / "about.json"
+  path.write_text(_NESTED_JSON, encoding="utf-8")
+  return path
+
+
 DAMAGES = {f.__name__[1:]: f for f in (
     _params_truncated, _params_corrupted, _params_header_changed, _params_of_another_model,
     _vocab_cut, _operative_config_0xff, _model_json_cut, _model_json_of_a_deeper_model,
-    _model_json_of_a_wider_model, _model_json_of_another_task)}
+    _model_json_of_a_wider_model, _model_json_of_another_task, _model_json_nested,
+    _about_json_nested)}
 
 
 def _damaged_copy(tmp_path, damage):

@@ -170,7 +170,7 @@ def _has_paths_json(meta: Optional[str]) -> bool:
   try:
     with open(meta, "rb") as f:
       return isinstance(json.loads(f.read()), dict)
-  except (OSError, ValueError):
+  except (OSError, ValueError, RecursionError):  # RecursionError: nested past the limit
     return False
 
 

@@ -489,7 +489,7 @@ def _is_editable(dist_info: pathlib.Path, top: str) -> bool:
   reason, data = _read_dist_info(dist_info / "direct_url.json", top)
   try:
     direct_url = json.loads(data) if reason is None else None
-  except ValueError:
+  except (ValueError, RecursionError):  # RecursionError: nested past the limit
     return False
   dir_info = direct_url.get("dir_info") if isinstance(direct_url, dict) else None
   return isinstance(dir_info, dict) and bool(dir_info.get("editable"))

@@ -62,6 +62,7 @@ from code_t5.training import operative_config
 
 EXPORT_DIR = "export"
 EXPORT_METADATA = "code_t5_export.json"
+_EXPORT_METADATA_MAX_BYTES = 1 << 16  # the export's own is ~300 bytes
 # PEP 8's 79 characters plus the newline: a whole line from the byte vocabulary.
 DEFAULT_MAX_LENGTH = 80
 # The longest line a completion may be, in tokens: ~200 characters of code either way (the 8k
@@ -499,11 +500,13 @@ def find_export(info: ModelInfo, settings: DecodeSettings, run: str = "cpu"
 def check_export(path: pathlib.Path, info: ModelInfo, vocabulary) -> None:
   """An export must have been made for the task/vocabulary the model dir names now."""
   meta_path = path / EXPORT_METADATA
-  try:
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-  except (OSError, ValueError):
-    raise CompletionError(f"{meta_path} is missing or unreadable: remove {path} to export "
-                          "again") from None
+  try:  # the model folder may be a stranger's: a FIFO there blocked read_text for good
+    meta = json.loads(stranger_paths.read_regular(meta_path, _EXPORT_METADATA_MAX_BYTES).decode("utf-8"))
+  except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested past the limit
+    meta = None
+  if not isinstance(meta, dict):
+    raise CompletionError(f"{meta_path} is missing, unreadable or not a JSON object: remove "
+                          f"{path} to export again")
   expected = {"task": info.task, "vocabulary": describe_vocabulary(vocabulary),
               "sequence_length": info.sequence_length}
   for key, value in expected.items():
@@ -751,7 +754,7 @@ def model_about(model_dir: pathlib.Path) -> dict:
   except OSError as e:
     raise CompletionError(f"{path} is unreadable ({e.strerror or type(e).__name__}): mend or "
                           "remove it") from None
-  except ValueError as e:  # not JSON, or not UTF-8
+  except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, or nested past the limit
     raise CompletionError(f"{path} is unreadable ({type(e).__name__}): mend or remove it") from None
   gate = about.get("min_score") if isinstance(about, dict) else None
   if not isinstance(about, dict) or (gate is not None and (

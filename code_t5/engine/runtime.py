@@ -196,7 +196,7 @@ def _read_meta(directory: pathlib.Path) -> dict:
   path = directory / MODEL_FILE
   try:
     meta = json.loads(stranger_paths.read_regular(path, _MAX_MODEL_JSON_BYTES).decode("utf-8"))
-  except (OSError, ValueError) as e:  # ValueError: not JSON, or not UTF-8
+  except (OSError, ValueError, RecursionError) as e:  # not JSON, UTF-8, or nested past the limit
     raise _damaged(path, _why(e)) from None
   if not isinstance(meta, dict):
     raise _damaged(path, "not a JSON object")
