@@ -1,10 +1,12 @@
 """Tests of code_t5.engine.saved_pieces: a repository's pieces kept on disk between runs, read
 back exactly, and only ever where they belong."""
 
+import io
 import os
 import pathlib
 import shutil
 import time
+import zipfile
 
 import numpy as np
 import pytest
@@ -84,6 +86,20 @@ def test_a_folder_read_again_encodes_only_the_files_changed_since(project, tmp_p
   assert set(saved) == _digests(project)
 
 
+def _npz_claiming(path, arrays, name, shape):
+  """An .npz of `arrays` and a member `name` whose .npy header claims int64s of `shape`, followed
+  by 64 bytes."""
+  header = io.BytesIO()
+  np.lib.format.write_array_header_1_0(
+      header, {"descr": "<i8", "fortran_order": False, "shape": shape})
+  with zipfile.ZipFile(path, "w") as z:
+    for key, value in arrays.items():
+      member = io.BytesIO()
+      np.save(member, value)
+      z.writestr(f"{key}.npy", member.getvalue())
+    z.writestr(f"{name}.npy", header.getvalue() + bytes(64))
+
+
 def test_a_saved_file_that_does_not_read_back_is_ignored_and_written_again(project, tmp_path):
   saved_dir = tmp_path / "pieces"
   wanted, tokenizer = _read(project, saved_dir)
@@ -106,6 +122,10 @@ def test_a_saved_file_that_does_not_read_back_is_ignored_and_written_again(proje
                                               starts=bad_starts, ids=ids),
       "a pickled object": lambda: np.savez(open(path, "wb"), digests=digests, starts=starts,
                                            ids=np.array([object()], dtype=object)),
+      # helper-18's audit: a TypeError and numpy's MemoryError (8 TiB) were tracebacks.
+      "one array, not a zip of them": lambda: np.save(open(path, "wb"), ids),
+      "ids whose header claims 2**40 of them": lambda: _npz_claiming(path, {
+          "digests": digests, "starts": starts}, "ids", (1 << 40,)),
   }
   for name, spoil in variants.items():
     spoil()

@@ -57,7 +57,10 @@ def load(path: Optional[pathlib.Path], vocab_size: int) -> Dict[bytes, np.ndarra
   if path is None or not path.is_file():
     return {}
   try:
-    with np.load(path, allow_pickle=False) as arrays:
+    arrays = np.load(path, allow_pickle=False)
+    if not isinstance(arrays, np.lib.npyio.NpzFile):  # one array (.npy) under this name
+      return {}
+    with arrays:
       digests, starts, ids = arrays["digests"], arrays["starts"], arrays["ids"]
     if not (digests.dtype == np.uint8 and digests.ndim == 2 and digests.shape[1] == 16
             and starts.dtype == np.int64 and starts.shape == (len(digests) + 1,)
@@ -67,7 +70,9 @@ def load(path: Optional[pathlib.Path], vocab_size: int) -> Dict[bytes, np.ndarra
       return {}
     if len(ids) and (ids.min() < 0 or ids.max() >= vocab_size):
       return {}
-  except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error):  # not ours
+  # Not ours: MemoryError where an array's header claims more than can be held (its bytes are
+  # read only as far as the file has them).
+  except (OSError, ValueError, KeyError, EOFError, MemoryError, zipfile.BadZipFile, zlib.error):
     return {}
   ids = ids.astype(np.int64)
   return {digest.tobytes(): ids[start:stop]
