@@ -34,7 +34,8 @@ class WriteError(UserError):
     self.errno = number
 
 
-# A failed write the user can do something about. Others (ENOENT, EEXIST, EBADF, ...) stay
+# A failed write the user can do something about (and EEXIST for a file that stands where the
+# output or a folder above it goes, as ENOTDIR). Others (ENOENT, EEXIST, EBADF, ...) stay
 # tracebacks: where this code creates and renames its own files, they would be bugs.
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 WRITE_ERRNOS = frozenset(_NO_SPACE + (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR))
@@ -52,13 +53,16 @@ def write_failure(error: BaseException, folder: Union[str, pathlib.Path]) -> Opt
   """
   given, folder = str(folder), os.path.abspath(folder)
   if isinstance(error, OSError):
-    if error.errno not in WRITE_ERRNOS:
+    path = None if error.filename is None else os.path.abspath(os.fsdecode(error.filename))
+    number = error.errno
+    if (number == errno.EEXIST and path is not None and _within(folder, path)
+        and not os.path.isdir(path)):
+      number = errno.ENOTDIR  # a file where a folder of the output goes: pathlib's mkdir says EEXIST
+    if number not in WRITE_ERRNOS:
       return None
-    if error.filename is not None:
-      path = os.path.abspath(os.fsdecode(error.filename))
-      if not (_within(path, folder) or _within(folder, path)):
-        return None
-    return error.errno
+    if path is not None and not (_within(path, folder) or _within(folder, path)):
+      return None
+    return number
   message = str(error)
   if type(error).__module__.startswith("tensorflow") and (given in message or folder in message):
     return next((n for n in sorted(WRITE_ERRNOS) if os.strerror(n) in message), None)

@@ -124,16 +124,27 @@ def test_an_output_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_pat
   assert left == setup_files  # nothing partial
 
 
-def test_an_output_below_a_file_is_one_line(tmp_path):
-  src = _source_tree(tmp_path)
+# Right below the file, pathlib's mkdir raised FileExistsError (EEXIST), a traceback (helper-18's
+# audit); further below, the system says ENOTDIR.
+@pytest.mark.parametrize("below", ["sub/out", "out"])
+@pytest.mark.parametrize("command, what, flag", [("import", "the FLCC root", "--out"),
+                                                 ("pack", "the pack", "--out"),
+                                                 ("train", "the model dir", "--model-dir"),
+                                                 ("baseline", "the results", "--out")])
+def test_an_output_below_a_file_is_one_line(tmp_path, command, what, flag, below):
   (tmp_path / "file").write_text("not a folder")
-  out = tmp_path / "file" / "sub" / "root"
-  result = subprocess.run([*CODE_T5, "import", str(src), "--out", str(out)], capture_output=True,
-                          text=True, timeout=120, cwd=REPO)
+  out = tmp_path / "file" / below
+  args = {"import": [str(_source_tree(tmp_path)), "--out", str(out)],
+          "pack": [str(test_utils.PRETRAINED), "--out", str(out)],
+          "train": ["--model-dir", str(out), "--steps", "1"],
+          "baseline": ["--root", str(REPO / "dataset-dev"), "--out", str(out)]}[command]
+  result = subprocess.run([*CODE_T5, command, *args], capture_output=True, text=True,
+                          timeout=120, cwd=REPO, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
   assert result.returncode == 2, result.stderr[-3000:]
   assert result.stderr.splitlines() == [
-      f"code-t5 import: cannot write the FLCC root {out}: {os.strerror(errno.ENOTDIR)}: give "
-      "another --out"]
+      f"code-t5 {command}: cannot write {what} {out}: {os.strerror(errno.ENOTDIR)}: give "
+      f"another {flag}"]
+  assert (tmp_path / "file").read_text() == "not a folder"
 
 
 def test_only_failed_writes_of_the_output_become_write_errors(tmp_path):

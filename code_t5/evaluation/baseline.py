@@ -459,6 +459,9 @@ def _cli(args) -> int:
   # Every flag is checked before the minutes of fitting and scoring.
   if args.out.exists() and not args.force:
     raise BaselineError(f"--out {args.out} exists: pass --force to replace it")
+  # Its folder now, not after the minutes of scoring (a file there: one line, not a traceback).
+  with errors.writing(f"the results {args.out}", args.out.parent, "give another --out"):
+    args.out.parent.mkdir(parents=True, exist_ok=True)
   # flcc.Splits would name its own fields ("Splits.validation must be ...").
   flcc.check_fractions(args.validation_fraction, args.test_fraction)
   for checkpoint in args.checkpoint:

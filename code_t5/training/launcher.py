@@ -698,6 +698,8 @@ def train_and_eval(experiment: Experiment, steps: int, evaluate: bool = True, ec
     # Mesh TF reads it with TensorFlow's reader, which blocks on a FIFO and trusts the index.
     checkpoints.check_checkpoint(experiment.init_from,
                                  lambda message: LaunchError(f"--init-from: {message}"))
+  with errors.writing(f"the model dir {model_dir}", model_dir, "give another --model-dir"):
+    model_dir.mkdir(parents=True, exist_ok=True)  # a file on its way: one line, not a traceback
   # Two trainers on one model dir would overwrite each other's checkpoints.
   with processes.exclusive_lock(model_dir / TRAIN_LOCK, f"--model-dir {model_dir} is being "
                                 "trained"):
