@@ -401,6 +401,15 @@ def _report_in_out(tmp_path):
   return tmp_path / "root" / "report.json"
 
 
+def _report_over_a_source_file(tmp_path):
+  # The `plain` fixture's: with --force the report replaced it (helper-18's audit).
+  return tmp_path / "src" / "mycode" / "bad" / "ok.py"
+
+
+def _report_in_a_source_folder(tmp_path):
+  return tmp_path / "src" / "mycode" / "good" / "report.json"
+
+
 def _report_in_a_read_only_folder(tmp_path):
   if os.geteuid() == 0:
     pytest.skip("root writes in a read-only folder")
@@ -413,6 +422,8 @@ def _report_in_a_read_only_folder(tmp_path):
     (_report_under_a_file, "results is not a folder"),
     (_report_fifo, "exists and is not a plain file"),
     (_report_in_out, "is inside --out"),
+    (_report_over_a_source_file, "is inside the source"),
+    (_report_in_a_source_folder, "is inside the source"),
     (_report_in_a_read_only_folder, "ro cannot be written in"),
 ])
 def test_a_report_that_cannot_be_written_is_refused_before_the_import(report, message, plain,
@@ -423,6 +434,7 @@ def test_a_report_that_cannot_be_written_is_refused_before_the_import(report, me
     code, err = _import(capsys, plain, "--out", tmp_path / "root", "--report", path, *force)
     assert code == 2 and err.count("\n") == 1 and "--report" in err and message in err, err
   assert sorted(tmp_path.rglob("*")) == before  # no root written, nothing replaced
+  assert (plain / "bad" / "ok.py").read_text() == "ok = 1\n"
 
 
 def test_odd_dist_info_contents_never_stop_an_import(site_packages, tmp_path, capsys):

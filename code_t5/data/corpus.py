@@ -687,9 +687,15 @@ def _check_output(out: pathlib.Path, sources: Sequence[pathlib.Path], force: boo
       "an FLCC root (a folder of v3/ alone)", force, CorpusError)
 
 
-def _check_report(report: pathlib.Path, out: pathlib.Path, force: bool) -> None:
-  """Refuses a --report that would replace something without --force, or that cannot be
+def _check_report(report: pathlib.Path, out: pathlib.Path, sources: Sequence[pathlib.Path],
+                  force: bool) -> None:
+  """Refuses a --report that would replace something without --force, that goes inside a source
+  (as --out does: --force is for earlier outputs, never a source file), or that cannot be
   written: checked before the import, which would otherwise fail after writing the root."""
+  for src in sources:
+    if (stranger_paths.same_or_inside(report, src)
+        or _inside(os.path.realpath(report), os.path.realpath(src))):
+      raise CorpusError(f"--report {report} is inside the source {src}; write it elsewhere")
   if report.is_dir():
     raise CorpusError(f"--report {report} is a folder; give a file name")
   if report.exists() or report.is_symlink():
@@ -777,7 +783,7 @@ def summary(report: Report, out: pathlib.Path, seconds: float) -> str:
 def _cli(args) -> int:
   start = time.monotonic()
   if args.report:
-    _check_report(args.report, args.out, args.force)
+    _check_report(args.report, args.out, args.sources, args.force)
   report = import_sources(args.sources, args.out, force=args.force)
   seconds = time.monotonic() - start
   print(summary(report, args.out, seconds), file=sys.stderr)
