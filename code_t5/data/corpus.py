@@ -126,7 +126,10 @@ _GIT_CONFIG = (
     ("core.askPass", ""),
     ("core.pager", "cat"),  # "cat" is no pager; git starts none without a terminal anyway
     # What is printed: METADATA and the init-hash depend on the history alone.
-    ("core.quotePath", "false"),  # names as git stores them, not C-quoted
+    # Non-ASCII names as git stores them, not as octal escapes; a name with a control character
+    # or a double quote stays C-quoted, as in FLCC's own METADATA (git log's output; paths.json
+    # holds every name as it is).
+    ("core.quotePath", "false"),
     ("log.showRoot", "true"),  # the root commit's files are listed (git's default)
     ("diff.renames", "true"),  # a rename is R, not D and A, nor copies C (git's default)
     ("diff.orderFile", os.devnull),  # files in git's order
