@@ -133,6 +133,8 @@ def test_export_is_reused_on_the_second_call(model_dir, first_export):
   again = _code_t5("export", "--checkpoint", str(model_dir))
   assert again.returncode == 0, again.stderr[-3000:]
   assert again.stdout.strip() == str(path)  # the path only: no mesh_transformer_main run
+  assert again.stderr.startswith(f"reusing the export already in {model_dir / 'export'} "), \
+      again.stderr
   assert time.time() - start < first_seconds
   assert [p.name for p in (model_dir / "export").iterdir()] == [path.name]
 

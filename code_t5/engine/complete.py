@@ -501,7 +501,8 @@ def check_export(path: pathlib.Path, info: ModelInfo, vocabulary) -> None:
   """An export must have been made for the task/vocabulary the model dir names now."""
   meta_path = path / EXPORT_METADATA
   try:  # the model folder may be a stranger's: a FIFO there blocked read_text for good
-    meta = json.loads(stranger_paths.read_regular(meta_path, _EXPORT_METADATA_MAX_BYTES).decode("utf-8"))
+    meta = json.loads(stranger_paths.read_regular(meta_path, _EXPORT_METADATA_MAX_BYTES)
+                      .decode("utf-8"))
   except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested past the limit
     meta = None
   if not isinstance(meta, dict):
@@ -1166,6 +1167,12 @@ def _why_nothing(completer: "Completer", result: Completion) -> str:
 
 def _export(args) -> int:
   settings = settings_from(args)
+  info = model_info(args.checkpoint)
+  if find_export(info, settings, args.run):
+    # Said, as the folder may be someone else's: their SavedModel is theirs, not made here.
+    print(f"reusing the export already in {info.model_dir / EXPORT_DIR} for these settings (made "
+          "earlier, or by whoever sent the folder): remove it to export the checkpoint again",
+          file=sys.stderr)
   path = export(args.checkpoint, settings, args.run, model=args.model, size=args.size,
                 gin_params=args.gin_param)
   print(path)
