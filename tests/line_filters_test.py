@@ -207,6 +207,17 @@ def test_the_suffix_completes_the_line(prefix, completion, suffix, expected):
   assert _reason(prefix, completion, suffix) == expected
 
 
+@pytest.mark.parametrize("prefix_chars, suffix_chars", [(0, 1), (1, 0)])
+def test_a_line_longer_than_flcc_keeps_is_not_judged(prefix_chars, suffix_chars):
+  """Each candidate was tokenized with the whole line: a line of 1 MB after the cursor took 12 s
+  a request, and the server answered nothing else meanwhile (helper-17's audit)."""
+  def judged(extra):
+    items = "1, " * ((line_filters._MAX_JUDGED_LINE_CHARS - 12) // 3 + extra)
+    return _reason("x = [" + items * prefix_chars, "1]]", items * suffix_chars + "]")
+  assert judged(0) == BRACKETS  # a line as long as FLCC keeps (1,000 characters) is judged
+  assert judged(300_000) is None  # one of 900 kB is not
+
+
 def test_a_context_judges_many_candidates_independently():
   context = line_filters.LineContext.of("foo(a,\n    ")
   assert [context.reject_reason(c) for c in ["b)", "b))", "b)", "'b", "b]", ""]] == [

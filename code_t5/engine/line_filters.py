@@ -157,6 +157,10 @@ _BRACKET_PAIRS = re.compile(r"\(\)|\[\]|\{\}")
 _INNERMOST_BRACKETS = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
 # Lines read back to find the indentation levels: a bound on the cost of a dedent check.
 _MAX_LEVEL_LINES = 400
+# A cursor's line longer than this (FLCC's own cap on a line, flcc.MAX_LINE_CHARS) is not judged:
+# each candidate is tokenized with the whole line, twice, and a line of 1 MB (a data file, a
+# minified module) took 12 s a request (helper-17's audit).
+_MAX_JUDGED_LINE_CHARS = 1000
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 # Where reading may start: after the "\n" of a line opening a top-level statement (a literal "\n"
@@ -492,7 +496,8 @@ class LineContext:
     head = prefix[line_start:]
     suffix = suffix[:-1] if suffix.endswith("\r") else suffix
     start = _read_start(prefix, line_start)
-    accept_all = start is None or "\n" in suffix or "\r" in head
+    accept_all = (start is None or "\n" in suffix or "\r" in head
+                  or len(head) + len(suffix) > _MAX_JUDGED_LINE_CHARS)
     if not accept_all:
       scan = _scan_line(head, list(start.stack))
       accept_all = scan.in_comment or scan.in_string or scan.outcome == _UNKNOWN
