@@ -65,6 +65,17 @@ def _die_with(parent_pid: int, prctl):
   return preexec
 
 
+def fork_dying_with_parent() -> int:
+  """os.fork(), and in the child (0 returned) the kernel's SIGKILL when the parent dies, as for
+  start_child's children: a forked worker busy with a request went on for minutes after its
+  server was killed (helper-17's audit). OSError as os.fork's."""
+  parent, prctl = os.getpid(), _prctl()
+  pid = os.fork()
+  if pid == 0:
+    _die_with(parent, prctl)()
+  return pid
+
+
 def start_child(command: Sequence[str], **popen_kwargs) -> subprocess.Popen:
   """Popen(command) in its own process group, killed by the kernel when this process dies.
 

@@ -21,6 +21,7 @@ import threading
 
 import pytest
 
+from code_t5 import processes
 from code_t5 import test_utils
 from code_t5.engine import complete
 from code_t5.engine import serve
@@ -355,6 +356,34 @@ def test_a_dead_worker_costs_its_request_only(completer):
   assert [r.get("error", "").startswith(serve.INTERNAL_ERROR) for r in replies] == [
       True, True, False, False]
   assert [_without_ms(r) for r in replies[2:]] == [expected, expected]
+
+
+def test_busy_workers_die_with_a_killed_server():
+  """A worker exits when it reads its pipe's end, which one busy with a request (here: stopped)
+  never does: it went on for minutes after its server was SIGKILLed (helper-17's audit)."""
+  server = subprocess.Popen(
+      [sys.executable, "-m", "code_t5.cli", "serve", "--checkpoint", str(test_utils.PRETRAINED),
+       "--port", "0", "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+      stdin=subprocess.DEVNULL, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+  try:
+    assert server.stdout.readline().startswith("serving on http://127.0.0.1:")
+    children = pathlib.Path(f"/proc/{server.pid}/task/{server.pid}/children")
+    workers = [int(pid) for pid in children.read_text().split()]
+    assert len(workers) == 2
+    for worker in workers:
+      os.kill(worker, signal.SIGSTOP)
+  finally:
+    server.kill()
+    server.wait()
+  try:
+    test_utils.wait_for(lambda: not any(map(processes.pid_alive, workers)),
+                        "the workers to die with their server", seconds=120)
+  finally:
+    for worker in workers:
+      try:
+        os.kill(worker, signal.SIGKILL)
+      except ProcessLookupError:
+        pass
 
 
 def test_workers_without_a_port_is_a_one_line_error(capsys):

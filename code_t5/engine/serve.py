@@ -56,6 +56,7 @@ import warnings
 from typing import Optional
 
 from code_t5 import errors
+from code_t5 import processes
 from code_t5.engine import complete as complete_lib
 from code_t5.engine import native
 
@@ -256,7 +257,7 @@ class _Worker:
       # fork; the worker runs only the NumPy engine.
       warnings.simplefilter("ignore", RuntimeWarning)
       try:
-        pid = os.fork()
+        pid = processes.fork_dying_with_parent()
       except OSError as e:  # out of memory or processes
         ours.close()
         theirs.close()
