@@ -710,11 +710,11 @@ class ServerProcess:
   """`code-t5 lsp SERVER_FLAGS` as a child process written raw bytes; its stdout is read as LSP
   messages, strictly (anything else fails the test), and its stderr goes to a file."""
 
-  def __init__(self, tmp_path):
+  def __init__(self, tmp_path, command=(sys.executable, "-m", "code_t5.cli", "lsp", *SERVER_FLAGS)):
     self._stderr = tmp_path / f"server_stderr_{id(self)}.txt"
     with open(self._stderr, "wb") as stderr:
       self.process = subprocess.Popen(
-          [sys.executable, "-m", "code_t5.cli", "lsp", *SERVER_FLAGS], stdin=subprocess.PIPE,
+          list(command), stdin=subprocess.PIPE,
           stdout=subprocess.PIPE, stderr=stderr, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     self._inbox = queue.Queue()
     threading.Thread(target=self._read, daemon=True).start()
@@ -979,6 +979,42 @@ def test_process_is_silent_about_a_reply_that_exit_left_nowhere_to_go(spawn):
       {"method": "exit"}]))
   assert server.process.wait(PROCESS_TIMEOUT) == 1  # (exit without shutdown)
   assert server.stderr() == ""
+
+
+# `code-t5 lsp` whose model never answers.
+_STUCK_MODEL = """
+import sys, threading
+from code_t5 import cli
+from code_t5.engine import complete
+class Stuck(complete.Completer):
+  def complete_at(self, *args, **kwargs):
+    print("the model call started", file=sys.stderr, flush=True)
+    threading.Event().wait()
+complete.Completer = Stuck
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_a_completion_running_when_the_client_leaves_does_not_keep_the_server(
+    tmp_path):
+  """The interpreter's exit joined the model's thread: after its editor was killed mid-request
+  the server lived on for as long as the request took (helper-17's audit)."""
+  server = ServerProcess(tmp_path, [sys.executable, "-c", _STUCK_MODEL, "lsp", *SERVER_FLAGS])
+  try:
+    server.initialize()
+    server.send("textDocument/didOpen", {"textDocument": {
+        "uri": URI, "languageId": "python", "version": 1, "text": "import os\nos.pa"}})
+    server.send("textDocument/completion", {"textDocument": {"uri": URI},
+                                            "position": {"line": 1, "character": 5}}, "stuck")
+    test_utils.wait_for(lambda: "the model call started" in server.stderr(), "the model call")
+    server.process.stdin.close()  # the editor is gone
+    try:
+      assert server.process.wait(PROCESS_TIMEOUT) == 0  # the end of its input
+    except subprocess.TimeoutExpired:
+      raise AssertionError(f"still running {PROCESS_TIMEOUT} s after its input ended") from None
+  finally:
+    server.process.kill()
+    server.process.wait()
 
 
 # ------------------------------------------------------------------------------------------------

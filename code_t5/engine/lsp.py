@@ -1097,9 +1097,19 @@ def _lsp(args) -> int:
   banner = f"{completer.description} loaded; up to {args.top} lines"
   server = make_server(completer, args.top, banner, args.verbose)
   try:
-    return server.start_io(sys.stdin.buffer, stdout)
+    code = server.start_io(sys.stdin.buffer, stdout)
   finally:
     server.engine.close()
+  # The interpreter's exit joins the model's thread: a completion or the workspace's indexing still
+  # running when the client went away (it was killed) kept the server alive for as long (helper-
+  # 17's audit). Nothing that thread would write is wanted now.
+  logging.shutdown()
+  for stream in (stdout, sys.stderr):
+    try:
+      stream.flush()
+    except (OSError, ValueError):  # the client closed it
+      pass
+  os._exit(code)
 
 
 def register_cli(subparsers) -> None:
