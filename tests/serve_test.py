@@ -358,6 +358,31 @@ def test_a_dead_worker_costs_its_request_only(completer):
   assert [_without_ms(r) for r in replies[2:]] == [expected, expected]
 
 
+def test_a_reader_that_goes_away_stops_serve_with_one_line(tmp_path):
+  """`code-t5 serve < requests | head -1`: a BrokenPipeError traceback until now (helper-17's
+  audit); and a process started with stdout closed, an AttributeError."""
+  requests = tmp_path / "requests.jsonl"
+  requests.write_text((json.dumps(GOOD) + "\n") * 2000)
+  command = [sys.executable, "-m", "code_t5.cli", "serve", "--checkpoint",
+             str(test_utils.PRETRAINED)]
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+  with open(requests, "rb") as stdin:
+    server = subprocess.Popen(command, stdin=stdin, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=env)
+  assert "completion" in json.loads(server.stdout.readline())  # one reply; the reader leaves
+  server.stdout.close()
+  assert server.wait(120) == 1
+  assert server.stderr.read().decode().splitlines() == [
+      "ready: one JSON request per line on stdin",
+      "code-t5 serve: the reader of stdout went away: stopping"]
+  closed = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, env=env, timeout=120,
+                          preexec_fn=lambda: os.close(1))
+  assert closed.returncode == 2 and closed.stderr == (
+      "code-t5 serve: stdout is closed: serve reads requests on stdin and answers on stdout (or "
+      "give --port)\n")
+
+
 def test_busy_workers_die_with_a_killed_server():
   """A worker exits when it reads its pipe's end, which one busy with a request (here: stopped)
   never does: it went on for minutes after its server was SIGKILLed (helper-17's audit)."""

@@ -199,7 +199,12 @@ def _read_line(stdin, limit: int):
 
 
 def serve_stdio(completer, stdin=None, stdout=None, max_request_bytes=None) -> int:
-  """One reply line per non-blank request line until the end of stdin (binary streams)."""
+  """One reply line per non-blank request line until the end of stdin (binary streams); 1 where
+  the reader of stdout went away first."""
+  for name, given in (("stdin", stdin), ("stdout", stdout)):
+    if given is None and getattr(sys, name) is None:  # the process started with it closed
+      raise complete_lib.CompletionError(f"{name} is closed: serve reads requests on stdin and "
+                                         "answers on stdout (or give --port)")
   stdin = stdin or sys.stdin.buffer
   stdout = stdout or sys.stdout.buffer
   limit = max_request_bytes or MAX_REQUEST_BYTES
@@ -211,8 +216,16 @@ def serve_stdio(completer, stdin=None, stdout=None, max_request_bytes=None) -> i
       continue
     else:
       reply = handle_line(completer, line)
-    stdout.write(encode_reply(reply) + b"\n")
-    stdout.flush()
+    try:
+      stdout.write(encode_reply(reply) + b"\n")
+      stdout.flush()
+    except BrokenPipeError:  # e.g. `| head`: a traceback until now (helper-17's audit)
+      print("code-t5 serve: the reader of stdout went away: stopping", file=sys.stderr)
+      try:  # Python's own flush of stdout at exit would fail again, with a message of its own
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+      except (OSError, ValueError):  # a stream with no file under it
+        pass
+      return 1
   return 0
 
 
