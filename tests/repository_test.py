@@ -13,6 +13,7 @@ import pytest
 
 from code_t5.engine import complete
 from code_t5.engine import repository
+from code_t5.engine import serve
 from code_t5 import test_utils
 
 UTILS = '''"""Helpers."""
@@ -103,6 +104,17 @@ def test_complete_and_serve_take_the_repository(project, tmp_path):
                           capture_output=True, text=True, timeout=120, check=False)
   assert served.returncode == 0, served.stderr
   assert json.loads(served.stdout)["completion"] == WANTED
+
+
+def test_a_served_path_is_the_file_the_repository_names(project):
+  """A request's "path" leaves that file's saved copy out: spelt another way, it was taken for
+  another file, and the copy was offered (helper-17's audit)."""
+  completer = complete.Completer(test_utils.PRETRAINED, repo=project)
+  for given in ["pkg/main.py", "./pkg/main.py", "pkg//main.py", "pkg/../pkg/main.py",
+                str(project / "pkg" / "main.py")]:
+    assert serve._path(completer, {"path": given}) == "pkg/main.py", given
+  for outside in ["../main.py", "/elsewhere/pkg/main.py"]:
+    assert serve._path(completer, {"path": outside}) == "", outside
 
 
 def test_a_missing_repository_is_a_one_line_error(tmp_path):

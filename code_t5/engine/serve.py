@@ -130,7 +130,10 @@ def _path(completer, request) -> str:
   if not path:
     return ""
   _check_unicode(path, "path")
-  return completer.path_in_repo(path) if path.startswith("/") else path
+  # Relative to --repo: "./pkg/a.py" and "pkg//a.py" are "pkg/a.py" too (they were taken as
+  # other files, and the file's own saved copy was offered: helper-17's audit).
+  return completer.path_in_repo(path if path.startswith("/") or completer.repo is None
+                                else os.path.join(completer.repo, path))
 
 
 def handle(completer: complete_lib.Completer, request) -> dict:
