@@ -358,6 +358,11 @@ def test_cursor_outside_the_file_is_a_one_line_error(model_dir, source_file):
                      r"\(5 characters, columns 1-6\)$"):
     complete.cursor_offset("a\nb = 1\r\n", 2, 7, "f")  # the \r belongs to the line break
   assert complete.cursor_offset("a\nb = 1\r\n", 2, 6) == 7
+  # A lone \r ends a line too, as the LSP and Python count lines (helper-17's audit).
+  text = "import os\ros.pa\r\nx\ny"
+  assert [complete.cursor_offset(text, line, col) for line, col in [(2, 6), (3, 2), (4, 1)]] == [
+      15, 18, 19]
+  assert text[:15].endswith("os.pa") and text[18:] == "\ny" and text[19:] == "y"
   # One line, one character, none: not "(1 lines, 1-1)".
   for text, line, col, message in [("x = 1", 2, 1, "line 2 is outside the file (1 line)"),
                                    ("a\n", 1, 3, "column 3 is outside line 1 (1 character, "
