@@ -207,6 +207,12 @@ def test_http_fuzz_every_request_gets_a_json_reply_and_serving_goes_on(completer
         (b"POST /complete HTTP/1.1\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n", 413),
         (b"POST /complete HTTP/1.1\r\nContent-Length: " + b"0" * 5000 + _GOOD_LENGTH.encode()
          + b"\r\n\r\n" + _GOOD_BODY, 200),
+        # An empty line before the request line is skipped (RFC 9112): no reply came.
+        (b"\r\nPOST /complete HTTP/1.1\r\nContent-Length: " + _GOOD_LENGTH.encode()
+         + b"\r\n\r\n" + _GOOD_BODY, 200),
+        # Transfer-Encoding would override the Content-Length read here (RFC 9112).
+        (b"POST /complete HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: "
+         + _GOOD_LENGTH.encode() + b"\r\n\r\n" + _GOOD_BODY, 400),
         (b"PUT /complete HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", 405),
         (b"DELETE /complete HTTP/1.1\r\n\r\n", 405),
         (b"GET /complete HTTP/1.1\r\n\r\n", 405),  # a browser's try: told to POST

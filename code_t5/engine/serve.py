@@ -449,9 +449,20 @@ def _handler(completer):
       self._send(code, {"error": message or self.responses.get(code, ("HTTP error",))[0]},
                  headers)
 
+    def parse_request(self):
+      # RFC 9112 (2.2): an empty line before the request line is skipped; the standard library
+      # closed the connection without a reply (helper-17's audit).
+      if self.raw_requestline in (b"\r\n", b"\n"):
+        self.raw_requestline = self.rfile.readline(65537)
+      return super().parse_request()
+
     def _guarded(self, method):
       try:
         method()
+      except ConnectionError as e:  # the client hung up: nothing to answer, nothing went wrong
+        self.close_connection = True
+        print(f"serve: connection from {self.client_address[0]} dropped: {type(e).__name__}: "
+              f"{e}", file=sys.stderr)
       except Exception as e:  # pylint: disable=broad-except  (the server outlives any request)
         print(f"serve: internal error on {self.command} {self.path[:200]}: "
               f"{type(e).__name__}: {e}", file=sys.stderr)
@@ -497,6 +508,10 @@ def _handler(completer):
       keep_alive, self.close_connection = not self.close_connection, True
       if self.path.rstrip("/") not in ("/complete", ""):
         return self._send(404, {"error": f"no such path {self.path}: POST /complete"})
+      if self.headers.get("Transfer-Encoding") is not None:
+        # RFC 9112 (6.3): it would override a Content-Length, which is what is read here.
+        return self._send(400, {"error": "Transfer-Encoding is not read: send the body with a "
+                                         "Content-Length alone"})
       values = self.headers.get_all("Content-Length") or []
       if not values:
         return self._send(411, {"error": "Content-Length is required (chunked bodies are not "
