@@ -388,11 +388,20 @@ def test_a_binary_file_or_a_cursor_it_cannot_read_is_a_one_line_error(tmp_path, 
   error = _one_line_error(_code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED),
                                    str(path)), "complete")
   assert error.endswith(f"{path} is binary, not Python source (a NUL byte at offset 6)")
-  for cursor in ("13", "-1:1", "2:x"):  # not "FILE does not exist": the file is there
+  # Not "FILE does not exist": the file is there. "२:१" are Devanagari digits, which \d took as
+  # 2:1 (helper-17's audit).
+  for cursor in ("13", "-1:1", "2:x", "\u0968:\u0967"):
     error = _one_line_error(_code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED),
                                      f"{source_file}:{cursor}"), "complete")
     assert error.endswith(f"{source_file}:{cursor}: give the cursor as FILE:LINE:COL, both "
                           "from 1 (or FILE with --line and --col)")
+
+
+def test_an_empty_target_is_a_one_line_error():
+  # pathlib reads "" as the working folder: " is not a file" (helper-17's audit).
+  error = _one_line_error(_code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED), ""),
+                          "complete")
+  assert error == "code-t5 complete: give FILE:LINE:COL, FILE, or - for stdin"
 
 
 def test_complete_says_why_it_shows_nothing(source_file):

@@ -153,11 +153,13 @@ def _text_of_code(data: bytes, name: str) -> str:
   return decode_utf8(data, name)
 
 
-_TARGET = re.compile(r"^(.*):(\d+):(\d+)$")
+_TARGET = re.compile(r"^(.*):([0-9]+):([0-9]+)$")  # not \d: it takes any script's digits
 
 
 def parse_target(target: str) -> Tuple[str, Optional[int], Optional[int]]:
   """"FILE:LINE:COL" -> (FILE, LINE, COL); "FILE" or "-" -> (FILE, None, None)."""
+  if not target:  # pathlib reads "" as ".", the working folder
+    raise CompletionError("give FILE:LINE:COL, FILE, or - for stdin")
   m = _TARGET.match(target)
   if pathlib.Path(target).exists():
     return target, None, None
