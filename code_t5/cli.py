@@ -98,6 +98,10 @@ def _recorded(model_dir: pathlib.Path):
   if not model_dir.is_dir():
     raise launcher.LaunchError(f"--model-dir {model_dir} is not a folder: give a new path or "
                                "the folder of a run")
+  # No checkpoint: nothing trained there to match (a run that failed at its start left its
+  # command, which refused the corrected flags: helper-19's audit).
+  if launcher.latest_step(model_dir) is None:
+    return None
   return launcher.recorded_training(model_dir)
 
 
@@ -177,8 +181,7 @@ def _show_decodes(eval_dir: pathlib.Path, step: int) -> None:
 
 def _prepare(args):
   flcc.check_fractions(args.validation_fraction, args.test_fraction)
-  if args.root is not None and not args.root.exists():
-    raise launcher.LaunchError(f"--root {args.root} does not exist: give the folder that holds v3/")
+  launcher.check_root(args.root)
   launcher.check_held_out_roots(args.held_out_root)
   from code_t5.data import sources  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
   given = {"root": args.root, "validation_fraction": args.validation_fraction,
@@ -368,7 +371,10 @@ def main(argv=None):
     args = _parse(argv)
     with library_output(args.verbose):
       try:
-        return args.func(args)
+        code = args.func(args)
+        # A child killed by a signal (launcher.run: -signal): 128 + signal, as a shell says it;
+        # sys.exit(-2) was 254 (helper-19's audit).
+        return 128 - code if isinstance(code, int) and code < 0 else code
       except errors.UserError as e:
         print(f"code-t5 {args.command}: {e}", file=sys.stderr)
         return 2

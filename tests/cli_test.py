@@ -23,6 +23,7 @@ DATASET_FLAGS = ["--validation-fraction", "0.2", "--test-fraction", "0.1",
 
 @pytest.mark.parametrize("command", ["train", "eval"])
 def test_train_and_eval_split_as_prepare_did(command, tmp_path):
+  (tmp_path / "v3" / "languages" / "Python" / ".py").mkdir(parents=True)  # an (empty) FLCC root
   args = cli.build_parser().parse_args([command, "--root", str(tmp_path), *DATASET_FLAGS])
   experiment = cli._experiment(args)  # pylint: disable=protected-access
   assert f"--gin_param=code_t5.flcc_dataset.root = '{tmp_path}'" in experiment.train_command(1)
@@ -172,6 +173,39 @@ def test_a_flag_naming_another_model_than_the_model_dirs_is_a_one_line_error(tin
       f"code-t5 eval: model dir {model_dir} was trained with --model prefix_lm --size tiny "
       f"--vocab byte ({model_dir / 'commands'}")
   assert "not --model causal_lm: leave those flags out" in err
+
+
+def test_a_model_dir_without_checkpoints_holds_no_choice_of_model(tiny_run, tmp_path, capsys):
+  """A run that failed at its start left its recorded command and no checkpoint: the corrected
+  flags were refused as "trained with" another model (helper-19's audit)."""
+  # pylint: disable=protected-access
+  _, trained = tiny_run("prefix_lm")
+  begun = tmp_path / "begun"
+  shutil.copytree(trained / "commands", begun / "commands")
+  experiment = cli._experiment(cli.build_parser().parse_args(
+      ["train", "--model-dir", str(begun), "--model", "causal_lm"]))
+  assert experiment.model == "causal_lm" and not capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--root", "FILE"], "--root: FLCC root FILE is not a folder; pass the folder that holds v3/"),
+    (["--root", "TMP"], "--root: FLCC root TMP has no v3/ folder"),
+    (["--held-out-root", "TMP"], "--held-out-root: FLCC root TMP has no v3/ folder"),
+    (["--gin-param", "utils.run.batch_size = ("],
+     "--gin-param 'utils.run.batch_size = (': gin cannot read it (EOF in multi-line statement)"),
+])
+def test_a_root_or_binding_the_trainer_would_refuse_is_refused_before_it_starts(
+    flags, says, tmp_path, capsys):
+  """The trainer refused them in a traceback, after it had begun the model dir (helper-19)."""
+  (tmp_path / "notes.py").write_text("x = 1\n")
+  flags = [f.replace("FILE", str(tmp_path / "notes.py")).replace("TMP", str(tmp_path))
+           for f in flags]
+  says = says.replace("FILE", str(tmp_path / "notes.py")).replace("TMP", str(tmp_path))
+  model_dir = tmp_path / "model"
+  assert cli.main(["train", "--model", "causal_lm", "--model-dir", str(model_dir), *flags]) == 2
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and err.startswith(f"code-t5 train: {says}"), err
+  assert not model_dir.exists()
 
 
 def test_a_model_dir_that_is_a_file_is_a_one_line_error(tmp_path, capsys):

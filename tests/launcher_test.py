@@ -5,6 +5,7 @@ Most tests run launcher.run on a small Python child that prints Mesh TF's loss l
 launcher reads) and sleeps; the last one kills a real `code-t5 train`.
 """
 
+import argparse
 import os
 import pathlib
 import shlex
@@ -15,6 +16,7 @@ import textwrap
 
 import pytest
 
+from code_t5 import cli
 from code_t5 import processes
 from code_t5 import test_utils
 from code_t5.training import curves
@@ -80,6 +82,41 @@ def test_sigterm_is_forwarded_and_reported(tmp_path):
   assert "trainer got SIGTERM" in (tmp_path / "train.log").read_text()
   assert "stopped by SIGTERM (forwarded to the trainer); a rerun resumes from the newest " \
          "checkpoint; full log: " in out
+
+
+def test_ctrl_c_is_forwarded_and_reported_without_the_trainers_traceback(tmp_path):
+  """The trainer's KeyboardInterrupt traceback stays in the log: its first line alone was shown
+  (helper-19's audit)."""
+  launched = _launch(tmp_path)
+  trainer = _trainer_pid(tmp_path, launched)
+  launched.send_signal(signal.SIGINT)
+  out, _ = launched.communicate()
+  assert launched.returncode == 256 - signal.SIGINT, out  # sys.exit(-2): the trainer's status
+  assert not processes.pid_alive(trainer)
+  assert "KeyboardInterrupt" in (tmp_path / "train.log").read_text()
+  assert "Traceback" not in out and "stopped by SIGINT (forwarded to the trainer)" in out, out
+
+
+def test_a_command_whose_child_a_signal_killed_exits_as_a_shell_says(monkeypatch):
+  # launcher.run returns -signal; sys.exit(-2) was status 254 (helper-19's audit).
+  for code, status in [(-signal.SIGINT, 130), (-signal.SIGTERM, 143), (3, 3), (0, 0)]:
+    monkeypatch.setattr(cli, "_parse", lambda argv, code=code: argparse.Namespace(
+        func=lambda args: code, verbose=False, command="train"))
+    assert cli.main([]) == status
+
+
+def test_mesh_tfs_decode_lines_are_not_shown_whatever_the_code_says(tmp_path):
+  # Mesh TF logs some decodes (mesh_tensorflow.transformer.utils.decode): code that says "Error"
+  # matched the lines worth showing (helper-19's audit).
+  decodes = textwrap.dedent("""
+      print("I1206 15:00:00.000000 1 utils.py:1356] decoded 4: b'class ParseError(RuntimeError):'")
+      print("I1206 15:00:00.000000 1 utils.py:1357]             -> b'    raise ValueError(x)'")
+      print("E1206 15:00:00.000000 1 x.py:1] OSError: a real error", flush=True)
+  """)
+  shown = []
+  assert launcher.run([sys.executable, "-c", decodes], tmp_path / "eval.log",
+                      echo=shown.append) == 0
+  assert shown[1:] == ["  OSError: a real error"]
 
 
 def test_a_trainer_killed_by_sigkill_is_reported_as_out_of_memory_with_the_batch(tmp_path):
@@ -310,7 +347,7 @@ def test_paths_reach_gin_as_they_are_whatever_they_hold(tmp_path):
       raise AssertionError(macro_name)
 
   weird = tmp_path / "it's a\\x2f..\\x2fb"
-  weird.mkdir()
+  (weird / "v3" / "languages" / "Python" / ".py").mkdir(parents=True)  # an (empty) FLCC root
   experiment = launcher.Experiment(model="causal_lm", model_dir=tmp_path, root=weird,
                                    prepared_dir=weird)
   params = [part[len("--gin_param="):] for part in experiment.export_command(weird)

@@ -324,6 +324,12 @@ def _is_utf8(name: str) -> bool:
 _EXPECTED = "<root>/v3/languages/Python/.py/<owner>/<repo>/<init-hash>/"
 
 
+def check_root(root) -> None:
+  """FlccError (one line) unless `root` is laid out as an FLCC root (the folder that holds v3/,
+  or v3/ itself): what read_files would refuse, said before a run starts."""
+  _locate(root)
+
+
 def _locate(root) -> _Tree:
   given = os.path.abspath(os.fspath(root))
   if not os.path.exists(given):

@@ -25,6 +25,7 @@ from code_t5 import stranger_paths
 from code_t5.data import flcc
 from code_t5.data import line_completion as line_completion_lib
 from code_t5.training import checkpoints
+from code_t5.training import operative_config
 
 # sources.REPO_ROOT and sources.DEV_ROOT: sources is not imported here, as it imports TensorFlow
 # and the `code-t5` command line imports this module to build its parser.
@@ -76,6 +77,9 @@ _ABSL_PREFIX = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ \S+:\d+\] ")
 _TF_LOGGER_PREFIXES = ("INFO:tensorflow:", "WARNING:tensorflow:", "ERROR:tensorflow:")
 # Mesh TF lines worth showing: errors and the eval metrics.
 _SHOWN = re.compile(r"Error|error:|Traceback|eval/|Skipping training|Restoring parameters from")
+# ... but not the decodes Mesh TF logs (mesh_tensorflow.transformer.utils.decode: "decoded 8: ..."
+# then "            -> ..."), whose code may say "Error" (helper-19's audit).
+_DECODE_LOG = re.compile(r"^(?:decoded \d+: |\s+-> )")
 # A checkpoint saved (every 100 steps on CPU): the first is shown, the rest go into the progress
 # lines (the first run's 3,000 steps would show 30 of them), and the last after the run.
 _SAVE_LINE = re.compile(r"Saving checkpoints for (\d+) into ")
@@ -112,10 +116,11 @@ class Experiment:
                                  ("--run", self.run, RUNS), ("--vocab", self.vocab, VOCABS)):
       if value not in choices:
         raise LaunchError(f"{flag} {value!r} is not one of {', '.join(choices)}")
-    if self.root is not None and not self.root.exists():
-      raise LaunchError(f"--root {self.root} does not exist: give the folder that holds v3/")
+    # Here, not once the trainer has started: its traceback, and a model dir begun for nothing.
+    check_root(self.root)
     flcc.check_fractions(self.validation_fraction, self.test_fraction)
     check_held_out_roots(self.held_out_roots)
+    check_gin_params(self.gin_params)
     if self.init_from is not None:
       self.init_from = _checkpoint_prefix(self.init_from)
 
@@ -301,10 +306,30 @@ def add_dataset_flags(parser,
                       "(gin code_t5.flcc_dataset.held_out_roots)")
 
 
+def check_root(root, flag: str = "--root") -> None:
+  """LaunchError (one line) unless `root` (None: the default, dataset-dev) is an FLCC root."""
+  if root is None:
+    return
+  try:
+    flcc.check_root(pathlib.Path(root).expanduser())
+  except flcc.FlccError as e:
+    raise LaunchError(f"{flag}: {e}") from None
+
+
 def check_held_out_roots(roots) -> None:
   for root in roots or ():
-    if not pathlib.Path(root).expanduser().exists():
-      raise LaunchError(f"--held-out-root {root} does not exist: give the folder that holds v3/")
+    check_root(root, "--held-out-root")
+
+
+def check_gin_params(params: Sequence[str]) -> None:
+  """LaunchError (one line) for a --gin-param gin cannot parse: the trainer refused it in a
+  traceback, after beginning the model dir (helper-19's audit). Whether the names it binds exist
+  is the trainer's to say (it knows the configurables)."""
+  for param in params:
+    problem = operative_config.unparsable(param)
+    if problem:
+      raise LaunchError(f"--gin-param {errors.printable(param)[:200]!r}: gin cannot read it "
+                        f"({problem}); give a binding such as \"name.param = value\"")
 
 
 def dataset_gin_params(root=None, validation_fraction=None, test_fraction=None,
@@ -340,7 +365,6 @@ def _checkpoint_prefix(path: pathlib.Path) -> pathlib.Path:
 def _trained_task(checkpoint_prefix: pathlib.Path) -> Optional[str]:
   """The task the model of a checkpoint was trained on, from the operative_config.gin beside it
   (None when there is none or it does not say)."""
-  from code_t5.training import operative_config  # pylint: disable=g-import-not-at-top
   try:
     return operative_config.OperativeConfig.of_model_dir(checkpoint_prefix.parent).task()
   except (OSError, ValueError, errors.UserError):
@@ -639,8 +663,11 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
           if m:  # a code_t5 error: its message alone is raised below
             held = None
             continue
-          for shown in held:
-            show(shown)
+          # A forwarded Ctrl-C ends in KeyboardInterrupt: the "stopped by SIGINT" line says it
+          # (the traceback's first line alone was shown: helper-19's audit).
+          if not line.startswith("KeyboardInterrupt"):
+            for shown in held:
+              show(shown)
           held = None
         if line.startswith("Traceback (most recent call last):"):
           held = [line]
@@ -662,7 +689,7 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
         elif _SAVE_LINE.search(line):
           if progress.saved(line):
             show(line)
-        elif _SHOWN.search(line):
+        elif _SHOWN.search(line) and not _DECODE_LOG.match(_ABSL_PREFIX.sub("", line)):
           show(line)
       for shown in held or ():  # the output ended inside a traceback
         show(shown)

@@ -109,6 +109,21 @@ def read_text(path: pathlib.Path) -> str:
         "from") from None
 
 
+def unparsable(text: str) -> Optional[str]:
+  """Why gin's parser refuses `text` (one line), or None where it reads every statement; nothing
+  is looked up, imported or called."""
+  from gin import config_parser  # pylint: disable=g-import-not-at-top  (as below)
+  parser = config_parser.ConfigParser(text, _References())
+  try:
+    while parser.parse_statement() is not None:
+      pass
+  except (SyntaxError, ValueError, tokenize.TokenError) as e:
+    # TokenError's text is its arguments' tuple: ('EOF in multi-line statement', (2, 0))
+    why = e.args[0] if isinstance(e, tokenize.TokenError) and e.args else str(e)
+    return " ".join(str(why).split())[:300]
+  return None
+
+
 def unsafe_statement(text: str) -> Optional[str]:
   """The first statement of gin `text` that could make gin run code, call a configurable or read
   a file that no code-t5 training records (see _REFERABLE); None if none. Text gin cannot parse
