@@ -1,6 +1,7 @@
 """`code-t5`: the project's command line (thin: each subcommand calls one module)."""
 
 import argparse
+import ast
 import collections
 import contextlib
 import importlib
@@ -65,6 +66,7 @@ def _experiment(args) -> launcher.Experiment:
   gin_params = (list(launcher.FIRST_RUN_GIN_PARAMS) if first_run else []) + args.gin_param
   if recorded:
     _name_missing_params(model_dir, recorded, gin_params)
+    _name_other_data(model_dir, recorded, args)
   return launcher.Experiment(model=model, size=args.size or (recorded and recorded.size) or "tiny",
                              run=args.run,
                              vocab=args.vocab or (recorded and recorded.vocab) or "byte",
@@ -84,6 +86,35 @@ def _name_missing_params(model_dir: pathlib.Path, recorded, gin_params) -> None:
           + " ".join(f"--gin-param {shlex.quote(errors.printable(p))}" for p in missing)
           + ", which this command does not give; add them to run the model as trained",
           file=sys.stderr)
+
+
+# code_t5.flcc_dataset's bindings -> the flag that gives each (launcher.dataset_gin_params).
+_DATASET_FLAGS = {"root": "--root", "validation_fraction": "--validation-fraction",
+                  "test_fraction": "--test-fraction", "held_out_roots": "--held-out-root"}
+
+
+def _name_other_data(model_dir: pathlib.Path, recorded, args) -> None:
+  """Says which dataset flags the model dir was trained with that this command gives otherwise
+  or not at all: an eval without --root scored dataset-dev, silently, after training on another
+  root (helper-19's audit). Named, not applied, as the other recorded bindings."""
+  given = {}
+  for param in launcher.dataset_gin_params(args.root, args.validation_fraction,
+                                           args.test_fraction, None, args.held_out_root):
+    key, _, value = param.partition("=")
+    given[key.strip().rpartition(".")[2]] = value.strip()
+  other = []
+  for name, value in recorded.dataset_params().items():
+    if name in _DATASET_FLAGS and given.get(name) != value:
+      try:
+        shown = ast.literal_eval(value)
+      except (ValueError, SyntaxError, MemoryError, RecursionError):
+        shown = value
+      values = shown if isinstance(shown, (list, tuple)) else [shown]
+      other += [f"{_DATASET_FLAGS[name]} {shlex.quote(errors.printable(str(v)))}" for v in values]
+  if other:
+    print(f"code-t5: note: {model_dir} was trained with {' '.join(other)}, which this command "
+          f"gives otherwise or not at all{'' if args.root else ' (it reads dataset-dev/)'}; add "
+          "them to use the data it was trained on", file=sys.stderr)
 
 
 def _default_model_dir(model: Optional[str], size: str, vocab: str, run: str) -> pathlib.Path:

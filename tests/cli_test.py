@@ -175,6 +175,32 @@ def test_a_flag_naming_another_model_than_the_model_dirs_is_a_one_line_error(tin
   assert "not --model causal_lm: leave those flags out" in err
 
 
+def test_a_model_dir_trained_on_another_root_says_so_when_a_command_reads_another(
+    tiny_run, tmp_path, capsys):
+  """An eval without --root scored dataset-dev, silently, after training on another root
+  (helper-19's audit): the recorded dataset flags are named, as the other recorded bindings."""
+  # pylint: disable=protected-access
+  _, trained = tiny_run("prefix_lm")
+  model_dir = tmp_path / "model"
+  shutil.copytree(trained, model_dir)
+  root = test_utils.make_flcc_tree(tmp_path / "my code", {test_utils.repo_in_split("train"): {
+      "a.py": "x = 1\n"}})
+  command = (model_dir / "commands" / "command").read_text()
+  (model_dir / "commands" / "command").write_text(
+      command + f" --gin_param=code_t5.flcc_dataset.root = {str(root)!r}"
+      " --gin_param=code_t5.flcc_dataset.test_fraction = 0.2")
+  for flags, named in [([], f"--root '{root}' --test-fraction 0.2"),
+                       (["--root", str(root)], "--test-fraction 0.2")]:
+    cli._experiment(cli.build_parser().parse_args(["eval", "--model-dir", str(model_dir),
+                                                   *flags]))
+    err = capsys.readouterr().err
+    assert f"code-t5: note: {model_dir} was trained with {named}, which this command gives " \
+        "otherwise or not at all" in err, err
+  cli._experiment(cli.build_parser().parse_args(
+      ["eval", "--model-dir", str(model_dir), "--root", str(root), "--test-fraction", "0.2"]))
+  assert "trained with --root" not in capsys.readouterr().err
+
+
 def test_a_model_dir_without_checkpoints_holds_no_choice_of_model(tiny_run, tmp_path, capsys):
   """A run that failed at its start left its recorded command and no checkpoint: the corrected
   flags were refused as "trained with" another model (helper-19's audit)."""

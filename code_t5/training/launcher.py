@@ -234,6 +234,17 @@ class RecordedTraining:
       kept.append(param)
     return kept
 
+  def dataset_params(self) -> Dict[str, str]:
+    """{binding's name: its value as text} of the dataset's flags it was trained with (--root,
+    the split fractions, --held-out-root; the prepared shards' folder, a cache, left out)."""
+    params = {}
+    for param in self.gin_params:
+      key, _, value = param.partition("=")
+      selector, _, name = key.replace(" ", "").rpartition("/")[2].rpartition(".")
+      if _same_name(selector, _DATASET_CONFIGURABLE) and name != "prepared_dir":
+        params[name] = value.strip()
+    return params
+
   def is_first_run(self) -> bool:
     """Whether `code-t5 train` without --model trained it."""
     return is_first_run(self.model, self.gin_params)
