@@ -98,7 +98,7 @@ def test_shows_held_out_points_with_the_shipped_models_lines(trained):
 
 def test_second_run_resumes_instead_of_starting_over(trained):
   model_dir, _, again = trained
-  assert f"resuming from step {STEPS}" in again
+  assert f"at step {STEPS}, --steps {STEPS}: nothing to train" in again
   assert launcher.latest_step(model_dir) == STEPS
 
 

@@ -749,11 +749,14 @@ def _train_and_eval(experiment: Experiment, steps: int, evaluate: bool, echo) ->
 
   model_dir = experiment.model_dir
   resumed = latest_step(model_dir)
+  # At or past --steps, Mesh TF trains nothing ("resuming from step 40, training to step 20"
+  # read as a run that would go back: helper-19's audit).
   echo(f"model dir {model_dir}: " +
-       (f"resuming from step {resumed}" if resumed is not None else
+       (f"at step {resumed}, --steps {steps}: nothing to train (give --steps above {resumed} to "
+        "train on)" if resumed is not None and resumed >= steps else
+        f"resuming from step {resumed}, training to step {steps}" if resumed is not None else
         "new run" + (f" from the weights of {experiment.init_from}" if experiment.init_from
-                     else "")) +
-       f", training to step {steps}")
+                     else "") + f", training to step {steps}"))
   init_task = (_trained_task(experiment.init_from)
                if resumed is None and experiment.init_from is not None else None)
   code = run(experiment.train_command(steps), model_dir / "logs" / "train.log", echo,
