@@ -25,10 +25,14 @@ from code_t5 import processes
 
 
 def _gin_configs_folder() -> str:
-  """The gin_configs/ folder: the package code_t5.gin_configs where the project is installed;
-  in a checkout read without installing it (a GPU machine with PyTorch and no TensorFlow, which
-  imports only the data tools), the folder beside the package, which is what setup.py installs.
-  (Found by its spec, not importlib.resources: that import costs ~16 ms of every cold start.)"""
+  """The gin_configs/ folder: in a checkout, the one beside the package (what setup.py installs
+  as code_t5.gin_configs; an editable install's finder named the installed checkout's even for
+  another checkout on PYTHONPATH: helper-19's audit); in a wheel's install, the package
+  code_t5.gin_configs. (Found by its spec, not importlib.resources: that import costs ~16 ms of
+  every cold start.)"""
+  beside = pathlib.Path(__file__).resolve().parent.parent / "gin_configs"
+  if (beside / "dataset.gin").is_file():
+    return str(beside)
   try:
     spec = importlib.util.find_spec("code_t5.gin_configs")
   except ModuleNotFoundError:
