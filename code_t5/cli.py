@@ -235,8 +235,12 @@ def _prepare(args):
     kept = stats["reader"]["splits"][split]["kept"]
     print(f"{split:<12}{repos[split]:>14}{kept['files']:>10}{kept['bytes'] / 1e6:>10.2f}")
     if not kept["files"]:
+      # (It said "pass --validation-fraction > 0" where it was 0.05 already: helper-19's audit.)
+      fraction = getattr(spec.splits, split, None)
       fix = ("add repositories to the root" if split == "train" else
-             f"pass --{split}-fraction > 0 (with 3+ repositories) or add repositories")
+             f"pass --{split}-fraction > 0" if not fraction else
+             f"a held-out split gets a repository of its own from {flcc.MIN_REPOS_FOR_HELD_OUT} "
+             f"repositories on (this root has {sum(repos.values())}): add repositories")
       print(f"code-t5 prepare: warning: the {split} split of {spec.root} is empty; a run on it "
             f"would have no examples: {fix}", file=sys.stderr)
   print(_reader_summary(stats["reader"]))

@@ -294,8 +294,16 @@ def test_prepare_prints_each_split_and_warns_on_an_empty_one(tmp_path, capsys):
   assert cli.main(["prepare", "--root", str(root), "--prepared-dir", str(prepared),
                    "--validation-fraction", "0"]) == 0
   out, err = capsys.readouterr()
-  assert "validation split" in err and "empty" in err and "--validation-fraction" in err
+  assert "validation split" in err and "empty" in err and "pass --validation-fraction > 0" in err
   assert list(prepared.iterdir())  # written where --prepared-dir says
+  # Two repositories at the default fractions: more repositories, not a fraction, is the fix
+  # (it said "pass --validation-fraction > 0", 0.05 already: helper-19's audit).
+  small = test_utils.make_flcc_tree(tmp_path / "small", {
+      test_utils.repo_in_split("train", skip=i): {"m.py": f"value = {i}\n"} for i in range(2)})
+  assert cli.main(["prepare", "--root", str(small), "--prepared-dir", str(prepared)]) == 0
+  _, err = capsys.readouterr()
+  assert "a held-out split gets a repository of its own from 3 repositories on (this root has " \
+      "2): add repositories" in err and "fraction" not in err, err
 
 
 # --- start-up: nothing heavy before a command needs it; registration; quiet by default ----------
