@@ -2,7 +2,6 @@
 
     code-t5 convert runs/shared-prefix_lm-tiny-cpu /data/t5x/shared [--step N] \
         [--dtype float32|bfloat16] [--params-only] [--force]
-    python scripts/convert_checkpoint_to_t5x.py MESH_TF_DIR_OR_PREFIX OUT [same flags]
 
 writes OUT/checkpoint_<step>/: the msgpack `checkpoint` (version 3: {"version", "optimizer":
 {"target", "state": {"step", "param_states"}}}), one zarr v2 directory per TensorStore leaf
@@ -48,7 +47,6 @@ import re
 import shlex
 import shutil
 import stat
-import sys
 import time
 from typing import Optional, Tuple
 
@@ -686,14 +684,3 @@ def register_cli(subparsers):
   add_arguments(parser)
   parser.set_defaults(func=run)
 
-
-def main(argv=None) -> int:
-  parser = argparse.ArgumentParser(prog="convert_checkpoint_to_t5x", description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
-  add_arguments(parser)
-  args = parser.parse_args(argv)
-  try:
-    return run(args)
-  except errors.UserError as e:
-    print(f"convert_checkpoint_to_t5x: {e}", file=sys.stderr)
-    return 2
