@@ -308,8 +308,8 @@ def add_dataset_flags(parser,
                       help="share held out for test (default 0.05)")
   parser.add_argument("--prepared-dir", type=pathlib.Path, default=None,
                       help="where prepared TFRecord shards are cached (default "
-                      "$XDG_CACHE_HOME/code_t5/prepared, ~/.cache/code_t5/prepared; gin "
-                      "code_t5.flcc_dataset.prepared_dir)")
+                      "$CODE_T5_CACHE/prepared, else $XDG_CACHE_HOME/code_t5/prepared, else "
+                      "~/.cache/code_t5/prepared; gin code_t5.flcc_dataset.prepared_dir)")
   parser.add_argument("--held-out-root", type=pathlib.Path, action="append", default=[],
                       metavar="ROOT", help="drop the train files that hold near-copies of this "
                       "FLCC root's validation or test files (half of one file's long lines or "
