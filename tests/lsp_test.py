@@ -933,8 +933,8 @@ def test_process_answers_what_is_not_a_valid_request(spawn, completer):
 
 
 def test_process_lifecycle_before_initialize_and_after_shutdown(spawn):
-  """ServerNotInitialized before initialize (notifications dropped), Invalid Request after
-  shutdown, and exit's code 0 after shutdown."""
+  """ServerNotInitialized before initialize (notifications dropped), Invalid Request for a second
+  initialize and after shutdown, and exit's code 0 after shutdown."""
   server = spawn()
   server.send("textDocument/didOpen", {"textDocument": {
       "uri": URI, "languageId": "python", "version": 1, "text": "import os\nos.pa"}})
@@ -943,6 +943,9 @@ def test_process_lifecycle_before_initialize_and_after_shutdown(spawn):
     reply = server.call(method, request_params, request_id=method)
     assert _errors([reply]) == [(method, SERVER_NOT_INITIALIZED)]
   server.initialize()
+  again = server.call("initialize", {"processId": None, "rootUri": None, "capabilities": {}},
+                      "again")  # once per server, as the LSP says
+  assert _errors([again]) == [("again", INVALID_REQUEST)]
   # The didOpen before initialize was dropped: the document is not open.
   assert server.call("textDocument/completion", params)["result"] == EMPTY
   assert any("which is not open" in n["params"]["message"] for n in server.notifications)
@@ -1136,7 +1139,10 @@ def test_process_fuzz_never_dies_answers_every_intact_request_and_still_serves(s
                                   "params": _random_params(rng, method)})))
   server.write(b"".join(stream))
   assert server.process.poll() is None, server.stderr()
-  server.initialize()
+  # The stream's intact initialize (case 100) came first: a second one is refused.
+  again = server.call("initialize", {"processId": None, "rootUri": None, "capabilities": {}},
+                      "again")
+  assert _errors([again]) == [("again", INVALID_REQUEST)]
   answered = lambda: [r["id"] for r in server.replies if r["id"] in intact]
   while len(set(answered())) < len(intact):  # completions may be answered after initialize
     server.reply()

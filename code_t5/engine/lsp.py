@@ -825,6 +825,11 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
         if is_request:
           self.send_error(request_id, SERVER_NOT_INITIALIZED,
                           "the server is not initialized: initialize comes first")
+      elif self.initialized and method == types.INITIALIZE:
+        # "may only be sent once" (the LSP): a second one re-read the workspace (helper-17).
+        if is_request:
+          self.send_error(request_id, INVALID_REQUEST, "initialize was answered already: it "
+                          "comes once per server")
       elif method == types.CANCEL_REQUEST and not (
           isinstance(data.get("params"), dict) and _is_id(data["params"].get("id"))):
         # No request has such an id (pygls failed on it: "unhashable type: 'dict'").
