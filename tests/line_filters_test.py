@@ -8,7 +8,7 @@ import pytest
 from code_t5.engine import line_filters
 
 DEV_LANGUAGES = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev" / "v3" / "languages"
-BRACKETS, STRING, TOKENIZE, REPEATS, SYNTAX = line_filters.REASONS
+BRACKETS, STRING, TOKENIZE, REPEATS, SYNTAX, CLASHES = line_filters.REASONS
 
 
 def _reason(prefix: str, completion: str, suffix: str = ""):
@@ -17,7 +17,7 @@ def _reason(prefix: str, completion: str, suffix: str = ""):
 
 def test_reasons_keep_their_names_and_order():
   assert line_filters.REASONS == ("unbalanced_brackets", "unterminated_string", "tokenize_error",
-                                  "repeats_previous_line", "syntax_error")
+                                  "repeats_previous_line", "syntax_error", "clashes_with_text_after")
 
 
 # (prefix, completion, expected reason) for an empty suffix. Each group has lines that pass.
@@ -105,6 +105,8 @@ CASES = {
         ("self.a = a\n\n  \n", "self.a = a", REPEATS),  # blank lines in between
         ("x: int = 1\n", "x: int = 1", REPEATS),
         ("x = None\n", "x = None", REPEATS),
+        # An attribute of the target's name is not the target (helper-22's audit).
+        ("path = os.path.abspath(args.path)\n", "path = os.path.abspath(args.path)", REPEATS),
         ("x = 1\n", "x = 2", None),
         ("x = f(x)\n", "x = f(x)", None),  # reads what it assigns: updates state
         ("self._c = g(self._c, 1)\n", "self._c = g(self._c, 1)", None),
@@ -197,14 +199,46 @@ def test_reject_reason(prefix, completion, expected):
 
 @pytest.mark.parametrize("prefix,completion,suffix,expected", [
     ("print(", "x", ")", None),
-    ("print(", "x)", ")", None),  # types over the auto-inserted ")"
-    ("print(", "x))", ")", BRACKETS),
+    ("print(", "x)", ")", BRACKETS),  # followed by the suffix: fit_before types over it
     ("print(", '"a', '")', None),
     ("print(", '"a', "", STRING),
     ("f(", "x", ")\r", None),
 ])
 def test_the_suffix_completes_the_line(prefix, completion, suffix, expected):
   assert _reason(prefix, completion, suffix) == expected
+
+
+# (the line before the cursor, the text after it, the model's rest of the line) -> what to insert
+# at the cursor, or the reason nothing fits. Helper-22's audit: shown whole, 24 of the 28 lines
+# shown at such cursors broke the line in the editor.
+@pytest.mark.parametrize("head, suffix, candidate, expected", [
+    ("out = dict(", ")", "batch=batch)", ("batch=batch", None)),  # types over the auto-closed ")"
+    ("out = dict(", ")", "batch=batch", ("batch=batch", None)),  # or stands before it
+    ("    def push(", "):", "self):", ("self", None)),
+    ("    def push(", "):", "self)", ("self", None)),  # its ")" types over, the ":" stays
+    ("print(g(", "))", "f(x)))", ("f(x)", None)),
+    ("print(g(", "))", "f(x))", ("f(x)", None)),  # not "f(x", which leaves the line open
+    ('x = "', '"', 'abc"', ("abc", None)),
+    ("x = f(", ")", ")", (None, BRACKETS)),  # nothing new typed over; inserted, one ")" too many
+    ("x = f(", ")", "  ", (None, CLASHES)),
+    # Other code after the cursor: the candidate must end with all of it.
+    ("x = f(", ", b)", "a, b)", ("a", None)),
+    ("x = collections.Cou", "nter()", "nter(filtered)", (None, CLASHES)),
+    ("class A(seqio.Vocabul", "ary):", "ary):", (None, CLASHES)),
+    ("", "foo = 1", '"""', (None, CLASHES)),
+    ("out = dict(", ")", "batch=batch))", (None, BRACKETS)),
+    ("f(", ")  ", "x)", ("x", None)),  # the suffix's trailing spaces are no code
+])
+def test_what_to_insert_before_the_text_after_the_cursor(head, suffix, candidate, expected):
+  context = line_filters.LineContext.of(head, suffix)
+  assert line_filters.fit_before(candidate, suffix, context) == expected
+
+
+def test_without_filters_a_candidate_types_over_all_it_can():
+  assert line_filters.fit_before("f(x))", "))") == ("f(x", None)
+  assert line_filters.fit_before("batch=batch))", ")") == ("batch=batch)", None)
+  assert line_filters.fit_before("nter(x)", "nter()") == (None, CLASHES)
+  assert line_filters.fit_before("x = 1", "") == ("x = 1", None)
 
 
 @pytest.mark.parametrize("prefix_chars, suffix_chars", [(0, 1), (1, 0)])

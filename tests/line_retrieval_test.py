@@ -32,7 +32,7 @@ def test_at_a_line_start_the_lines_that_followed_the_same_line_are_proposed():
 def test_the_cursor_s_own_file_in_the_index_is_left_out_and_the_file_counts_more():
   index = _index(**{"a.py": "x = f(1)\n", "b.py": "x = f(2)\nx = f(2)\n"})
   # In b.py itself, its indexed copy is not read: the editor's text (the prefix) is.
-  assert line_retrieval.candidates("x = f(3)\nx = f", index, "b.py") == ["(3)", "(1)"]
+  assert line_retrieval.candidates("x = f(3)\ny = 0\nx = f", index, "b.py") == ["(3)", "(1)"]
   assert line_retrieval.candidates("x = f", index, "c.py") == ["(2)", "(1)"]
 
 
@@ -40,6 +40,14 @@ def test_lines_below_the_cursor_count_as_the_file_s():
   prefix = "def main(path):\n    result = comp"
   below = "    return result\n\nresult = compute(1, 2)\n"
   assert line_retrieval.candidates(prefix, below=below) == ["ute(1, 2)"]
+
+
+def test_the_line_right_above_is_not_proposed_again():
+  """It is the file's, so it came with the bonus, and calls may repeat: `echo(f"...")` was
+  shown again below itself (helper-22's audit)."""
+  prefix = 'echo(f"a {x}")\necho(f"b {y}")\n\necho(f"'
+  assert line_retrieval.candidates(prefix) == ['a {x}")']
+  assert line_retrieval.candidates("f()\nf()\ng()\nf()\n") == ["g()"]  # f() followed f() too
 
 
 def test_nothing_to_propose_gives_nothing():

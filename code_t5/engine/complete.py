@@ -49,6 +49,7 @@ from code_t5.engine import copy_cache
 from code_t5.engine import decoding
 from code_t5.engine import encoding_memo
 from code_t5.engine import imports
+from code_t5.engine import line_filters
 from code_t5.engine import line_retrieval
 from code_t5.engine import names
 from code_t5.engine import repository as repository_lib
@@ -719,11 +720,36 @@ def kept_lines(ranked) -> List[decoding.Line]:
   return [line for line, reason in ranked if reason is None and line.text.strip()]
 
 
+def _moved_last(ranked, moved: Sequence[bool]) -> list:
+  """(line, reason) pairs with those whose `moved` is true after the others (each group in its
+  order), their lines marked `unlikely`."""
+  return ([pair for pair, last in zip(ranked, moved) if not last]
+          + [(dataclasses.replace(line, unlikely=True), reason)
+             for (line, reason), last in zip(ranked, moved) if last])
+
+
 def _last_if(lines: Sequence[decoding.Line], moved: Sequence[bool]) -> List[decoding.Line]:
   """`lines` with those whose `moved` is true after the others (each group in its order), marked
   `unlikely`."""
-  return ([line for line, last in zip(lines, moved) if not last]
-          + [dataclasses.replace(line, unlikely=True) for line, last in zip(lines, moved) if last])
+  return [line for line, _ in _moved_last([(line, None) for line in lines], moved)]
+
+
+def _fitted(lines: Sequence[decoding.Line], suffix: str, where
+            ) -> List[Tuple[decoding.Line, Optional[str]]]:
+  """(line, reason) for each of `lines`, its text now what to insert at the cursor before
+  `suffix`, the text after the cursor on its line (line_filters.fit_before: it may type over
+  closing brackets there), and the reason it fits nowhere, or fails `where`'s filters (None: it
+  passes, or filters are off); an insertion a better line makes already is left out."""
+  fitted, seen = [], set()
+  for line in lines:
+    insertion, reason = line_filters.fit_before(line.text, suffix, where)
+    if insertion is not None:
+      if insertion in seen:
+        continue
+      seen.add(insertion)
+      line = dataclasses.replace(line, text=insertion)
+    fitted.append((line, reason))
+  return fitted
 
 
 def last_if_hopeless(lines: Sequence[decoding.Line]) -> List[decoding.Line]:
@@ -974,18 +1000,17 @@ class Completer:
                                    below)
     if options.names:
       lines = names.rank(lines, prefix)
-    lines = last_if_unlikely(lines, prefix, below, repository, path)
-    if not options.filters:
-      return context, [(line, None) for line in last_if_hopeless(lines)]
-    from code_t5.engine import line_filters  # pylint: disable=g-import-not-at-top  (only when on)
-    where = line_filters.LineContext.of(prefix, suffix, below)
-    # Unlikely where they stand: a clause nothing above owns; a line leaving its statement open
-    # above a line that starts another; a statement the line below does not fit.
-    ends = where.ends_before()
-    lines = _last_if(lines, [where.owns_nothing(line.text) or where.misfits_below(line.text)
-                             or (ends and where.leaves_open(line.text)) for line in lines])
-    lines = last_if_hopeless(lines)
-    return context, [(line, where.reject_reason(line.text)) for line in lines]
+    lines = last_if_hopeless(last_if_unlikely(lines, prefix, below, repository, path))
+    where = line_filters.LineContext.of(prefix, suffix, below) if options.filters else None
+    ranked = _fitted(lines, suffix, where)
+    if where is not None:
+      # Unlikely where they stand: a clause nothing above owns; a line leaving its statement open
+      # above a line that starts another; a statement the line below does not fit.
+      ends = where.ends_before()
+      ranked = _moved_last(ranked, [
+          where.owns_nothing(line.text) or where.misfits_below(line.text)
+          or (ends and where.leaves_open(line.text)) for line, _ in ranked])
+    return context, ranked
 
   def complete(self, prefix: str, suffix: str = "", top: Optional[int] = None,
                repository=None, path: str = "", below: str = "") -> Completion:
