@@ -496,7 +496,7 @@ def test_adam_trained_checkpoint_converts_params_only(tiny_run, tmp_path, capsys
   params = [n for n in names if "_slot_" not in n and n != "global_step"]
   adam = {f"{n}/adam_{k}": np.full_like(reader.get_tensor(n), 0.5) for n in params for k in "mv"}
   source = _rewrite(prefix, tmp_path / "source", drop=slots, replace=adam)
-  assert t5x.main([str(source), str(tmp_path / "out")]) == 2
+  assert cli.main(["convert", str(source), str(tmp_path / "out")]) == 2
   err = capsys.readouterr().err
   assert err.count("\n") == 1 and "trained with Adam" in err and "--params-only" in err, err
   assert not (tmp_path / "out").exists()
@@ -511,15 +511,15 @@ def test_adam_trained_checkpoint_converts_params_only(tiny_run, tmp_path, capsys
 
 def test_step_and_force(tiny_run, tmp_path, capsys):
   _, model_dir = tiny_run("shared-prefix_lm")
-  assert t5x.main([str(model_dir), str(tmp_path), "--step", "2"]) == 0
+  assert cli.main(["convert", str(model_dir), str(tmp_path), "--step", "2"]) == 0
   assert "step 2" in capsys.readouterr().out
   first = (tmp_path / "checkpoint_2" / "checkpoint").stat().st_ino
-  assert t5x.main([str(model_dir), str(tmp_path), "--step", "2"]) == 2
+  assert cli.main(["convert", str(model_dir), str(tmp_path), "--step", "2"]) == 2
   assert "checkpoint_2 exists: pass --force" in capsys.readouterr().err
-  assert t5x.main([str(model_dir), str(tmp_path), "--step", "2", "--force"]) == 0
+  assert cli.main(["convert", str(model_dir), str(tmp_path), "--step", "2", "--force"]) == 0
   assert (tmp_path / "checkpoint_2" / "checkpoint").stat().st_ino != first
   assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint_2"]
-  assert t5x.main([str(model_dir), str(tmp_path), "--step", "3"]) == 2
+  assert cli.main(["convert", str(model_dir), str(tmp_path), "--step", "3"]) == 2
   assert "no checkpoint for step 3" in capsys.readouterr().err
 
 
@@ -568,7 +568,7 @@ def test_bad_input_fails_in_one_line_and_writes_nothing(case, message, tiny_run,
   else:
     source.mkdir()
   out = tmp_path / "out"
-  assert t5x.main([str(source), str(out)]) == 2
+  assert cli.main(["convert", str(source), str(out)]) == 2
   err = capsys.readouterr().err
   assert err.count("\n") == 1 and re.search(message, err), err
   assert not out.exists()
