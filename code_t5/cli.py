@@ -17,6 +17,7 @@ from typing import Optional
 from code_t5 import errors
 from code_t5.data import flcc
 from code_t5.training import launcher
+from code_t5.training import operative_config
 
 # --steps without --model: launcher.FIRST_RUN_STEPS.
 DEFAULT_STEPS = 300
@@ -81,10 +82,17 @@ def _name_missing_params(model_dir: pathlib.Path, recorded, gin_params) -> None:
   """Says which gin params the model dir was trained with that this command lacks."""
   given = {param.replace(" ", "") for param in gin_params}
   missing = [p for p in recorded.model_params() if p.replace(" ", "") not in given]
-  if missing:
+  # Not one to copy that gin would carry out as code (the model dir may be a stranger's: helper-
+  # 20's audit found such a binding suggested here).
+  unsafe = [p for p in missing if operative_config.unsafe_statement(p)]
+  missing = [p for p in missing if p not in unsafe]
+  if missing or unsafe:
     print(f"code-t5: note: {model_dir} was trained with "
           + " ".join(f"--gin-param {shlex.quote(errors.printable(p))}" for p in missing)
-          + ", which this command does not give; add them to run the model as trained",
+          + (", which this command does not give; add them to run the model as trained"
+             if missing else "")
+          + (f"{'; and ' if missing else ''}{len(unsafe)} recorded binding(s) that gin would carry "
+             "out as code (not shown: see docs/untrusted.md)" if unsafe else ""),
           file=sys.stderr)
 
 

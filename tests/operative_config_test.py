@@ -144,6 +144,15 @@ def test_the_shipped_model_and_the_projects_gin_files_are_not_refused():
     ("MACRO = @utils.save_scores()\nrun.eval_summary_dir = %MACRO\n",
      "MACRO = @utils.save_scores()"),
     ("run.mode = 'train\n", "text gin cannot read"),
+    # Helper-20's audit. A block's bindings came back from gin's parser without the references
+    # read in the block: save_scores wrote where the block said.
+    ("utils.run:\n  perplexity_eval_steps = @mesh_tensorflow.transformer.utils.save_scores()\n",
+     "utils.run:"),
+    # gin takes an include it finds in no folder to its readers: `file:` reads any file, and a
+    # `pkg/sub/x.gin` imports pkg (`this` prints the Zen of Python).
+    ("include 'file:///etc/evil.gin'\n", "include 'file:///etc/evil.gin'"),
+    ("include 'this/x/y.gin'\n", "include 'this/x/y.gin'"),
+    ("include 'models/no_such.gin'\n", "include 'models/no_such.gin'"),
 ])
 def test_gin_text_that_could_run_code_or_write_is_refused(text, refused):
   assert operative_config.unsafe_statement(text).startswith(refused)

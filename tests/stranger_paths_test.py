@@ -153,6 +153,10 @@ def test_export_runs_no_code_of_the_model_folder(model, tmp_path):
     ["run.eval_summary_dir = @utils.save_scores()",
      "utils.save_scores.results = [{{'scores': 1.5}}]", "utils.save_scores.vocabulary = None",
      "utils.save_scores.scores_filename = '{marker}'"],
+    # ... and a block of bindings hid the call (helper-20's audit: it wrote there).
+    ["utils.run:", "  perplexity_eval_steps = @mesh_tensorflow.transformer.utils.save_scores()",
+     "utils.save_scores.results = [{{'scores': 1.5}}]", "utils.save_scores.vocabulary = None",
+     "utils.save_scores.scores_filename = '{marker}'"],
 ])
 def test_export_refuses_gin_bindings_that_would_run_a_program_or_write(model, tmp_path, lines):
   marker = tmp_path / "ran"
@@ -161,6 +165,19 @@ def test_export_refuses_gin_bindings_that_would_run_a_program_or_write(model, tm
   _one_line_error(_code_t5("export", "--checkpoint", model),
                   "operative_config.gin has `", lines[0][:30])
   assert not list(tmp_path.glob("ran*"))
+
+
+def test_export_refuses_a_recorded_gin_file_that_is_no_file(model):
+  """gin takes a name it finds nowhere to its file readers, which import the package a
+  `pkg/sub/x.gin` names (helper-20's audit: `this/x/y.gin` ran `this`)."""
+  (model / "commands").mkdir()
+  (model / "commands" / "command").write_text(
+      "mesh_transformer_main.py --module_import=code_t5 --gin_file=dataset.gin "
+      "--gin_file=models/causal_lm.gin --gin_file=vocabs/spm_dev.gin --gin_file=sizes/mini.gin "
+      "--gin_file=runs/cpu.gin --gin_file=this/x/y.gin --gin_param=utils.run.train_steps = 5")
+  _one_line_error(_code_t5("export", "--checkpoint", model),
+                  "this/x/y.gin, a --gin_file of the command recorded in ", "is no file here")
+  assert not (model / "export").exists()
 
 
 def test_a_fifo_in_the_model_folder_is_a_one_line_error_not_a_hang(model, source):

@@ -442,20 +442,28 @@ def experiment_from_model_dir(model_dir: pathlib.Path, run: str = "cpu", model=N
   recorded_in = model_dir / "commands"
   for param in kept:
     _check_gin_from(model_dir, f"a --gin_param of the command recorded in {recorded_in}", param)
+  found = []
   for name in extra_files:
-    # mesh_transformer_main reads it from --gin_location_prefix, else as given.
+    # mesh_transformer_main reads it from --gin_location_prefix, else as given; gin takes a name
+    # that is no file to its file readers, which import the package a `pkg/sub/x.gin` names
+    # (helper-20's audit). So the file is found here, checked, and given by its absolute path
+    # (the export runs in an empty working folder).
     path = next((p for p in (launcher.GIN_CONFIGS / name, pathlib.Path(name)) if p.is_file()),
                 None)
-    if path is not None:
-      _check_gin_from(model_dir, f"{path} (a --gin_file of the command recorded in "
-                      f"{recorded_in})", operative_config.read_text(path))
+    if path is None:
+      raise CompletionError(
+          f"{_clipped(name)}, a --gin_file of the command recorded in {recorded_in}, is no file "
+          f"here: {model_dir} is not exported; give `code-t5 export` --model and --size")
+    _check_gin_from(model_dir, f"{path} (a --gin_file of the command recorded in "
+                    f"{recorded_in})", operative_config.read_text(path))
+    found.append(str(path.resolve()))
   try:
     experiment = launcher.Experiment(model=model, size=size, run=run,
                                      vocab=recorded.vocab if recorded else "byte",
                                      model_dir=model_dir, gin_params=kept + list(gin_params))
   except launcher.LaunchError as e:
     raise CompletionError(f"{model_dir}: {e}") from None
-  return experiment, extra_files
+  return experiment, found
 
 
 class _OperativeConfigExperiment(launcher.Experiment):
