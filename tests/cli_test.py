@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 
+import hostile_checkpoints
 import pytest
 
 from code_t5 import cli
@@ -500,12 +501,20 @@ def test_library_chatter_is_hidden_unless_verbose(tmp_path):
   assert NOISE.search(verbose.stderr), verbose.stderr[-3000:]  # ...and what the libraries said
 
 
+def _claim_a_huge_embedding(name, entry):
+  if name == "transformer/embedding":
+    del entry.shape.dim[:]
+    for size in (1 << 20, 1 << 20):
+      entry.shape.dim.add(size=size)
+
+
 def _model_dir_with(tmp_path, make):
   """A model dir as a run leaves it (a checkpoint and its state file), plus what `make` adds."""
   model_dir = tmp_path / "model"
   (model_dir / "logs").mkdir(parents=True)
-  for name in ("model.ckpt-2.index", "model.ckpt-2.data-00000-of-00001"):
-    (model_dir / name).write_bytes(b"")
+  for part in (".index", ".data-00000-of-00001"):  # a real checkpoint: its index is read
+    shutil.copyfile(f"{test_utils.PRETRAINED}/model.ckpt-{test_utils.PRETRAINED_STEP}{part}",
+                    model_dir / f"model.ckpt-2{part}")
   (model_dir / "checkpoint").write_text('model_checkpoint_path: "model.ckpt-2"\n'
                                         'all_model_checkpoint_paths: "model.ckpt-2"\n')
   users = tmp_path / "users"
@@ -545,6 +554,9 @@ def _model_dir_with(tmp_path, make):
         f'all_model_checkpoint_paths: ["model.ckpt-2", "{u}/notes.txt"]\n'), "not a checkpoint"),
     (lambda m, u: (m / "checkpoint").write_text('model_checkpoint_path: model.ckpt-2\n'),
      "is not a checkpoint state TensorFlow reads"),
+    # TensorFlow's reader allocates what an index claims (helper-20's audit: 2 TiB).
+    (lambda m, u: hostile_checkpoints.change_checkpoint_index(
+        str(m / "model.ckpt-2"), _claim_a_huge_embedding), "--model-dir: "),
 ])
 def test_a_model_dir_that_would_lead_a_run_elsewhere_is_refused(command, make, says, tmp_path,
                                                                 capsys):

@@ -425,8 +425,8 @@ def check_model_dir(model_dir: pathlib.Path) -> None:
   what runs write there, and nothing that would lead them elsewhere: the model dir may be a
   stranger's. Mesh TF, TensorFlow and the launcher write through a link at any name they write
   (the lock, a log, the operative config, a command, an eval's decodes); a FIFO where they read
-  blocks them for good; and TensorFlow's Saver restores, then deletes, the checkpoints its
-  `checkpoint` file names, wherever they are."""
+  blocks them for good; TensorFlow's Saver restores, then deletes, the checkpoints its
+  `checkpoint` file names, wherever they are; and its reader trusts what an index claims."""
   if not model_dir.exists():
     return
   for entry, _ in stranger_paths.walk(model_dir):
@@ -437,8 +437,18 @@ def check_model_dir(model_dir: pathlib.Path) -> None:
     if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
       raise LaunchError(f"{entry.path} is not a regular file or folder: remove it")
   state = model_dir / "checkpoint"
-  if not state.exists():
-    return
+  if state.exists():
+    _check_checkpoint_state(model_dir, state)
+  # TensorFlow's reader trusts an index (checkpoints.check_checkpoint): a stranger's resumed or
+  # judged checkpoint claiming a 2 TiB embedding was an out-of-memory error or an abort
+  # (helper-20's audit); --init-from's was checked already.
+  for index in sorted(model_dir.glob("model.ckpt-*.index")):
+    checkpoints.check_checkpoint(str(index)[:-len(".index")],
+                                 lambda message: LaunchError(f"--model-dir: {message}"))
+
+
+def _check_checkpoint_state(model_dir: pathlib.Path, state: pathlib.Path) -> None:
+  """LaunchError unless the `checkpoint` state file names only model_dir's own checkpoints."""
   try:
     text = stranger_paths.read_regular(state, 1 << 20).decode("utf-8")
   except (OSError, UnicodeDecodeError) as e:
