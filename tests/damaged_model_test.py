@@ -123,6 +123,20 @@ def _model_json_nested(model):
   return path
 
 
+def _model_json_of_one_layer_many_times(model):
+  # Layer 0's arrays named as 40 layers': the network would copy them 40 times, 30,000 layers'
+  # asked for 90 GB from the 10 MB params.npz (helper-20's audit).
+  path = _runtime(model) / runtime.MODEL_FILE
+  meta = json.loads(path.read_text(encoding="utf-8"))
+  meta["architecture"]["num_decoder_layers"] = 40
+  for tensor in meta["tensors"].values():
+    first = tensor["paths"][0]
+    if "layers_0/" in first:
+      tensor["paths"] += [first.replace("layers_0/", f"layers_{i}/") for i in range(4, 40)]
+  path.write_text(json.dumps(meta), encoding="utf-8")
+  return path
+
+
 def _about_json_nested(model):
   path = model / "about.json"
   path.write_text(_NESTED_JSON, encoding="utf-8")
@@ -133,7 +147,7 @@ DAMAGES = {f.__name__[1:]: f for f in (
     _params_truncated, _params_corrupted, _params_header_changed, _params_of_another_model,
     _vocab_cut, _operative_config_0xff, _model_json_cut, _model_json_of_a_deeper_model,
     _model_json_of_a_wider_model, _model_json_of_another_task, _model_json_nested,
-    _about_json_nested)}
+    _model_json_of_one_layer_many_times, _about_json_nested)}
 
 
 def _damaged_copy(tmp_path, damage):

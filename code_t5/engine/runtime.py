@@ -225,15 +225,27 @@ def _read_meta(directory: pathlib.Path) -> dict:
   if (not isinstance(activations, list) or not activations or
       any(a not in _ACTIVATIONS for a in activations)):
     raise _damaged(path, f"architecture.activations {reprlib.repr(activations)}")
+  named = set()
   for key, tensor in meta["tensors"].items():
     if (not isinstance(tensor, dict) or tensor.get("dtype") not in _STORED_DTYPES or
         not isinstance(tensor.get("paths"), list) or
         not all(isinstance(p, str) for p in tensor["paths"])):
       raise _damaged(path, f"tensor {reprlib.repr(key)}: {reprlib.repr(tensor)}")
+    # An array stands for at most the encoder's and the decoder's copy of a shared weight, each
+    # path once: one array named as 30,000 layers' made the network ask for 90 GB from a 10 MB
+    # params.npz (helper-20's audit).
+    paths = tensor["paths"]
+    if (len(paths) > _MAX_PATHS_PER_ARRAY or named.intersection(paths)
+        or len(set(paths)) < len(paths)):
+      raise _damaged(path, f"tensor {reprlib.repr(key)} names {len(paths)} paths, or a path "
+                     "another tensor names: code_t5 writes each path once, an array for at most "
+                     f"{_MAX_PATHS_PER_ARRAY}")
+    named.update(paths)
   return meta
 
 
 _MAX_SEQUENCE_LENGTH = 1 << 16
+_MAX_PATHS_PER_ARRAY = 2  # a weight an encoder-decoder's two stacks share
 # Far above what code_t5 writes (the shipped model's model.json ~10 kB, vocab.model ~0.4 MB):
 # files a reader takes whole, so a stranger's cannot ask for any amount of memory.
 _MAX_MODEL_JSON_BYTES = 16 << 20
