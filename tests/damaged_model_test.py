@@ -123,6 +123,18 @@ def _model_json_nested(model):
   return path
 
 
+def _vocab_with_a_charsmap(model):
+  # A precompiled character map whose trie points past its end: sentencepiece loads it, then
+  # crashed the process at the first encoding (SIGSEGV; helper-20's audit).
+  from sentencepiece import sentencepiece_model_pb2  # pylint: disable=g-import-not-at-top
+  path = _runtime(model) / runtime.VOCAB_FILE
+  proto = sentencepiece_model_pb2.ModelProto.FromString(path.read_bytes())
+  trie = b"\xff" * 16  # four units of all ones: offsets far past the trie
+  proto.normalizer_spec.precompiled_charsmap = len(trie).to_bytes(4, "little") + trie + b"a\0"
+  path.write_bytes(proto.SerializeToString())
+  return path
+
+
 def _model_json_of_one_layer_many_times(model):
   # Layer 0's arrays named as 40 layers': the network would copy them 40 times, 30,000 layers'
   # asked for 90 GB from the 10 MB params.npz (helper-20's audit).
@@ -147,7 +159,7 @@ DAMAGES = {f.__name__[1:]: f for f in (
     _params_truncated, _params_corrupted, _params_header_changed, _params_of_another_model,
     _vocab_cut, _operative_config_0xff, _model_json_cut, _model_json_of_a_deeper_model,
     _model_json_of_a_wider_model, _model_json_of_another_task, _model_json_nested,
-    _model_json_of_one_layer_many_times, _about_json_nested)}
+    _model_json_of_one_layer_many_times, _about_json_nested, _vocab_with_a_charsmap)}
 
 
 def _damaged_copy(tmp_path, damage):

@@ -78,7 +78,16 @@ class Pieces(Tokenizer):
   """A code SentencePiece model (code_t5.data.spm_vocabulary.CodeSentencePieceVocabulary)."""
 
   def __init__(self, model_proto: bytes, extra_ids: int):
-    """ValueError if `model_proto` is not a SentencePiece model (e.g. a cut file)."""
+    """ValueError if `model_proto` is not a SentencePiece model (e.g. a cut file), or not one of
+    code_t5's (identity normalization)."""
+    charsmap = _has_charsmap(model_proto)
+    if charsmap is None:
+      raise ValueError("not a SentencePiece model: its protobuf does not parse")
+    if charsmap:
+      # sentencepiece reads a precompiled character map without checking it: a damaged one
+      # crashed the process at its first encoding (SIGSEGV, helper-20's audit).
+      raise ValueError("its normalization has a precompiled character map, which code_t5's "
+                       "vocabularies (identity normalization) never have")
     import sentencepiece  # pylint: disable=g-import-not-at-top  (only this tokenizer needs it)
     try:
       self._sp = sentencepiece.SentencePieceProcessor(model_proto=model_proto)
@@ -200,6 +209,34 @@ def _skip(data: bytes, at: int, wire_type: int) -> int:
   if wire_type == 5:
     return at + 4
   raise ValueError(f"protobuf wire type {wire_type}")
+
+
+def _has_charsmap(model_proto: bytes) -> Optional[bool]:
+  """Whether a serialized SentencePiece ModelProto's normalizer_spec (field 3) or
+  denormalizer_spec (field 5) holds a precompiled_charsmap (field 2 of each); None where its wire
+  format does not parse."""
+  data, at, end = model_proto, 0, len(model_proto)
+  try:
+    while at < end:
+      key, at = _varint(data, at)
+      if key not in (0x1A, 0x2A):  # not one of the two specs, with wire type 2
+        at = _skip(data, at, key & 7)
+        continue
+      length, at = _varint(data, at)
+      stop = at + length
+      while at < stop:
+        field, at = _varint(data, at)
+        if field == 0x12:  # the charsmap, length-delimited
+          size, at = _varint(data, at)
+          if size:
+            return True
+        else:
+          at = _skip(data, at, field & 7)
+      if at != stop:
+        return None
+  except (IndexError, ValueError):
+    return None
+  return False if at == end else None
 
 
 def _model_pieces(model_proto: bytes) -> Optional[List[Tuple[bytes, int]]]:
