@@ -36,3 +36,23 @@ def test_one_cursor_judges_many_lines_at_several_indentations():
   assert [definitions.redefines(line) for line in (
       "def setUp(self):", "def tearDown(self):", "def run(self):", "x = 1",
       "    def setUp(self):")] == [True, True, False, False, False]
+
+
+@pytest.mark.parametrize("prefix, line, expected", [
+    # helper-22's audit: taken whole from another file into a plain function.
+    ("def f(line):\n    reason = ", "self._judge(line)", True),
+    ("x = ", "self.y", True),  # module level
+    ("class A:\n    x = ", "self.y", True),  # a class body
+    ("class A:\n    @classmethod\n    def f(cls):\n        y = ", "self.x", True),
+    ("class A:\n    def f(self, x):\n        y = ", "self.x", False),
+    ("class A:\n    def f(self, x):\n        def g():\n            return ", "self.x", False),
+    ("class A:\n    def f(self):\n        y = ", "other.self_test()", False),  # not the name
+    ("class A:\n    ", "def tearDown(self):", False),  # a method's header takes it
+    ("class A:\n    def ", "__init__(self, name):", False),
+    ("def f(x):\n    self = ", "self", False),  # typed: the user's call
+    # Not read with confidence: the parameters over two lines; a string's text at the margin.
+    ("class A:\n    def f(\n        self):\n        y = ", "self.x", False),
+    ("class A:\n    def f(self):\n        s = '''\nfoo\n'''\n        y = ", "self.x", False),
+])
+def test_a_line_reading_self_where_no_function_around_takes_it(prefix, line, expected):
+  assert scopes.Definitions(prefix, "").reads_absent_self(line) == expected

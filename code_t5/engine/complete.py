@@ -770,12 +770,13 @@ def last_if_unlikely(lines: Sequence[decoding.Line], prefix: str, below: str, re
   """`lines` with the unlikely ones moved after the others (each group in its order): an import
   of a module the project does not know (code_t5.engine.imports: the training corpus's packages
   guessed into unrelated code) or one the file has already, a `def`/`class` its block already
-  has (code_t5.engine.scopes)."""
+  has, a line reading `self` where no function around takes it (code_t5.engine.scopes)."""
   modules = repository.modules if repository is not None else None
   guessed = imports.ImportCheck(prefix, below, modules, path)
   defined = scopes.Definitions(prefix, below)
   return _last_if(lines, [guessed.unknown(line.text) or guessed.repeats(line.text)
-                          or defined.redefines(line.text) for line in lines])
+                          or defined.redefines(line.text) or defined.reads_absent_self(line.text)
+                          for line in lines])
 
 
 # What describe_model prints of ABOUT_FILE, and the types it reads them as.

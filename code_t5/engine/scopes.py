@@ -20,6 +20,10 @@ from typing import Set
 MAX_LINES = 2_000
 
 _DEFINITION = re.compile(r"([ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)")
+# `self` as a name (not an attribute of that name).
+_SELF = re.compile(r"(?<![\w.])self\b")
+_DEF_PARAMETERS = re.compile(r"[ \t]*(?:async[ \t]+)?def[ \t]+\w+[ \t]*\((.*)")
+_COMMENT = re.compile(r"#.*")
 
 
 def _indent(line: str) -> str:
@@ -56,6 +60,43 @@ class Definitions:
     self._below = below
     self._lines = None  # (above, nearest first; below, in order): split for the first definition
     self._names = {}  # indentation -> names its block defines without a decorator
+    self._self_taken = None  # whether a function around the cursor takes `self` (read once)
+
+  def reads_absent_self(self, line: str) -> bool:
+    """Whether the cursor's line completed with `line` reads `self` where no function around the
+    cursor takes it (helper-22's audit: `self._judge(...)` in a plain function, taken whole from
+    another file). The functions around it are the headers above at lower indentations, up to
+    the margin; where that chain cannot be read with confidence (a header's parameters over
+    several lines, a line above at a lower indentation that opens no block: a string's text or a
+    continuation line), `self` counts as there. False where the typed part reads `self` itself."""
+    if (not _SELF.search(line) or _SELF.search(self._head)
+        or _DEF_PARAMETERS.match(self._head + line)):  # a method's header takes `self`
+      return False
+    if self._self_taken is None:
+      self._self_taken = self._self_in_scope()
+    return not self._self_taken
+
+  def _self_in_scope(self) -> bool:
+    level = len(_indent(self._head).expandtabs())
+    above = self._above.rsplit("\n", MAX_LINES + 1)[-MAX_LINES - 1:-1]
+    for text in reversed(above):
+      code = _COMMENT.sub("", text).rstrip()
+      if not code:
+        continue
+      own = len(_indent(text).expandtabs())
+      if own >= level:
+        continue
+      if not code.endswith(":"):
+        return True  # not a block's header: the chain is not read with confidence
+      level = own
+      match = _DEF_PARAMETERS.match(code)
+      if match:
+        parameters = match.group(1)
+        if ")" not in parameters or re.match(r"[ \t]*self\b", parameters):
+          return True
+      if level == 0:
+        return False
+    return level > 0  # lines run out before the margin: not read
 
   def redefines(self, line: str) -> bool:
     """Whether the cursor's line (its typed part + `line`) defines a name that its block already
