@@ -228,6 +228,19 @@ def test_the_suffix_completes_the_line(prefix, completion, suffix, expected):
     ("", "foo = 1", '"""', (None, CLASHES)),
     ("out = dict(", ")", "batch=batch))", (None, BRACKETS)),
     ("f(", ")  ", "x)", ("x", None)),  # the suffix's trailing spaces are no code
+    # helper-23's audit of the above. A comment after the cursor is no code either...
+    ("    path = ", "  # absolute", "os.path.realpath(path)", ("os.path.realpath(path)", None)),
+    ("x = os.path.join(", ")  # the data", "__file__)", ("__file__", None)),
+    # ... the line's brackets stay as open as they were (a call begun above)...
+    ("def build(values):\n    return dict(\n        count=len(", "),", "values),",
+     ("values", None)),
+    # ... no text after the cursor goes into the candidate's comment, none splits a word, and
+    # what goes before other code leaves the brackets as they were.
+    ('    return {"', '"}', 'decoder": ["encoder"]}  # shared', (None, CLASHES)),
+    ("class A(seqio.Vocabul", "ary):", "ary.Vocabulary):", (None, CLASHES)),
+    ("d = os.path.dirn", "ame(os.path.abspath(f))", "ame(os.path.dirname(os.path.abspath(f))",
+     (None, CLASHES)),
+    ("d = f(", ", b)", "g(a, b)", (None, CLASHES)),  # g(a, b) before ", b)" leaves one "(" open
 ])
 def test_what_to_insert_before_the_text_after_the_cursor(head, suffix, candidate, expected):
   context = line_filters.LineContext.of(head, suffix)

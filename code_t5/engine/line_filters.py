@@ -125,6 +125,10 @@ REASONS = ("unbalanced_brackets", "unterminated_string", "tokenize_error", "repe
 # What an editor puts after the cursor by itself (closing brackets and quotes), or what ends a line
 # after them (":", ",", ";"): a candidate may type over it.
 _CLOSERS = re.compile(r"[)\]}\"'`:,;]*")
+# A comment at the end of the text after the cursor (one without quotes: with them, it could be
+# a string's text), and the spaces before it.
+_TRAILING_COMMENT = re.compile(r"[ \t]*#[^'\"]*$")
+_WORD = re.compile(r"\w")
 
 # A prefix up to WINDOW_CHARS (~450 lines of typical code) is read whole, a longer one from the
 # line before the cursor's top-level statement, found at most WHOLE_CHARS back (~6,000 lines, ~1 ms
@@ -484,28 +488,39 @@ def fit_before(candidate: str, suffix: str, context: Optional["LineContext"] = N
   """(what to insert at the cursor, None) for a `candidate` rest of the line where `suffix`, the
   text after the cursor on its line, stays; (None, the REASON) where nothing fits.
 
-  With closing brackets and quotes alone after the cursor, the candidate's end may type over as
-  much of their start as it repeats. Of those insertions, `context` (the cursor's LineContext)
-  takes the first that passes its filters and leaves no bracket open, as typing the candidate
-  with the editor's own closers would (`f(x))` at `print(g(|))` inserts `f(x)`, not `f(x`), else
-  the first that passes; without a context, the one that types over the most. With other code
-  after the cursor, the candidate must end with all of it. An insertion must add something."""
-  rest = suffix.rstrip()
+  With closing brackets and quotes alone after the cursor (and a comment after them), the
+  candidate's end may type over as much of their start as it repeats. Of those insertions,
+  `context` (the cursor's LineContext) takes the first that passes its filters and leaves the
+  line's brackets as open as the suffix alone does, as typing the candidate with the editor's own
+  closers would (`f(x))` at `print(g(|))` inserts `f(x)`, not `f(x`; `values),` at `len(|),`
+  inside a call begun above inserts `values`), else the first that passes; without a context, the
+  one that types over the most. With other code after the cursor, the candidate must end with all
+  of it, at a word's edge, and what it inserts must keep the line's brackets as they were. An
+  insertion must add something, and no text after the cursor may end up in its comment."""
+  rest = _TRAILING_COMMENT.sub("", suffix).rstrip()
   if not rest:
     return candidate, context.reject_reason(candidate) if context else None
-  if _CLOSERS.fullmatch(rest):
+  closers = bool(_CLOSERS.fullmatch(rest))
+  if closers:
     overlaps = [k for k in range(len(rest), -1, -1) if candidate.endswith(rest[:k])]
   else:
-    overlaps = [len(rest)] if candidate.endswith(rest) else []
+    # At a word's edge: `ary.Vocabul` before `ary:` (in `Vocabul|ary:`) splits a word.
+    insertion = candidate[:len(candidate) - len(rest)]
+    glued = bool(_WORD.match(insertion[-1:]) and _WORD.match(rest))
+    overlaps = [len(rest)] if candidate.endswith(rest) and not glued else []
   # The line becomes the cursor's, then the candidate, then what of the suffix it does not repeat.
   insertions = [candidate[:len(candidate) - k] for k in overlaps]
   insertions = [insertion for insertion in insertions if insertion.strip()]
   if context is None:
+    insertions = [i for i in insertions if "#" not in i]  # (a comment's, as far as this can tell)
     return (insertions[0], None) if insertions else (None, _CLASHES)
+  insertions = [i for i in insertions if not context.ends_in_comment(i)]
   reasons = [context.reject_reason(insertion) for insertion in insertions]
   passing = [insertion for insertion, reason in zip(insertions, reasons) if reason is None]
-  if passing:
-    return next((i for i in passing if not context.leaves_open(i)), passing[0]), None
+  balance = context.open_brackets("")
+  level = [insertion for insertion in passing if context.open_brackets(insertion) == balance]
+  if level or (passing and closers):
+    return (level or passing)[0], None
   return None, next((reason for reason in reasons if reason), _CLASHES)
 
 
@@ -549,6 +564,22 @@ class LineContext:
       context._next_line = next((line for line in below.split("\n", 50)[:50]
                                  if line.strip() and not line.lstrip().startswith("#")), None)
     return context
+
+  def ends_in_comment(self, completion: str) -> bool:
+    """Whether the cursor's line up to the end of `completion` ends in a comment (what follows
+    would be the comment's text). False where the context is not read."""
+    if self._accept_all or "\n" in completion:
+      return False
+    return _scan_line(self._head + completion, list(self._start.stack)).in_comment
+
+  def open_brackets(self, completion: str) -> Optional[int]:
+    """How many brackets the cursor's line completed with `completion` and the suffix leaves
+    open (those of earlier lines included); None where the context is not read."""
+    if self._accept_all or "\n" in completion:
+      return None
+    stack = list(self._start.stack)
+    scan = _scan_line(self._completed(completion), stack)
+    return len(stack) if scan.outcome == _OK else None
 
   def reject_reason(self, completion: str) -> Optional[str]:
     """None if prefix's current line + completion + suffix could be valid Python here, else the
