@@ -153,6 +153,13 @@ def test_the_shipped_model_and_the_projects_gin_files_are_not_refused():
     ("include 'file:///etc/evil.gin'\n", "include 'file:///etc/evil.gin'"),
     ("include 'this/x/y.gin'\n", "include 'this/x/y.gin'"),
     ("include 'models/no_such.gin'\n", "include 'models/no_such.gin'"),
+    # helper-24's audit: a lone "\r" ends a line where gin reads a file (open()); a name with a
+    # trailing "/" is a file to pathlib, a package to import to gin's resource reader.
+    ("# a note\rrun.eval_summary_dir = @utils.save_scores()\n",
+     "run.eval_summary_dir = @utils.save_scores()"),
+    ("include 'dataset.gin/'\n", "include 'dataset.gin/'"),
+    ("include './dataset.gin'\n", "include './dataset.gin'"),
+    ("run.x = " + "[" * 100_000 + "]" * 100_000 + "\n", "text gin cannot read"),
 ])
 def test_gin_text_that_could_run_code_or_write_is_refused(text, refused):
   assert operative_config.unsafe_statement(text).startswith(refused)

@@ -115,11 +115,11 @@ def unparsable(text: str) -> Optional[str]:
   """Why gin's parser refuses `text` (one line), or None where it reads every statement; nothing
   is looked up, imported or called."""
   from gin import config_parser  # pylint: disable=g-import-not-at-top  (as below)
-  parser = config_parser.ConfigParser(text, _References())
+  parser = config_parser.ConfigParser(_lf(text), _References())
   try:
     while parser.parse_statement() is not None:
       pass
-  except (SyntaxError, ValueError, tokenize.TokenError) as e:
+  except (SyntaxError, ValueError, tokenize.TokenError, RecursionError) as e:
     # TokenError's text is its arguments' tuple: ('EOF in multi-line statement', (2, 0))
     why = e.args[0] if isinstance(e, tokenize.TokenError) and e.args else str(e)
     return " ".join(str(why).split())[:300]
@@ -133,12 +133,14 @@ def unsafe_statement(text: str) -> Optional[str]:
   # Here, not at the top: the data tools read operative configs where gin is not installed.
   from gin import config_parser  # pylint: disable=g-import-not-at-top
   delegate = _References()
-  parser = config_parser.ConfigParser(text, delegate)
+  # gin reads a file with open(), whose lines also end at a lone "\r": read as one comment here,
+  # `# note\r<statement>` hid the statement (helper-24's audit).
+  parser = config_parser.ConfigParser(_lf(text), delegate)
   while True:
     try:
       statement = parser.parse_statement()
-    except (SyntaxError, ValueError, tokenize.TokenError) as e:
-      return f"text gin cannot read ({e})"
+    except (SyntaxError, ValueError, tokenize.TokenError, RecursionError) as e:
+      return f"text gin cannot read ({' '.join(str(e).split())[:200] or type(e).__name__})"
     if statement is None:
       return None
     references, delegate.references = delegate.references, []
@@ -166,11 +168,19 @@ def unsafe_statement(text: str) -> Optional[str]:
           return shown if named in shown else f"{key} = ... {named} ..."
 
 
+def _lf(text: str) -> str:
+  """`text` with its lines ending in "\n" alone, as open() reads a file."""
+  return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def _own_gin_file(name: str) -> bool:
   """Whether `name` is a gin file of the project's gin_configs/ or of t5's (t5/models/gin, on
-  mesh_transformer_main's search path), named relatively without `..` or a scheme."""
+  mesh_transformer_main's search path), named relatively without `..` or a scheme, exactly as
+  pathlib writes it (`dataset.gin/` was a file to pathlib, and `dataset` a package to import to
+  gin's resource reader: helper-24's audit)."""
   parts = pathlib.PurePosixPath(name).parts
-  if not parts or name.startswith(("/", "~")) or ":" in name or ".." in parts or "\\" in name:
+  if (not parts or name.startswith(("/", "~")) or ":" in name or ".." in parts or "\\" in name
+      or str(pathlib.PurePosixPath(name)) != name):
     return False
   return any((folder / name).is_file() for folder in _gin_folders())
 
