@@ -112,6 +112,15 @@ def test_export_writes_nothing_through_links_out_of_the_model(model, tmp_path):
   (model / "logs" / "export.log").unlink()
   (model / "export").symlink_to(users_folder)
   _one_line_error(_code_t5("export", "--checkpoint", model), f"{model / 'export'} is a link")
+  (model / "export").unlink()
+  # mesh_transformer_main records its command in commands/ (helper-24's audit: through a link
+  # there, into a folder of the user's).
+  (model / "commands").symlink_to(users_folder)
+  _one_line_error(_code_t5("export", "--checkpoint", model), f"{model / 'commands'} is a link")
+  (model / "commands").unlink()
+  (model / "commands").mkdir()
+  (model / "commands" / "command").symlink_to(users_file)
+  _one_line_error(_code_t5("export", "--checkpoint", model), "command is a link")
   assert users_file.read_text() == "export PATH=$HOME/bin:$PATH\n"
   assert not list(users_folder.iterdir())
 

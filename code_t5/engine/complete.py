@@ -31,6 +31,7 @@ counted in characters (code points); column len(line) + 1 is the end of the line
 import dataclasses
 import json
 import math
+import os
 import pathlib
 import re
 import reprlib
@@ -549,10 +550,16 @@ def export(model_dir: pathlib.Path, settings: DecodeSettings = DecodeSettings(),
                                                       gin_params)
   key = export_key(info, settings, run)
   # Written (and leftovers removed) only inside the model folder, which may be a stranger's:
-  # never through a link named export, export/<key>, logs or logs/export.log.
+  # never through a link named export, export/<key>, logs or logs/export.log, nor through one in
+  # commands/, where mesh_transformer_main records its command at the first free command[.N]
+  # (helper-24's audit: it wrote into a folder of the user's that commands linked to).
   exports = stranger_paths.inside(info.model_dir, EXPORT_DIR)
   final = stranger_paths.inside(info.model_dir, EXPORT_DIR, key)
   log = stranger_paths.inside(info.model_dir, "logs", "export.log")
+  commands = stranger_paths.inside(info.model_dir, launcher.COMMANDS_DIR)
+  if commands.is_dir():
+    for entry in os.scandir(commands):
+      stranger_paths.inside(commands, entry.name)
   processes.remove_stale_temporaries(exports, echo)  # of exports that were killed
   tmp = stranger_paths.inside(exports, processes.temporary_name(key)).resolve()
   shutil.rmtree(tmp, ignore_errors=True)

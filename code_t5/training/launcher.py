@@ -191,7 +191,7 @@ class Experiment:
 
 # Mesh TF's mesh_transformer_main writes the command it ran to <model_dir>/commands/command[.N],
 # one line each.
-_COMMANDS_DIR = "commands"
+COMMANDS_DIR = "commands"
 _MAX_COMMAND_BYTES = 1 << 20
 # Recorded gin params that belong to one run, not to the model: the steps, the device layout,
 # where a run started from, what an eval decoded. The dataset's own come from the flags
@@ -264,7 +264,7 @@ def recorded_training(model_dir: pathlib.Path) -> Optional[RecordedTraining]:
   """The newest training command recorded in model_dir/commands/ (else its first command), or
   None when there is none."""
   commands = []
-  for path in (pathlib.Path(model_dir) / _COMMANDS_DIR).glob("command*"):
+  for path in (pathlib.Path(model_dir) / COMMANDS_DIR).glob("command*"):
     m = re.fullmatch(r"command(?:\.(\d+))?", path.name)
     if m:
       try:
