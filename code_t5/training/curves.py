@@ -6,12 +6,45 @@ launcher keeps those prints in <model_dir>/logs/train_loss.tsv, and curves prefe
 """
 
 import pathlib
+import struct
 from typing import Dict, List, Tuple
 
 from tensorflow.core.util import event_pb2
 import tensorflow.compat.v2 as tf
 
+from code_t5 import errors
 from code_t5 import processes
+from code_t5 import stranger_paths
+
+# A model dir may be a stranger's (`code-t5 plot`, `train --model-dir`): its files are read only
+# as regular files of a bounded size (a FIFO hung, a sparse 24 GB table asked for 24 GB), and an
+# event file's records must lie inside it before TensorFlow reads them (a record claiming 2**62
+# bytes crashed the process: helper-24's audit). A table line is ~30 bytes: 10M steps fit.
+MAX_TABLE_BYTES = 512 << 20
+MAX_EVENTS_BYTES = 1 << 30
+
+
+class CurveError(errors.UserError):
+  """A model dir's curve cannot be read; the message is one line and names the file."""
+
+
+def _records_inside(path: pathlib.Path) -> None:
+  """CurveError unless the TFRecord file `path` (a regular file, MAX_EVENTS_BYTES at most) is a
+  run of records, each a length, its CRC, that many bytes and their CRC, ending at its end."""
+  try:
+    with stranger_paths.open_regular(path, MAX_EVENTS_BYTES) as f:
+      size, at = f.seek(0, 2), 0
+      while at < size:
+        f.seek(at)
+        header = f.read(8)
+        if len(header) < 8:
+          raise ValueError("a cut record")
+        at += 12 + struct.unpack("<Q", header)[0] + 4
+        if at > size:
+          raise ValueError("a record longer than the file")
+  except (OSError, ValueError) as e:
+    raise CurveError(f"{path} cannot be read ({getattr(e, 'strerror', None) or e}): remove it, or "
+                     "give a model dir written by a training") from None
 
 
 def read_scalars(model_dir: pathlib.Path, tag: str = "loss") -> List[Tuple[int, float]]:
@@ -21,6 +54,7 @@ def read_scalars(model_dir: pathlib.Path, tag: str = "loss") -> List[Tuple[int, 
   """
   values: Dict[int, float] = {}
   for path in sorted(model_dir.glob("events.out.tfevents.*"), key=lambda p: p.stat().st_mtime):
+    _records_inside(path)
     for record in tf.data.TFRecordDataset(str(path)):
       event = event_pb2.Event.FromString(record.numpy())
       for value in event.summary.value:
@@ -38,10 +72,18 @@ def read_loss(model_dir: pathlib.Path) -> List[Tuple[int, float]]:
   table = model_dir / LOSS_TABLE
   if not table.exists():
     return read_scalars(model_dir)
+  try:
+    text = stranger_paths.read_regular(table, MAX_TABLE_BYTES).decode("utf-8", "replace")
+  except OSError as e:
+    raise CurveError(f"{table} cannot be read ({e.strerror}): remove it (the curve is then read "
+                     "from the TensorBoard events)") from None
   values = {}
-  for line in table.read_text().splitlines():
-    step, loss = line.split("\t")[:2]  # a third column is the loss per byte
-    values[int(step)] = float(loss)
+  for line in text.splitlines():
+    try:
+      step, loss = line.split("\t")[:2]  # a third column is the loss per byte
+      values[int(step)] = float(loss)
+    except ValueError:  # a line a killed run cut, or not the launcher's
+      continue
   return sorted(values.items())
 
 
