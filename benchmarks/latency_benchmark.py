@@ -95,11 +95,12 @@ def _percentiles(values):
   return pick(50), pick(95)
 
 
-def _points(count):
+def _points(count, typed=True):
   """(text, cursor, repo, path) at dataset-dev's validation line-completion points (the first
-  `count`)."""
+  `count`); typed: the text as the point's line is typed, its rest (the target) not there yet,
+  as in the evaluation (the engine offers only what fits before text after the cursor)."""
   files = flcc.read_files(sources.DEV_ROOT, only_split="validation")
-  points = [(f.text, p.cursor, f.repo, f.path)
+  points = [(test_utils.as_typed(f.text, p.cursor) if typed else f.text, p.cursor, f.repo, f.path)
             for f, p in line_completion.points_of_files(files)]
   return points[:count]
 
@@ -152,7 +153,8 @@ def _typing(model_dir, points, keystrokes: int) -> dict:
   (the first `keystrokes`, in order, one Completer as in an editor's LSP or serve): ms per
   request as it runs (each request reusing what the one before computed: its reading of the
   context and the file's pieces), and the same requests with nothing kept between them."""
-  return _kept_and_afresh(model_dir, [(text, k, repo, path) for text, cursor, repo, path in points
+  return _kept_and_afresh(model_dir, [(test_utils.as_typed(text, k), k, repo, path)
+                                      for text, cursor, repo, path in points
                                       for k in test_utils.keystrokes(text, cursor)][:keystrokes])
 
 
@@ -168,7 +170,8 @@ def _moving(model_dir, moves: int) -> dict:
     middle = len(starts) // 2
     for start in starts[middle:middle + moves // len(files)]:
       indent = len(f.text[start:]) - len(f.text[start:].lstrip(" "))
-      requests.append((f.text, start + indent, f.repo, f.path))
+      requests.append((test_utils.as_typed(f.text, start + indent), start + indent, f.repo,
+                       f.path))
   result = _kept_and_afresh(model_dir, requests)
   result["file_kb"] = [len(f.text) / 1000 for f in files]
   return result
@@ -462,8 +465,9 @@ def measure(name, model_dir, points, args) -> dict:
                            points, with_repository, prepared)
     figures[label] = _percentiles(times)
     figures[f"{label}_chars"] = statistics.mean(lengths)
+  # The whole lines of the points, typed key by key.
   figures["typing"] = timed(f"typing, {args.keystrokes} keystrokes x 2", _typing, model_dir,
-                            points, args.keystrokes)
+                            _points(len(points), typed=False), args.keystrokes)
   figures["moving"] = timed(f"moving, {args.moves} lines x 2", _moving, model_dir, args.moves)
   figures["breakdown"] = timed("breakdown", _breakdown, model_dir, points)
   if native.available:

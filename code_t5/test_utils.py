@@ -108,6 +108,14 @@ def folder_chain(top, depth: int) -> Iterator[pathlib.Path]:
       folder.rmdir()
 
 
+def as_typed(text: str, cursor: int) -> str:
+  """`text` as an editor holds it while the line `cursor` is on is typed up to `cursor`: the rest
+  of that line not there yet (what the evaluation's points complete; the engine offers only what
+  fits before text after the cursor)."""
+  end = text.find("\n", cursor)
+  return text[:cursor] + (text[end:] if end >= 0 else "")
+
+
 def keystrokes(text: str, cursor: int) -> range:
   """The cursors of a user typing the line `cursor` is on, from its first non-blank character to
   its end: where an editor asks for a completion."""

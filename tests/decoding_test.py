@@ -30,9 +30,12 @@ def completer():
   return complete.Completer(test_utils.PRETRAINED, PLAIN)
 
 
-def _points(count=12):
+def _points(count=12, typed=True):
+  """(text, cursor) at dataset-dev's validation points; typed: the text as the point's line is
+  typed (test_utils.as_typed), else the whole file."""
   files = flcc.read_files(sources.DEV_ROOT, only_split="validation")
-  return [(f.text, p.cursor) for f, p in line_completion.points_of_files(files)][:count]
+  return [(test_utils.as_typed(f.text, p.cursor) if typed else f.text, p.cursor)
+          for f, p in line_completion.points_of_files(files)][:count]
 
 
 def test_candidates_are_distinct_single_lines_best_first(completer):
@@ -221,7 +224,7 @@ def test_a_context_read_as_the_user_types_is_read_once_and_bit_identical():
   completer = complete.Completer(test_utils.PRETRAINED)
   network = completer.network
   previous, read, positions, reused, keystrokes = None, 0, 0, 0, 0
-  for text, cursor in _points(4):
+  for text, cursor in _points(4, typed=False):
     for keystroke in test_utils.keystrokes(text, cursor):
       _, ids = completer.context_ids(text[:keystroke])
       ids, _ = decoding.split_heal(ids, completer.tokenizer)
@@ -241,10 +244,11 @@ def test_a_reply_does_not_depend_on_the_requests_before_it():
   # The Completer keeps its last reading and the file's pieces; a reply is the same bits as a
   # fresh Completer's (serve's workers and the LSP answer with one Completer per process).
   typing = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_score=-1e9))
-  for text, cursor in _points(3):
+  for text, cursor in _points(3, typed=False):
     for keystroke in list(test_utils.keystrokes(text, cursor))[::3]:
       fresh = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_score=-1e9))
-      got, want = typing.complete_at(text, keystroke), fresh.complete_at(text, keystroke)
+      typed = test_utils.as_typed(text, keystroke)
+      got, want = typing.complete_at(typed, keystroke), fresh.complete_at(typed, keystroke)
       assert [(c.text, c.score) for c in got.candidates] == [
           (c.text, c.score) for c in want.candidates]
 
@@ -254,9 +258,10 @@ def test_a_reply_after_moving_to_other_lines_of_a_file_is_a_fresh_completers():
   # (encoding_memo) and keeps the file's cache index while it stays on a line: every reply is a
   # fresh Completer's, down the file, back up, and in another file.
   moving = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_score=-1e9))
-  (text, _), (other, other_cursor) = _points(1)[0], _points(12)[-1]
+  (text, _), (other, other_cursor) = _points(1, typed=False)[0], _points(12)[-1]
   starts = [k + 1 for k, c in enumerate(text) if c == "\n"]
-  cursors = [(text, starts[k] + 4) for k in (30, 31, 32, 40, 31)] + [(other, other_cursor)]
+  cursors = [(test_utils.as_typed(text, starts[k] + 4), starts[k] + 4)
+             for k in (30, 31, 32, 40, 31)] + [(other, other_cursor)]
   for source, cursor in cursors:
     fresh = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_score=-1e9))
     got, want = moving.complete_at(source, cursor), fresh.complete_at(source, cursor)

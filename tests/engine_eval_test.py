@@ -49,10 +49,8 @@ def test_the_greedy_rungs_are_what_complete_gives_with_those_options(results):
                                    echo=lambda _: None)
     for (source_file, point), example in zip(points, results["examples"]):
       # The file as the point's line is typed: the rest of that line (the target) not there yet.
-      text = source_file.text
-      line_end = text.find("\n", point.cursor)
-      typing = text[:point.cursor] + (text[line_end:] if line_end >= 0 else "")
-      completion = completer.complete_at(typing, point.cursor).completion
+      completion = completer.complete_at(test_utils.as_typed(source_file.text, point.cursor),
+                                         point.cursor).completion
       assert completion == example[f"engine:{rung}"], (rung, example)
 
 

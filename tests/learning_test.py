@@ -193,12 +193,14 @@ def test_model_learns_files_and_completes_their_lines_exactly(model, root, exper
   # as the eval decodes, then the engine's default search (beam, healing, filters).
   greedy = complete.EngineOptions(top=1, beam_size=1, heal=False, filters=False, similar=False)
   completer = complete.Completer(experiment.model_dir, greedy)
-  completions = [(completer.complete_at(text, point.cursor).completion, point.target(text))
+  completions = [(completer.complete_at(test_utils.as_typed(text, point.cursor),
+                                        point.cursor).completion, point.target(text))
                  for text, point in _points()]
   exact = sum(got == want for got, want in completions) / len(completions)
   assert exact >= recipe.greedy_bar, completions
   engine = complete.Completer(experiment.model_dir)
-  completions = [(point.cursor, engine.complete_at(text, point.cursor).completion,
+  completions = [(point.cursor, engine.complete_at(test_utils.as_typed(text, point.cursor),
+                                                   point.cursor).completion,
                   point.target(text)) for text, point in _points()]
   determined = [(got, want) for cursor, got, want in completions if cursor > 0]
   assert len(determined) == 14

@@ -54,5 +54,6 @@ def test_shipped_model_completes_the_results_points_as_its_eval_did(completer):
       decoded = ""
     else:
       ended += 1
-    assert completer.complete_at(text, point.cursor).completion == decoded, example
+    assert completer.complete_at(test_utils.as_typed(text, point.cursor),
+                                 point.cursor).completion == decoded, example
   assert ended >= 8  # most of the lines are compared as decoded

@@ -280,8 +280,7 @@ def _concurrent_requests():
     cursor = rng.randrange(len(text))
     # As the cursor's line is typed: the rest of it not there yet (with code after the cursor the
     # engine offers only lines that end with that code).
-    line_end = text.find("\n", cursor)
-    text = text[:cursor] + (text[line_end:] if line_end >= 0 else "")
+    text = test_utils.as_typed(text, cursor)
     form = k % 4
     if form == 0:
       request = {"text": text, "cursor": cursor}
@@ -393,6 +392,12 @@ def test_a_reader_that_goes_away_stops_serve_with_one_line(tmp_path):
       "give --port)\n")
 
 
+def _state(pid: int) -> str:
+  """A process's state letter in /proc (R running, S sleeping, T stopped, Z zombie)."""
+  with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+    return f.read().rsplit(")", 1)[-1].split()[0]
+
+
 def test_busy_workers_die_with_a_killed_server():
   """A worker exits when it reads its pipe's end, which one busy with a request (here: stopped)
   never does: it went on for minutes after its server was SIGKILLed (helper-17's audit)."""
@@ -405,6 +410,10 @@ def test_busy_workers_die_with_a_killed_server():
     children = pathlib.Path(f"/proc/{server.pid}/task/{server.pid}/children")
     workers = [int(pid) for pid in children.read_text().split()]
     assert len(workers) == 2
+    # Stopped only once waiting for requests: one stopped before it asked for the signal (just
+    # forked, on a loaded machine) would never get it.
+    test_utils.wait_for(lambda: all(_state(pid) == "S" for pid in workers),
+                        "the workers to wait for requests")
     for worker in workers:
       os.kill(worker, signal.SIGSTOP)
   finally:
