@@ -45,9 +45,13 @@ def test_lines_below_the_cursor_count_as_the_file_s():
 def test_the_line_right_above_is_not_proposed_again():
   """It is the file's, so it came with the bonus, and calls may repeat: `echo(f"...")` was
   shown again below itself (helper-22's audit)."""
-  prefix = 'echo(f"a {x}")\necho(f"b {y}")\n\necho(f"'
+  prefix = 'echo(f"a {x}")\ny = 1\necho(f"b {y}")\n\necho(f"'
   assert line_retrieval.candidates(prefix) == ['a {x}")']
   assert line_retrieval.candidates("f()\nf()\ng()\nf()\n") == ["g()"]  # f() followed f() too
+  # Nor one of the run right above that starts as the cursor's line does.
+  run = 'echo(f"a {x}")\necho(f"b {y}")\necho(f"c {z}")\n\necho(f"'
+  assert line_retrieval.candidates(run) == []
+  assert line_retrieval.candidates('echo(f"q {w}")\ny = 1\n' + run) == ['q {w}")']
 
 
 def test_nothing_to_propose_gives_nothing():

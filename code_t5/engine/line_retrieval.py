@@ -210,9 +210,19 @@ def candidates(prefix: str, index: Optional[LineIndex] = None, path: str = "",
       for line, count in index.followers(previous, path):
         weights[line] += count
   # Not the line right above again: the file holds it, so it was proposed with the bonus, and the
-  # filters let calls and asserts repeat (helper-22's audit: `echo(f"...")` shown again).
+  # filters let calls and asserts repeat (helper-22's audit: `echo(f"...")` shown again); nor,
+  # inside a line, one of the run of lines right above that start as it does (the next of
+  # `echo(f"   context ...")`, `echo(f"   target ...")` is rarely one of them again).
   if previous is not None:
     weights.pop(previous[len(typed.lstrip()):] if previous.startswith(typed.lstrip()) else None,
                 None)
+  if typed.strip():
+    head = typed.lstrip()
+    for line in reversed(parts[0]):
+      if not line:
+        continue
+      if not line.startswith(head):
+        break
+      weights.pop(line[len(head):], None)
   # Most frequent first; ties by text, so the choice does not depend on dict order.
   return [text for text, _ in sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
