@@ -161,6 +161,17 @@ def test_a_code_t5_error_in_the_trainer_is_the_launchers_one_line_error(tmp_path
   assert shown[1:3] == ["  Traceback (most recent call last):", "  ValueError: a bug"]
 
 
+def test_the_command_reads_files_as_utf8_whatever_the_locale(tmp_path, monkeypatch):
+  """gin reads gin files with open(): in a GBK locale a model folder's text read as GBK hid a
+  call that the UTF-8 check did not see (helper-25's audit)."""
+  monkeypatch.setenv("PYTHONUTF8", "0")
+  monkeypatch.setenv("LC_ALL", "C")
+  show = "import locale, sys; print('mode', sys.flags.utf8_mode, locale.getpreferredencoding())"
+  log = tmp_path / "run.log"
+  assert launcher.run([sys.executable, "-c", show], log, echo=lambda *_: None) == 0
+  assert "mode 1 utf-8" in log.read_text()
+
+
 def test_env_sets_variables_for_the_command_over_the_launchers_defaults(tmp_path, monkeypatch):
   monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
   show = "import os; print('vars', os.environ['TF_CPP_MIN_LOG_LEVEL'], os.environ['CODE_T5_PROBE'])"

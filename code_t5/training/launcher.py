@@ -646,8 +646,11 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
   Returns its exit status (negative: killed by that signal).
   """
   echo("$ " + " ".join(shlex.quote(c) for c in command))
+  # PYTHONUTF8: gin reads gin files with open(), in the locale's encoding unless UTF-8 mode is on;
+  # the model folder's gin text is checked as UTF-8 (operative_config.unsafe_statement), and under
+  # a GBK locale a file read both ways hid a call from the check (helper-25's audit).
   env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "3"),
-         **(env or {})}
+         **(env or {}), "PYTHONUTF8": "1"}
   log_path.parent.mkdir(parents=True, exist_ok=True)
   model_dir = _flag_value(command, "--model_dir")
   progress = _Progress(pathlib.Path(model_dir) if model_dir else None, echo,
