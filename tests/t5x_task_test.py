@@ -158,6 +158,8 @@ def test_its_copies_of_the_project_constants_are_the_project_ones():
   assert t5x_task._BYTES_PER_TOKEN == preprocessors._BYTES_PER_TOKEN  # pylint: disable=protected-access
   # v4's: a drifted count or separator reads a different context than the project trained on.
   assert t5x_task.BELOW_TOKENS == task_names.BELOW_TOKENS
+  assert (t5x_task.MAX_DEPTH, t5x_task.MAX_PATHS_JSON_BYTES) == (flcc.MAX_DEPTH,
+                                                               flcc.MAX_PATHS_JSON_BYTES)
   assert (t5x_task.NEAR_COPY_MIN_CHARS, t5x_task.NEAR_COPY_MIN_LONG_LINES) == (
       near_copies.MIN_CHARS, near_copies.MIN_LONG_LINES)
   for f in flcc.read_files(sources.DEV_ROOT, only_split="test"):
@@ -171,6 +173,31 @@ def test_reader_yields_the_project_files_in_its_order(split, count):
   expected = [f.text for f in flcc.read_files(sources.DEV_ROOT, only_split=split)]
   assert len(expected) == count
   assert list(t5x_task.read_files(str(sources.DEV_ROOT), split)) == expected
+
+
+def test_reader_reads_a_strangers_root_as_the_project_does(tmp_path):
+  """Links, a FIFO, a sparse paths.json and folders nested past the recursion limit: read as the
+  project's reader reads them (helper-25's audit: a link put a file of the user's in the training
+  text, a FIFO blocked for good, a 20 GB paths.json was asked for whole)."""
+  secret = tmp_path / "secret.py"
+  secret.write_text("SECRET = 'hunter2'\n")
+  repos = {test_utils.repo_in_split("train", skip=i): {"m.py": f"value = {i}\n"} for i in range(3)}
+  root = test_utils.make_flcc_tree(tmp_path / "root", repos)
+  first = test_utils.dataset_file(root, test_utils.repo_in_split("train"), "m.py").parent
+  (first / "link.py").symlink_to(secret)
+  (first / "folder").symlink_to(tmp_path)
+  os.mkfifo(first / "pipe.py")
+  with test_utils.folder_chain(first / "deep", sys.getrecursionlimit() + 100) as bottom:
+    (bottom / "deep.py").write_text("deep = 1\n")
+    meta = root / "v3" / "repositories" / test_utils.repo_in_split("train", skip=1)
+    [paths_json] = meta.glob("*/paths.json")
+    with open(paths_json, "r+b") as f:
+      f.truncate(t5x_task.MAX_PATHS_JSON_BYTES + 1)  # sparse: a few kB on disk
+    splits = flcc.Splits(validation=0.0, test=0.0)
+    expected = [f.text for f in flcc.read_files(root, splits=splits, only_split="train")]
+    got = list(t5x_task.read_files(str(root), "train", 0.0, 0.0))
+  assert got == expected and "SECRET = 'hunter2'\n" not in got
+  assert "value = 1\n" not in got  # its paths.json is past the limit: no repository
 
 
 def test_reader_drops_the_train_files_that_copy_a_held_out_roots_file_as_the_project_does(

@@ -42,6 +42,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from typing import Iterator, List, Optional, Sequence
 
 import seqio
@@ -135,8 +136,39 @@ def _assign_splits(repo_ids, validation: float, test: float) -> dict:
   return assignment
 
 
+# The root may be a stranger's, as for the project's reader (code_t5/data/flcc.py,
+# docs/untrusted.md): folders and files are read only as what they are, never through a link (a
+# link to a file of the user's put it in the training text), a file only if regular (a FIFO
+# blocked the reader for good) and not larger than the reader keeps (a sparse paths.json of
+# 20 GB asked for it whole): helper-25's audit.
+MAX_PATHS_JSON_BYTES = 64 << 20
+MAX_DEPTH = 64  # code_t5/data/flcc.py's: folders deeper below an init-hash folder are not read
+
+
 def _subdirs(path: str) -> List[str]:
-  return sorted(entry.name for entry in os.scandir(path) if entry.is_dir())
+  return sorted(entry.name for entry in os.scandir(path) if entry.is_dir(follow_symlinks=False))
+
+
+def _is_folder(path: str) -> bool:
+  """A folder, not a link to one."""
+  try:
+    return stat.S_ISDIR(os.lstat(path).st_mode)
+  except OSError:
+    return False
+
+
+def _regular_bytes(path: str, max_bytes: int) -> Optional[bytes]:
+  """The bytes of `path` if it is a regular file (not a link) of at most `max_bytes`, else None."""
+  try:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+  except OSError:
+    return None
+  with os.fdopen(fd, "rb") as f:
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+      return None
+    os.set_blocking(fd, True)
+    return f.read(max_bytes + 1)[:max_bytes]
 
 
 def _repositories(base: str):
@@ -155,7 +187,7 @@ def _repositories(base: str):
           meta = None
           for repositories in (("repositories",), ("repositories", "repositories")):
             candidate = os.path.join(base, "v3", *repositories, *repo_id.split("/"), init_hash)
-            if os.path.isdir(candidate):
+            if _is_folder(candidate):
               meta = os.path.join(candidate, "paths.json")
               break
           repos.append((repo_id, init_hash, os.path.join(path, init_hash), meta))
@@ -165,12 +197,12 @@ def _repositories(base: str):
 
 def _has_paths_json(meta: Optional[str]) -> bool:
   """The project drops a repository's files without a paths.json that is a JSON object."""
-  if meta is None or not os.path.isfile(meta):
+  data = None if meta is None else _regular_bytes(meta, MAX_PATHS_JSON_BYTES)
+  if data is None:
     return False
   try:
-    with open(meta, "rb") as f:
-      return isinstance(json.loads(f.read()), dict)
-  except (OSError, ValueError, RecursionError):  # RecursionError: nested past the limit
+    return isinstance(json.loads(data), dict)
+  except (ValueError, RecursionError):  # RecursionError: nested past the limit
     return False
 
 
@@ -190,13 +222,41 @@ def _kept(data: bytes) -> Optional[str]:
   return text
 
 
-def _files(folder: str) -> List[str]:
-  """Every file below an init-hash folder, sorted by its path relative to it."""
-  found = []
-  for top, dirs, names in os.walk(folder):
-    dirs.sort()
-    found += [os.path.join(top, name) for name in names]
-  return sorted(found, key=lambda p: os.path.relpath(p, folder).replace(os.sep, "/"))
+def _files(folder: str, v3_real: str) -> List[str]:
+  """The paths to open of every file below an init-hash folder, sorted by its path relative to
+  it, as code_t5/data/flcc.py walks it: a link only to a file or folder inside the dataset's
+  resolved v3/ (`v3_real`), and opened at its target; names that are not UTF-8 passed over;
+  folders at most MAX_DEPTH below, each once; read without recursion (a stranger's may nest past
+  Python's limit)."""
+  found, visited, pending = [], set(), [(folder, "", 0)]
+  while pending:
+    top, prefix, depth = pending.pop()
+    try:
+      entries = list(os.scandir(top))
+    except OSError:
+      continue
+    for entry in entries:
+      try:
+        entry.name.encode("utf-8")
+      except UnicodeEncodeError:
+        continue
+      path = entry.path
+      if entry.is_symlink():
+        path = os.path.realpath(entry.path)
+        if not (path == v3_real or path.startswith(v3_real + os.sep)) or not os.path.exists(path):
+          continue
+      if entry.is_dir():
+        try:
+          info = entry.stat()
+        except OSError:
+          continue
+        if (info.st_dev, info.st_ino) in visited or depth >= MAX_DEPTH:
+          continue
+        visited.add((info.st_dev, info.st_ino))
+        pending.append((entry.path, f"{prefix}{entry.name}/", depth + 1))
+      else:
+        found.append((prefix + entry.name, path))
+  return [path for _, path in sorted(found)]
 
 
 # code_t5/data/near_copies.py: a file is judged by its distinct stripped lines longer than this.
@@ -248,10 +308,9 @@ def _kept_paths(base: str, last_split: str, validation_fraction: float, test_fra
     for repo_id, _, folder, meta in repos:
       if assignment[repo_id] != current or not _has_paths_json(meta):
         continue
-      for path in _files(folder):
-        with open(path, "rb") as f:
-          data = f.read()
-        text = _kept(data)
+      for path in _files(folder, os.path.realpath(os.path.join(base, "v3"))):
+        data = _regular_bytes(path, MAX_FILE_BYTES + 1)  # a larger one is dropped, as by _kept
+        text = None if data is None else _kept(data)
         if text is None:
           continue
         # As the project's reader: a train file that copies a held-out file is dropped before
