@@ -77,20 +77,24 @@ def stored_bytes(file: BinaryIO) -> int:
 
 
 def walk(top: PathLike, descend: Callable[[os.DirEntry, int], bool] = lambda entry, depth: True,
-         *, by_name: bool = False) -> Iterator[Tuple[os.DirEntry, int]]:
+         *, by_name: bool = False, on_error: Optional[Callable[[str, OSError], None]] = None
+         ) -> Iterator[Tuple[os.DirEntry, int]]:
   """Every entry below `top`, with its depth (1 for `top`'s own), links neither followed nor
   entered; a folder is entered where descend(entry, depth) says so, after all of its parent's
   entries, and before the next of its parent's folders. by_name: each folder's entries in name
   order, for a caller that keeps what it finds in a stable order (os.walk's, with folders sorted).
   A stack of folders, not os.walk: Python 3.11's recurses once per level, so a stranger's chain of
-  ~1,000 folders was a RecursionError. Folders that cannot be listed are passed over."""
+  ~1,000 folders was a RecursionError. Folders that cannot be listed are passed over, each told
+  to on_error(folder, error) when given."""
   pending = [(os.fspath(top), 1)]
   while pending:
     folder, depth = pending.pop()
     try:
       with os.scandir(folder) as listing:
         entries = sorted(listing, key=lambda entry: entry.name) if by_name else list(listing)
-    except OSError:
+    except OSError as e:
+      if on_error is not None:
+        on_error(folder, e)
       continue
     entered = []
     for entry in entries:

@@ -486,3 +486,36 @@ def test_a_checkout_whose_git_folder_is_outside_it_is_read_without_that_history(
   assert (imported.meta_dir / "METADATA").read_text() == "1600000000\n\nA\ta.py\n"
   assert not [p for p in (tmp_path / "root").rglob("*")
               if p.is_file() and b"private" in p.read_bytes()]
+
+
+@contextlib.contextmanager
+def _chain_past_the_path_limit(top: pathlib.Path, depth: int):
+  """`depth` nested folders `d/...` below `top`, made and removed through folder descriptors (a
+  path through them is longer than the system takes), a file deep.py at the bottom."""
+  fds = [os.open(top, os.O_RDONLY)]
+  try:
+    for _ in range(depth):
+      os.mkdir("d", dir_fd=fds[-1])
+      fds.append(os.open("d", os.O_RDONLY, dir_fd=fds[-1]))
+    with os.fdopen(os.open("deep.py", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fds[-1]), "w") as f:
+      f.write("deep = 1\n")
+    yield
+  finally:
+    os.unlink("deep.py", dir_fd=fds[-1])
+    for parent in reversed(fds[:-1]):
+      os.rmdir("d", dir_fd=parent)
+    for fd in fds:
+      os.close(fd)
+
+
+def test_folders_past_the_path_limit_are_counted_not_lost(tmp_path, capsys):
+  """helper-25's audit: a chain of ~3,000 folders lost the ~1,000 files below the system's path
+  limit without counting them."""
+  repo = tmp_path / "src" / "mine"
+  repo.mkdir(parents=True)
+  (repo / "top.py").write_text("top = 1\n")
+  with _chain_past_the_path_limit(repo, 2100):  # 2 bytes a level: past 4,096
+    code, err = _import(capsys, tmp_path / "src", "--out", tmp_path / "root")
+  assert code == 0, err
+  assert _imported(tmp_path / "root") == [("src/mine", "top.py")]
+  assert "too_deep 1" in err, err
