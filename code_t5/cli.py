@@ -105,11 +105,9 @@ def _name_other_data(model_dir: pathlib.Path, recorded, args) -> None:
   """Says which dataset flags the model dir was trained with that this command gives otherwise
   or not at all: an eval without --root scored dataset-dev, silently, after training on another
   root (helper-19's audit). Named, not applied, as the other recorded bindings."""
-  given = {}
-  for param in launcher.dataset_gin_params(args.root, args.validation_fraction,
-                                           args.test_fraction, None, args.held_out_root):
-    key, _, value = param.partition("=")
-    given[key.strip().rpartition(".")[2]] = value.strip()
+  bindings = launcher.dataset_gin_params(args.root, args.validation_fraction, args.test_fraction,
+                                         None, args.held_out_root)
+  given = {name: value for _, name, value in map(launcher.binding_parts, bindings)}
   other = []
   for name, value in recorded.dataset_params().items():
     if name in _DATASET_FLAGS and given.get(name) != value:

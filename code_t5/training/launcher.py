@@ -204,6 +204,14 @@ RUN_ONLY_PARAMS = ("utils.run.batch_size", "utils.run.mode", "utils.run.mesh_sha
 _DATASET_CONFIGURABLE = "code_t5.flcc_dataset"
 
 
+def binding_parts(param: str) -> Tuple[str, str, str]:
+  """(selector, parameter name, value text) of a gin binding `[scope/]selector.name = value`,
+  spaces out of the key: `scope/utils.run.mode = 'x'` -> ("utils.run", "mode", "'x'")."""
+  key, _, value = param.partition("=")
+  selector, _, name = key.replace(" ", "").rpartition("/")[2].rpartition(".")
+  return selector, name, value.strip()
+
+
 def _same_name(a: str, b: str) -> bool:
   """Whether two dotted names may name the same thing (gin takes any dotted suffix)."""
   return a == b or a.endswith("." + b) or b.endswith("." + a)
@@ -226,8 +234,8 @@ class RecordedTraining:
     its configurable (`utils.run.mode`, `run.mode`, `scope/run.mode`)."""
     kept = []
     for param in self.gin_params:
-      key = param.partition("=")[0].replace(" ", "").rpartition("/")[2]
-      selector = key.rpartition(".")[0]
+      selector, name, _ = binding_parts(param)
+      key = f"{selector}.{name}" if selector else name
       if (param.lstrip().startswith("import ") or any(_same_name(key, k) for k in RUN_ONLY_PARAMS)
           or _same_name(selector, _DATASET_CONFIGURABLE)):
         continue
@@ -239,10 +247,9 @@ class RecordedTraining:
     the split fractions, --held-out-root; the prepared shards' folder, a cache, left out)."""
     params = {}
     for param in self.gin_params:
-      key, _, value = param.partition("=")
-      selector, _, name = key.replace(" ", "").rpartition("/")[2].rpartition(".")
+      selector, name, value = binding_parts(param)
       if _same_name(selector, _DATASET_CONFIGURABLE) and name != "prepared_dir":
-        params[name] = value.strip()
+        params[name] = value
     return params
 
   def is_first_run(self) -> bool:
