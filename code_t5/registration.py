@@ -39,7 +39,7 @@ def _gin_configs_folder() -> str:
     spec = None
   if spec is not None and spec.submodule_search_locations:
     return str(list(spec.submodule_search_locations)[0])
-  return str(pathlib.Path(__file__).resolve().parent.parent / "gin_configs")
+  return str(beside)
 
 
 # The gin_configs/ folder, as gin's search path gets it.

@@ -156,13 +156,19 @@ def test_the_data_tools_run_where_tensorflow_is_not_installed(tmp_path):
   assert out.stat().st_size > 0 and "24 of 24 files" in result.stdout
 
 
-def test_gin_configs_is_the_folder_beside_the_package_in_a_checkout_not_installed(monkeypatch):
-  import importlib.resources  # pylint: disable=g-import-not-at-top
+def test_gin_configs_is_the_folder_beside_the_package_in_a_checkout(monkeypatch, tmp_path):
+  """Installed or not, and even where the import system names another checkout's (an editable
+  install's finder did, for a second checkout run on PYTHONPATH with the same venv)."""
+  import importlib.machinery  # pylint: disable=g-import-not-at-top
+  import importlib.util  # pylint: disable=g-import-not-at-top
   from code_t5 import registration  # pylint: disable=g-import-not-at-top
-  assert pathlib.Path(registration.GIN_CONFIGS).samefile(REPO / "gin_configs")  # installed
+  assert pathlib.Path(registration.GIN_CONFIGS).samefile(REPO / "gin_configs")
 
-  def not_installed(name):
-    raise ModuleNotFoundError(f"No module named {name!r}")
+  def another_checkouts(name, package=None):
+    del package
+    spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+    spec.submodule_search_locations = [str(tmp_path / "other" / "gin_configs")]
+    return spec
 
-  monkeypatch.setattr(importlib.resources, "files", not_installed)
+  monkeypatch.setattr(importlib.util, "find_spec", another_checkouts)
   assert pathlib.Path(registration._gin_configs_folder()) == REPO / "gin_configs"  # pylint: disable=protected-access

@@ -534,8 +534,9 @@ def check_export(path: pathlib.Path, info: ModelInfo, vocabulary) -> None:
 
 def export(model_dir: pathlib.Path, settings: DecodeSettings = DecodeSettings(), run: str = "cpu",
            model=None, size=None, gin_params: Sequence[str] = (), echo=print,
-           vocabulary=None) -> pathlib.Path:
-  """Exports model_dir's newest checkpoint as a SavedModel (reused if it exists); returns it."""
+           vocabulary=None, reused=lambda path: None) -> pathlib.Path:
+  """Exports model_dir's newest checkpoint as a SavedModel (reused if it exists, and then
+  reused(path) is called); returns it."""
   check_run(run)
   info = model_info(model_dir)
   check_settings(info, settings)
@@ -544,6 +545,7 @@ def export(model_dir: pathlib.Path, settings: DecodeSettings = DecodeSettings(),
   existing = find_export(info, settings, run)
   if existing:
     check_export(existing, info, vocabulary)
+    reused(existing)
     return existing
   # Absolute: the export runs in an empty working folder (below).
   experiment, extra_files = experiment_from_model_dir(info.model_dir.resolve(), run, model, size,
@@ -1211,15 +1213,13 @@ def _why_nothing(completer: "Completer", result: Completion) -> str:
 
 
 def _export(args) -> int:
-  settings = settings_from(args)
-  info = model_info(args.checkpoint)
-  if find_export(info, settings, args.run):
+  def reused(path: pathlib.Path) -> None:
     # Said, as the folder may be someone else's: their SavedModel is theirs, not made here.
-    print(f"reusing the export already in {info.model_dir / EXPORT_DIR} for these settings (made "
-          "earlier, or by whoever sent the folder): remove it to export the checkpoint again",
-          file=sys.stderr)
-  path = export(args.checkpoint, settings, args.run, model=args.model, size=args.size,
-                gin_params=args.gin_param)
+    print(f"reusing the export already in {path.parent} for these settings (made earlier, or by "
+          "whoever sent the folder): remove it to export the checkpoint again", file=sys.stderr)
+
+  path = export(args.checkpoint, settings_from(args), args.run, model=args.model, size=args.size,
+                gin_params=args.gin_param, reused=reused)
   print(path)
   return 0
 

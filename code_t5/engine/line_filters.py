@@ -76,7 +76,7 @@ reads as strings that end early; such a line always has an f-string whose braces
 (valid 3.11 f-strings balance theirs once `{{`/`}}` are dropped), and a line with one is not judged.
 
 The text after the cursor on its line (`suffix`) stays where it is: a candidate is judged with
-it, and `fit_before(candidate, suffix, judge)` says what to insert at the cursor. The model writes
+it, and `fit_before(candidate, suffix, context)` says what to insert at the cursor. The model writes
 the whole rest of the line, so where the editor put closing brackets or quotes after the cursor
 (an auto-inserted ")") the candidate may type over them, as IDEs let a typed ")" do: `batch)` at
 `dict(|)` inserts `batch`. Where other code follows the cursor (it is editing inside a line), a
