@@ -189,7 +189,6 @@ def candidates(prefix: str, index: Optional[LineIndex] = None, path: str = "",
   # every request (10 ms a request in a 120 kB file on the slower 2-core machine).
   parts = (_stripped_lines(prefix[:line_start]), _stripped_lines(below))
   weights: collections.Counter = collections.Counter()
-  previous = next((l for l in reversed(parts[0]) if l), None)
   if typed.strip():
     head = typed.lstrip()
     for lines in parts:
@@ -200,6 +199,7 @@ def candidates(prefix: str, index: Optional[LineIndex] = None, path: str = "",
       for line, count in index.starting_with(head, path):
         weights[line[len(head):]] += count
   else:
+    previous = next((l for l in reversed(parts[0]) if l), None)
     if previous is None:
       return []
     for lines in parts:
@@ -213,16 +213,14 @@ def candidates(prefix: str, index: Optional[LineIndex] = None, path: str = "",
   # filters let calls and asserts repeat (helper-22's audit: `echo(f"...")` shown again); nor,
   # inside a line, one of the run of lines right above that start as it does (the next of
   # `echo(f"   context ...")`, `echo(f"   target ...")` is rarely one of them again).
-  if previous is not None:
-    weights.pop(previous[len(typed.lstrip()):] if previous.startswith(typed.lstrip()) else None,
-                None)
   if typed.strip():
-    head = typed.lstrip()
-    for line in reversed(parts[0]):
+    for line in reversed(parts[0]):  # the run, from the line right above
       if not line:
         continue
       if not line.startswith(head):
         break
       weights.pop(line[len(head):], None)
+  else:
+    weights.pop(previous, None)
   # Most frequent first; ties by text, so the choice does not depend on dict order.
   return [text for text, _ in sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
