@@ -119,11 +119,20 @@ def unparsable(text: str) -> Optional[str]:
   try:
     while parser.parse_statement() is not None:
       pass
-  except (SyntaxError, ValueError, tokenize.TokenError, RecursionError) as e:
-    # TokenError's text is its arguments' tuple: ('EOF in multi-line statement', (2, 0))
-    why = e.args[0] if isinstance(e, tokenize.TokenError) and e.args else str(e)
-    return " ".join(str(why).split())[:300]
+  except _PARSE_ERRORS as e:
+    return _parse_error(e)
   return None
+
+
+# What gin's parser raises on text it cannot read (RecursionError: nested past the limit).
+_PARSE_ERRORS = (SyntaxError, ValueError, tokenize.TokenError, RecursionError)
+
+
+def _parse_error(error: BaseException) -> str:
+  """A parse error as one short line (TokenError's text is its arguments' tuple:
+  ('EOF in multi-line statement', (2, 0)))."""
+  why = error.args[0] if isinstance(error, tokenize.TokenError) and error.args else str(error)
+  return " ".join(str(why).split())[:300] or type(error).__name__
 
 
 def unsafe_statement(text: str) -> Optional[str]:
@@ -139,8 +148,8 @@ def unsafe_statement(text: str) -> Optional[str]:
   while True:
     try:
       statement = parser.parse_statement()
-    except (SyntaxError, ValueError, tokenize.TokenError, RecursionError) as e:
-      return f"text gin cannot read ({' '.join(str(e).split())[:200] or type(e).__name__})"
+    except _PARSE_ERRORS as e:
+      return f"text gin cannot read ({_parse_error(e)})"
     if statement is None:
       return None
     references, delegate.references = delegate.references, []
