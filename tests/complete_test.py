@@ -617,3 +617,21 @@ def test_a_crlf_or_cr_file_completes_as_its_lf_text_and_no_line_ends_in_cr(shipp
   assert got and not any("\r" in c.text or "\n" in c.text for c in got)
   expected = shipped_completer.complete_at(lf, lf.index("os.pa") + len("os.pa"), top=5)
   assert [c.text for c in got] == [c.text for c in expected.candidates]
+
+
+def test_a_line_that_closes_the_editors_bracket_itself_replaces_it(shipped_completer):
+  """At `def __eq__(|)`, the ")" an auto-pairing editor put after the cursor, the shipped model
+  writes `self, other):`. Inserted before the ")", it read `def __eq__(self, other):)` and the
+  filters dropped it; it now replaces the ")" (its reply says so, for serve's and the LSP's
+  clients), and the line it makes is the one the file wants."""
+  head = ("class Point:\n    def __init__(self, x, y):\n        self.x = x\n        self.y = y\n\n"
+          "    def __eq__(")
+  text = head + ")\n"
+  reply = serve.handle(shipped_completer, {"text": text, "cursor": len(head), "top": 1})
+  assert (reply["completion"], reply["replaces"]) == ("self, other):", 1)
+  assert reply["completions"][0]["replaces"] == 1
+  made = head + reply["completion"] + text[len(head) + reply["replaces"]:]
+  assert made.endswith("    def __eq__(self, other):\n")
+  # With nothing after the cursor, the same line replaces nothing.
+  alone = serve.handle(shipped_completer, {"prefix": head, "top": 1})
+  assert (alone["completion"], alone["replaces"]) == ("self, other):", 0)

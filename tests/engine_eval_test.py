@@ -8,6 +8,7 @@ from code_t5.data import line_completion
 from code_t5.data import sources
 from code_t5.engine import complete
 from code_t5.engine import confidence
+from code_t5.engine import line_filters
 from code_t5.evaluation import baseline
 from code_t5.evaluation import engine_eval
 
@@ -74,3 +75,25 @@ def test_confidence_thresholds_count_what_they_show(results):
   features = [p["confidence_features"]["engine:+similar"] for p in results["per_point"]]
   assert sum(f is not None for f in features) == shown[0]
   assert all(len(f) == len(confidence.FEATURES) for f in features if f is not None)
+
+
+def test_the_points_an_auto_pairing_editor_has_closers_at_are_scored_again_with_them(results):
+  """The ladder's points have nothing after the cursor. Where the typed part of the line leaves
+  a bracket open (`def _callTearDown(|`), an auto-pairing editor has its ")" there: the last rung
+  is scored again with it. Until the engine's lines could replace such closers, `self):` was
+  dropped there (inserted before the ")", it read `self):)`)."""
+  files = line_completion.sample_files(
+      list(flcc.read_files(sources.DEV_ROOT, only_split="validation")), FILES)
+  points = list(line_completion.points_of_files(files))
+  paired = [i for i, (source_file, point) in enumerate(points)
+            if line_filters.auto_closers(source_file.text[:point.cursor].rsplit("\n", 1)[-1])]
+  assert len(paired) == 2  # `def _callTearDown(|)` and `entry.applies_to(u|)`
+  [engine] = results["engine"].values()
+  autopairs = engine["autopairs"]
+  best = [example["engine:+similar"] for example in results["examples"]]
+  exact = [best[i] == points[i][1].target(points[i][0].text) for i in paired]
+  assert autopairs["points"] == len(paired)
+  assert autopairs["exact_without_closers"] == sum(exact)
+  assert autopairs["shown_exact"] <= autopairs["shown"] <= autopairs["kept"] <= len(paired)
+  # `self):` replaces the ")" at `def _callTearDown(|)`, as it is without it.
+  assert autopairs["exact"] >= 1 and autopairs["exact"] == autopairs["exact_without_closers"]

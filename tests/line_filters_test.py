@@ -9,6 +9,7 @@ from code_t5.engine import line_filters
 
 DEV_LANGUAGES = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev" / "v3" / "languages"
 BRACKETS, STRING, TOKENIZE, REPEATS, SYNTAX, CLASHES = line_filters.REASONS
+Fit = line_filters.Fit
 
 
 def _reason(prefix: str, completion: str, suffix: str = ""):
@@ -212,46 +213,67 @@ def test_the_suffix_completes_the_line(prefix, completion, suffix, expected):
 # at the cursor, or the reason nothing fits. Helper-22's audit: shown whole, 24 of the 28 lines
 # shown at such cursors broke the line in the editor.
 @pytest.mark.parametrize("head, suffix, candidate, expected", [
-    ("out = dict(", ")", "batch=batch)", ("batch=batch", None)),  # types over the auto-closed ")"
-    ("out = dict(", ")", "batch=batch", ("batch=batch", None)),  # or stands before it
-    ("    def push(", "):", "self):", ("self", None)),
-    ("    def push(", "):", "self)", ("self", None)),  # its ")" types over, the ":" stays
-    ("print(g(", "))", "f(x)))", ("f(x)", None)),
-    ("print(g(", "))", "f(x))", ("f(x)", None)),  # not "f(x", which leaves the line open
-    ('x = "', '"', 'abc"', ("abc", None)),
+    ("out = dict(", ")", "batch=batch)", (Fit("batch=batch"), None)),  # types over the auto-closed ")"
+    ("out = dict(", ")", "batch=batch", (Fit("batch=batch"), None)),  # or stands before it
+    ("    def push(", "):", "self):", (Fit("self"), None)),
+    ("    def push(", "):", "self)", (Fit("self"), None)),  # its ")" types over, the ":" stays
+    ("print(g(", "))", "f(x)))", (Fit("f(x)"), None)),
+    ("print(g(", "))", "f(x))", (Fit("f(x)"), None)),  # not "f(x", which leaves the line open
+    ('x = "', '"', 'abc"', (Fit("abc"), None)),
     ("x = f(", ")", ")", (None, BRACKETS)),  # nothing new typed over; inserted, one ")" too many
     ("x = f(", ")", "  ", (None, CLASHES)),
     # Other code after the cursor: the candidate must end with all of it.
-    ("x = f(", ", b)", "a, b)", ("a", None)),
+    ("x = f(", ", b)", "a, b)", (Fit("a"), None)),
     ("x = collections.Cou", "nter()", "nter(filtered)", (None, CLASHES)),
     ("class A(seqio.Vocabul", "ary):", "ary):", (None, CLASHES)),
     ("", "foo = 1", '"""', (None, CLASHES)),
     ("out = dict(", ")", "batch=batch))", (None, BRACKETS)),
-    ("f(", ")  ", "x)", ("x", None)),  # the suffix's trailing spaces are no code
+    ("f(", ")  ", "x)", (Fit("x"), None)),  # the suffix's trailing spaces are no code
     # helper-23's audit of the above. A comment after the cursor is no code either...
-    ("    path = ", "  # absolute", "os.path.realpath(path)", ("os.path.realpath(path)", None)),
-    ("x = os.path.join(", ")  # the data", "__file__)", ("__file__", None)),
+    ("    path = ", "  # absolute", "os.path.realpath(path)", (Fit("os.path.realpath(path)"), None)),
+    ("x = os.path.join(", ")  # the data", "__file__)", (Fit("__file__"), None)),
     # ... the line's brackets stay as open as they were (a call begun above)...
     ("def build(values):\n    return dict(\n        count=len(", "),", "values),",
-     ("values", None)),
+     (Fit("values"), None)),
     # ... no text after the cursor goes into the candidate's comment, none splits a word, and
     # what goes before other code leaves the brackets as they were.
-    ('    return {"', '"}', 'decoder": ["encoder"]}  # shared', (None, CLASHES)),
+    ("x = f(", ")", "a  # note", (None, CLASHES)),
     ("class A(seqio.Vocabul", "ary):", "ary.Vocabulary):", (None, CLASHES)),
     ("d = os.path.dirn", "ame(os.path.abspath(f))", "ame(os.path.dirname(os.path.abspath(f))",
      (None, CLASHES)),
     ("d = f(", ", b)", "g(a, b)", (None, CLASHES)),  # g(a, b) before ", b)" leaves one "(" open
+    # A line that closes the editor's closers itself and goes on past them replaces them (typed
+    # before them, `def push(self) -> None:)` was dropped: helper-22's `def push(self):):`).
+    ("    def push(", ")", "self) -> None:", (Fit("self) -> None:", 1), None)),
+    ("    def __eq__(", ")", "self, other):", (Fit("self, other):", 1), None)),
+    ("print(g(", "))", "f(x)) + 1)", (Fit("f(x)) + 1)", 2), None)),
+    ("x = f(", ")  # note", "a) + 1", (Fit("a) + 1", 1), None)),  # the comment stays
+    ("x = f(", ")  # note", "a) + 1  # mine", (None, CLASHES)),  # it would be the line's comment
+    ('    return {"', '"}', 'decoder": ["encoder"]}  # shared',
+     (Fit('decoder": ["encoder"]}  # shared', 2), None)),  # nothing after it: its comment is fine
+    ("x = f(", ")", "a) + [", (None, BRACKETS)),  # it leaves a bracket open
+    ("x = f(", ")", "a)", (Fit("a"), None)),  # typing over is enough: nothing replaced
 ])
 def test_what_to_insert_before_the_text_after_the_cursor(head, suffix, candidate, expected):
   context = line_filters.LineContext.of(head, suffix)
   assert line_filters.fit_before(candidate, suffix, context) == expected
 
 
+@pytest.mark.parametrize("head, closers", [
+    ('print(f(g("a', '")))'), ("x = [1, (2", ")]"), ("s = 'abc", "'"), ('d = {"k": [', "]}"),
+    ("x = 1", ""), ("x = f(a)  # (", ""),  # nothing open; a comment
+    ("    x)", ""),  # it closes a bracket of a line above: what is open there is unknown
+    ('s = """ab', ""), ('print(f"{x', ""),  # a string going on; an f-string not read
+])
+def test_the_closers_an_auto_pairing_editor_puts_after_the_cursor(head, closers):
+  assert line_filters.auto_closers(head) == closers
+
+
 def test_without_filters_a_candidate_types_over_all_it_can():
-  assert line_filters.fit_before("f(x))", "))") == ("f(x", None)
-  assert line_filters.fit_before("batch=batch))", ")") == ("batch=batch)", None)
+  assert line_filters.fit_before("f(x))", "))") == (Fit("f(x"), None)
+  assert line_filters.fit_before("batch=batch))", ")") == (Fit("batch=batch)"), None)
   assert line_filters.fit_before("nter(x)", "nter()") == (None, CLASHES)
-  assert line_filters.fit_before("x = 1", "") == ("x = 1", None)
+  assert line_filters.fit_before("x = 1", "") == (Fit("x = 1"), None)
 
 
 @pytest.mark.parametrize("prefix_chars, suffix_chars", [(0, 1), (1, 0)])
@@ -461,7 +483,7 @@ def test_an_else_that_nothing_owns_is_not_the_best_line_in_trace(shipped_best_li
   best_line = shipped_best_line("trace.py", "if inspect.isfunction(f)]\n" + " " * 12,
                                 "if len(funcs) == 1:", with_repository=False)
   assert best_line() != "else:"
-  monkeypatch.setattr(line_filters.LineContext, "owns_nothing", lambda self, completion: False)
+  monkeypatch.setattr(line_filters.LineContext, "owns_nothing", lambda self, completion, replaces=0: False)
   assert best_line() == "else:"
 
 
@@ -491,5 +513,5 @@ def test_a_statement_above_a_deeper_line_is_not_the_best_line_in_tracemalloc(
   best_line = shipped_best_line("tracemalloc.py", "self.count_diff))\n" + " " * 8,
                                 "if self.count:", with_repository=False)
   assert best_line() == "if self.count:"
-  monkeypatch.setattr(line_filters.LineContext, "misfits_below", lambda self, completion: False)
+  monkeypatch.setattr(line_filters.LineContext, "misfits_below", lambda self, completion, replaces=0: False)
   assert best_line() == "return text"

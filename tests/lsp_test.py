@@ -56,8 +56,8 @@ def completer() -> complete.Completer:
 
 
 class Recorder:
-  """A stand-in model: records each (text, cursor) and answers `lines`; with `gate`, a call waits
-  for it (so requests can pile up behind it)."""
+  """A stand-in model: records each (text, cursor) and answers `lines` (texts, or
+  complete.Candidate); with `gate`, a call waits for it (so requests can pile up behind it)."""
 
   def __init__(self, lines=("ab()", "", "ab", "ab()"), gate=None):
     self.lines, self.gate, self.fail = lines, gate, None
@@ -73,7 +73,8 @@ class Recorder:
     if self.fail:
       raise self.fail
     return complete.Completion(
-        candidates=tuple(complete.Candidate(line, -1.0) for line in self.lines),
+        candidates=tuple(line if isinstance(line, complete.Candidate)
+                         else complete.Candidate(line, -1.0) for line in self.lines),
         context_chars=cursor, truncated=False, ms=0.0)
 
 
@@ -400,6 +401,25 @@ def test_inline_completion_for_clients_that_support_it(connect):
   reply = client.complete(1, 13, method="textDocument/inlineCompletion")
   assert reply["result"] == {"items": [{"insertText": "ab()"}, {"insertText": "ab"}]}
   assert _labels(client.complete(1, 13)) == ["ab()", "ab"]  # both kinds from one server
+
+
+def test_a_line_that_closes_the_editors_closers_itself_replaces_them(connect):
+  """At `def __eq__(|)` the shipped model writes `self, other):`: the item's range covers the ")"
+  the editor put after the cursor (typed before it, the line would read `...other):)`). Ranges
+  are in the client's units: the 😀 before the cursor is two UTF-16 code units."""
+  lines = (complete.Candidate("self, other):", -1.0, replaces=1), complete.Candidate("x", -2.0))
+  client = connect(Recorder(lines), capabilities={"textDocument": {"inlineCompletion": {}}})
+  client.open("s = '😀'; def __eq__()\n")
+  cursor = _utf16("s = '😀'; def __eq__(")
+  items = client.complete(0, cursor)["result"]["items"]
+  assert [(item["textEdit"]["newText"], item["textEdit"]["range"]["end"]["character"])
+          for item in items] == [("self, other):", cursor + 1), ("x", cursor)]
+  assert all(item["textEdit"]["range"]["start"]["character"] == cursor for item in items)
+  inline = client.complete(0, cursor, method="textDocument/inlineCompletion")["result"]["items"]
+  assert inline == [{"insertText": "self, other):",
+                     "range": {"start": {"line": 0, "character": cursor},
+                               "end": {"line": 0, "character": cursor + 1}}},
+                    {"insertText": "x"}]
 
 
 def test_the_shipped_model_over_pipes(completer, connect):

@@ -598,8 +598,12 @@ def export(model_dir: pathlib.Path, settings: DecodeSettings = DecodeSettings(),
 
 @dataclasses.dataclass(frozen=True)
 class Candidate:
-  text: str  # the rest of the current line, no newline
+  text: str  # what goes in at the cursor, no newline: the rest of the line, or of its part before
+  # what stays after the cursor
   score: float  # length-normalised log-probability (higher is better)
+  # The characters after the cursor that `text` takes the place of (closing brackets the line
+  # writes itself: `self) -> None:` at `def push(|)` replaces the ")"); 0 for most lines.
+  replaces: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -626,7 +630,9 @@ class Completion:
   def reply(self) -> dict:
     """The JSON object `complete --json` prints and `serve` answers."""
     return {"completion": self.completion,
-            "completions": [{"text": c.text, "score": round(c.score, 4)} for c in self.candidates],
+            "replaces": self.candidates[0].replaces if self.candidates else 0,
+            "completions": [{"text": c.text, "score": round(c.score, 4), "replaces": c.replaces}
+                            for c in self.candidates],
             "confidence": None if self.confidence is None else round(self.confidence, 4),
             "context_chars": self.context_chars, "truncated": self.truncated,
             "ms": round(self.ms, 1)}
@@ -753,18 +759,19 @@ def _last_if(lines: Sequence[decoding.Line], moved: Sequence[bool]) -> List[deco
 
 def _fitted(lines: Sequence[decoding.Line], suffix: str, where
             ) -> List[Tuple[decoding.Line, Optional[str]]]:
-  """(line, reason) for each of `lines`, its text now what to insert at the cursor before
-  `suffix`, the text after the cursor on its line (line_filters.fit_before: it may type over
-  closing brackets there), and the reason it fits nowhere, or fails `where`'s filters (None: it
-  passes, or filters are off); an insertion a better line makes already is left out."""
+  """(line, reason) for each of `lines`, its text now what goes in at the cursor before `suffix`,
+  the text after the cursor on its line, and its `replaces` the characters of `suffix` it takes
+  the place of (line_filters.fit_before: it may type over closing brackets there, or replace
+  them), and the reason it fits nowhere, or fails `where`'s filters (None: it passes, or filters
+  are off); a fit a better line makes already is left out."""
   fitted, seen = [], set()
   for line in lines:
-    insertion, reason = line_filters.fit_before(line.text, suffix, where)
-    if insertion is not None:
-      if insertion in seen:
+    fit, reason = line_filters.fit_before(line.text, suffix, where)
+    if fit is not None:
+      if fit in seen:
         continue
-      seen.add(insertion)
-      line = dataclasses.replace(line, text=insertion)
+      seen.add(fit)
+      line = dataclasses.replace(line, text=fit.text, replaces=fit.replaces)
     fitted.append((line, reason))
   return fitted
 
@@ -1026,8 +1033,8 @@ class Completer:
       # above a line that starts another; a statement the line below does not fit.
       ends = where.ends_before()
       ranked = _moved_last(ranked, [
-          where.owns_nothing(line.text) or where.misfits_below(line.text)
-          or (ends and where.leaves_open(line.text)) for line, _ in ranked])
+          where.owns_nothing(line.text) or where.misfits_below(line.text, line.replaces)
+          or (ends and where.leaves_open(line.text, line.replaces)) for line, _ in ranked])
     return context, ranked
 
   def complete(self, prefix: str, suffix: str = "", top: Optional[int] = None,
@@ -1052,7 +1059,8 @@ class Completer:
                if sure is not None and sure >= self.min_confidence else [])
     else:
       shown = [line for line in kept if line.score >= self.min_score]
-    return Completion(candidates=tuple(Candidate(line.text, line.score) for line in shown[:top]),
+    return Completion(candidates=tuple(Candidate(line.text, line.score, line.replaces)
+                                       for line in shown[:top]),
                       context_chars=len(context), truncated=len(context) < len(prefix),
                       ms=(time.perf_counter() - start) * 1000, confidence=sure,
                       hidden_by="" if shown else self._hidden_by(ranked, kept, sure))

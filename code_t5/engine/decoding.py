@@ -134,6 +134,9 @@ class Line:
   # Ranked after the others by the engine's own checks (code_t5.engine.complete: a guessed or
   # repeated import, a line that does not fit where it stands, a loop): never shown by the gate.
   unlikely: bool = False
+  # The characters after the cursor that `text` takes the place of: the closing brackets and
+  # quotes an editor put there, where the line closes them itself and goes on (line_filters.Fit).
+  replaces: int = 0
 
 
 @dataclasses.dataclass

@@ -118,7 +118,7 @@ import keyword
 import re
 import tokenize
 import warnings
-from typing import List, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 REASONS = ("unbalanced_brackets", "unterminated_string", "tokenize_error", "repeats_previous_line",
            "syntax_error", "clashes_with_text_after")
@@ -137,6 +137,7 @@ WINDOW_CHARS = 16_000
 WHOLE_CHARS = 200_000
 
 _OPENING = {")": "(", "]": "[", "}": "{"}
+_CLOSING = {opener: closer for closer, opener in _OPENING.items()}
 
 # Strings and comments, for reading the prefix: all deleted. A string still open at the end of what
 # is read, or one left unterminated at a line end (which valid code never has: reading must have
@@ -483,23 +484,53 @@ def _previous_line(prefix: str, line_start: int) -> Optional[str]:
   return None
 
 
+def auto_closers(head: str) -> str:
+  """What an editor that pairs brackets and quotes has put after the cursor by the time `head`,
+  the typed part of a line, was typed: the quote of the string it leaves open, then the closers
+  of the brackets it leaves open, innermost first (`f(g("a` -> `"))`). "" where it closes
+  nothing, ends in a comment or in a string going on past the line, closes a bracket of a line
+  above, or cannot be read (an f-string's nesting)."""
+  stack = []
+  scan = _scan_line(head, stack)
+  quote = ""
+  if scan.outcome == _UNTERMINATED:
+    for quote in "\"'":
+      stack = []
+      scan = _scan_line(head + quote, stack)
+      if scan.outcome == _OK:
+        break
+  if scan.outcome != _OK or scan.in_comment or scan.in_string:
+    return ""
+  return quote + "".join(_CLOSING[opener] for opener in reversed(stack))
+
+
+class Fit(NamedTuple):
+  """What a candidate puts on the cursor's line: `text` inserted at the cursor in place of the
+  first `replaces` characters after it (the closing brackets and quotes it writes itself)."""
+  text: str
+  replaces: int = 0
+
+
 def fit_before(candidate: str, suffix: str, context: Optional["LineContext"] = None
-               ) -> Tuple[Optional[str], Optional[str]]:
-  """(what to insert at the cursor, None) for a `candidate` rest of the line where `suffix`, the
-  text after the cursor on its line, stays; (None, the REASON) where nothing fits.
+               ) -> Tuple[Optional[Fit], Optional[str]]:
+  """(how a `candidate` rest of the line goes in at the cursor, None) where `suffix` is the text
+  after the cursor on its line; (None, the REASON) where it fits nowhere.
 
   With closing brackets and quotes alone after the cursor (and a comment after them), the
   candidate's end may type over as much of their start as it repeats. Of those insertions,
   `context` (the cursor's LineContext) takes the first that passes its filters and leaves the
   line's brackets as open as the suffix alone does, as typing the candidate with the editor's own
   closers would (`f(x))` at `print(g(|))` inserts `f(x)`, not `f(x`; `values),` at `len(|),`
-  inside a call begun above inserts `values`), else the first that passes; without a context, the
-  one that types over the most. With other code after the cursor, the candidate must end with all
-  of it, at a word's edge, and what it inserts must keep the line's brackets as they were. An
-  insertion must add something, and no text after the cursor may end up in its comment."""
+  inside a call begun above inserts `values`). Else a candidate that closes them itself and goes
+  on past them replaces them, where the line it makes passes and is as open as that (`self) ->
+  None:` at `def push(|)`: an editor's auto-inserted ")" typed over, then more); else the first
+  insertion that passes; without a context, the one that types over the most. With other code
+  after the cursor, the candidate must end with all of it, at a word's edge, and what it inserts
+  must keep the line's brackets as they were. A fit must add something, and no text after the
+  cursor may end up in its comment."""
   rest = _TRAILING_COMMENT.sub("", suffix).rstrip()
   if not rest:
-    return candidate, context.reject_reason(candidate) if context else None
+    return Fit(candidate), context.reject_reason(candidate) if context else None
   closers = bool(_CLOSERS.fullmatch(rest))
   if closers:
     overlaps = [k for k in range(len(rest), -1, -1) if candidate.endswith(rest[:k])]
@@ -513,14 +544,23 @@ def fit_before(candidate: str, suffix: str, context: Optional["LineContext"] = N
   insertions = [insertion for insertion in insertions if insertion.strip()]
   if context is None:
     insertions = [i for i in insertions if "#" not in i]  # (a comment's, as far as this can tell)
-    return (insertions[0], None) if insertions else (None, _CLASHES)
+    return (Fit(insertions[0]), None) if insertions else (None, _CLASHES)
   insertions = [i for i in insertions if not context.ends_in_comment(i)]
   reasons = [context.reject_reason(insertion) for insertion in insertions]
   passing = [insertion for insertion, reason in zip(insertions, reasons) if reason is None]
   balance = context.open_brackets("")
   level = [insertion for insertion in passing if context.open_brackets(insertion) == balance]
-  if level or (passing and closers):
-    return (level or passing)[0], None
+  if level:
+    return Fit(level[0]), None
+  if closers and candidate.strip() and candidate != rest:
+    replaces = len(rest)
+    comment_after = suffix[replaces:].strip()
+    if (context.reject_reason(candidate, replaces) is None
+        and context.open_brackets(candidate, replaces) == balance
+        and not (comment_after and context.ends_in_comment(candidate))):
+      return Fit(candidate, replaces), None
+  if passing and closers:
+    return Fit(passing[0]), None
   return None, next((reason for reason in reasons if reason), _CLASHES)
 
 
@@ -572,18 +612,20 @@ class LineContext:
       return False
     return _scan_line(self._head + completion, list(self._start.stack)).in_comment
 
-  def open_brackets(self, completion: str) -> Optional[int]:
-    """How many brackets the cursor's line completed with `completion` and the suffix leaves
-    open (those of earlier lines included); None where the context is not read."""
+  def open_brackets(self, completion: str, replaces: int = 0) -> Optional[int]:
+    """How many brackets the cursor's line completed with `completion` and the suffix (less its
+    first `replaces` characters) leaves open (those of earlier lines included); None where the
+    context is not read."""
     if self._accept_all or "\n" in completion:
       return None
     stack = list(self._start.stack)
-    scan = _scan_line(self._completed(completion), stack)
+    scan = _scan_line(self._completed(completion, replaces), stack)
     return len(stack) if scan.outcome == _OK else None
 
-  def reject_reason(self, completion: str) -> Optional[str]:
-    """None if prefix's current line + completion + suffix could be valid Python here, else the
-    first REASON that fails (what to insert before the suffix: fit_before)."""
+  def reject_reason(self, completion: str, replaces: int = 0) -> Optional[str]:
+    """None if prefix's current line + completion + suffix (less its first `replaces`
+    characters) could be valid Python here, else the first REASON that fails (what to insert
+    before the suffix: fit_before)."""
     if self._accept_all or "\n" in completion:
       return None
     line = self._head + completion
@@ -591,7 +633,7 @@ class LineContext:
       line = line[:-1]
     if "\r" in line:
       return None  # a carriage return inside a line: not a line this can judge
-    return self._judge(line + self._suffix)
+    return self._judge(line + self._suffix[replaces:])
 
   def ends_before(self) -> bool:
     """Whether the first code line below the cursor's starts a statement of its own: it does not
@@ -604,16 +646,16 @@ class LineContext:
     column, own = _column(line), _column(self._head)
     return column < own if self._start.stack or self._start.continued else column <= own
 
-  def misfits_below(self, completion: str) -> bool:
-    """Whether the cursor's line completed with `completion` (and the suffix) is a statement that
-    starts and ends on it, not a block header (its code ending in ":"), above a deeper code line
-    that does not start with a closing bracket. False where the context is not read or no code is
-    below."""
+  def misfits_below(self, completion: str, replaces: int = 0) -> bool:
+    """Whether the cursor's line completed with `completion` (and the suffix, less its first
+    `replaces` characters) is a statement that starts and ends on it, not a block header (its
+    code ending in ":"), above a deeper code line that does not start with a closing bracket.
+    False where the context is not read or no code is below."""
     below = self._next_line
     if (below is None or self._start.stack or self._start.continued or "\n" in completion
         or below.lstrip()[0] in ")]}"):
       return False
-    line = self._completed(completion)
+    line = self._completed(completion, replaces)
     if _column(below) <= _column(line):
       return False
     stack = []
@@ -622,20 +664,22 @@ class LineContext:
     return (scan.outcome == _OK and not scan.in_string and not stack and bool(code)
             and not code.endswith(("\\", ":")))
 
-  def leaves_open(self, completion: str) -> bool:
-    """Whether the cursor's line completed with `completion` (and the suffix) leaves a bracket
-    open or ends in a backslash: its statement would go on on the next line."""
+  def leaves_open(self, completion: str, replaces: int = 0) -> bool:
+    """Whether the cursor's line completed with `completion` (and the suffix, less its first
+    `replaces` characters) leaves a bracket open or ends in a backslash: its statement would go
+    on on the next line."""
     if self._accept_all or "\n" in completion:
       return False
-    line = self._completed(completion)
+    line = self._completed(completion, replaces)
     stack = list(self._start.stack)
     scan = _scan_line(line, stack)
     return scan.outcome == _OK and not scan.in_string and (
         bool(stack) or (not scan.in_comment and line.rstrip().endswith("\\")))
 
-  def _completed(self, completion: str) -> str:
-    """The cursor's line as `completion` completes it, with the suffix (no final "\\r")."""
-    return (self._head + completion + self._suffix).rstrip("\r")
+  def _completed(self, completion: str, replaces: int = 0) -> str:
+    """The cursor's line as `completion` completes it, with the suffix less its first `replaces`
+    characters (no final "\\r")."""
+    return (self._head + completion + self._suffix[replaces:]).rstrip("\r")
 
   def owns_nothing(self, completion: str) -> bool:
     """Whether the cursor's line completed with `completion` is an `else`, `elif`, `except` or

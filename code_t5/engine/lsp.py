@@ -9,8 +9,12 @@ every open document (didOpen, incremental didChange, didClose) and answers:
   the model's ranked lines. Each item's textEdit replaces the identifier-ish word typed just before
   the cursor by that word plus the rest of the line, so the editor's own prefix filtering keeps
   working; label = that completed text, sortText keeps the model's rank, plain text (no snippets).
+  Where the line closes brackets an editor put after the cursor and goes on past them (`self) ->
+  None:` at `def push(|)`), the textEdit's range also covers those closers, which it replaces
+  (code_t5.engine.line_filters.Fit); a client that inserts only newText (Neovim 0.7's omnifunc)
+  leaves them in place.
 - textDocument/inlineCompletion (LSP 3.18), only advertised to clients that advertise it: the lines
-  as ghost text inserted at the cursor.
+  as ghost text inserted at the cursor (with a range over the closers such a line replaces).
 
 Positions are in the encoding negotiated at `initialize` (UTF-16 code units unless the client
 offers another); lines end at \\n, \\r\\n or \\r as the LSP says (not at the other breaks Python's
@@ -260,13 +264,15 @@ def point_at(document: Document, line: int, character: int, encoding: str = UTF1
                word_units=code_units(word, encoding))
 
 
-def ranked_lines(candidates, top: Optional[int] = None) -> List[str]:
-  """The candidates' texts, best first, at most `top`, without repeats and without "" (the line
-  ending at the cursor: an item that inserts nothing)."""
-  lines = []
+def ranked_lines(candidates, top: Optional[int] = None) -> List[complete_lib.Candidate]:
+  """The candidates (complete_lib.Candidate), best first, at most `top`, without repeats of a text
+  and what it replaces, and without "" (the line ending at the cursor: an item that inserts
+  nothing)."""
+  lines, seen = [], set()
   for candidate in candidates:
-    if candidate.text and candidate.text not in lines:
-      lines.append(candidate.text)
+    if candidate.text and (candidate.text, candidate.replaces) not in seen:
+      seen.add((candidate.text, candidate.replaces))
+      lines.append(candidate)
   return lines[:top] if top else lines
 
 
@@ -293,7 +299,7 @@ class Engine:
     self._model_free: Optional[asyncio.Lock] = None
     # (text, cursor, lines) of the last model call: a completion and an inline completion at one
     # point (clients may ask both) run the model once.
-    self._last: Optional[Tuple[str, int, List[str]]] = None
+    self._last: Optional[Tuple[str, int, List[complete_lib.Candidate]]] = None
     # The workspace path of the document last opened or completed in: where the user types next.
     self._active_path = ""
     self._prepares = 0  # Repository.prepare requests so far: only the newest runs
@@ -454,7 +460,8 @@ class Engine:
     key, request, edits = ticket
     return self._requests.get(key) != request or self._edits.get(key[0], 0) != edits
 
-  def _complete(self, uri: str, text: str, cursor: int) -> Tuple[List[str], Optional[str]]:
+  def _complete(self, uri: str, text: str, cursor: int
+                ) -> Tuple[List[complete_lib.Candidate], Optional[str]]:
     """On the model thread: (lines, None), or ([], one-line error); never raises."""
     try:
       self.model_calls += 1
@@ -467,7 +474,7 @@ class Engine:
       message = " ".join(str(e).split())
       return [], f"{type(e).__name__}: {message}"[:500]
 
-  async def lines(self, point: Point, ticket) -> Optional[List[str]]:
+  async def lines(self, point: Point, ticket) -> Optional[List[complete_lib.Candidate]]:
     """The ranked lines at `point`; None if the request went stale before the model was free.
 
     The model lock is held until the model call returns, even when the awaiting request is
@@ -975,6 +982,10 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
   def encoding() -> str:
     return server.protocol._encoding()  # pylint: disable=protected-access
 
+  def replaced_units(point: Point, line: complete_lib.Candidate) -> int:
+    """The code units, in the negotiated encoding, of the text after the cursor `line` replaces."""
+    return code_units(point.text[point.cursor:point.cursor + line.replaces], encoding())
+
   async def point_and_lines(params, kind: str):
     uri = params.text_document.uri
     ticket = engine.ticket(uri, kind)
@@ -991,9 +1002,9 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
       point, lines = await point_and_lines(params, "completion")
       if point is not None:
         start = types.Position(point.line, point.character - point.word_units)
-        end = types.Position(point.line, point.character)
         for rank, line in enumerate(lines):
-          completed = point.word + line
+          end = types.Position(point.line, point.character + replaced_units(point, line))
+          completed = point.word + line.text
           items.append(types.CompletionItem(
               label=completed, kind=types.CompletionItemKind.Text, detail=f"{NAME} #{rank + 1}",
               sort_text=f"{rank:04d}", filter_text=completed,
@@ -1007,12 +1018,19 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
   async def inline_completion(params: types.InlineCompletionParams
                               ) -> types.InlineCompletionList:
     try:
-      _, lines = await point_and_lines(params, "inlineCompletion")
+      point, lines = await point_and_lines(params, "inlineCompletion")
     except Exception as e:  # pylint: disable=broad-except  (answer empty, keep serving)
       server.log(f"inlineCompletion failed: {type(e).__name__}: {e}", error=True)
-      lines = []
-    return types.InlineCompletionList(
-        items=[types.InlineCompletionItem(insert_text=line) for line in lines])
+      point, lines = None, []
+    items = []
+    for line in lines:
+      where = None
+      if line.replaces:  # the closers it replaces, after the cursor
+        where = types.Range(types.Position(point.line, point.character),
+                            types.Position(point.line, point.character
+                                           + replaced_units(point, line)))
+      items.append(types.InlineCompletionItem(insert_text=line.text, range=where))
+    return types.InlineCompletionList(items=items)
 
   @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=True))
   def did_save(params: types.DidSaveTextDocumentParams) -> None:

@@ -9,8 +9,12 @@ Two transports, one protocol. A request is a JSON object:
 plus an optional "id", echoed back, and an optional "top" (1-20, default the server's --top). The
 reply is the object `code-t5 complete --json` prints:
 
-    {"completion": "<the best line's rest>", "completions": [{"text": "<rest of the line>",
-     "score": -0.83}, ...], "context_chars": N, "truncated": false, "ms": 12.3}
+    {"completion": "<the best line's rest>", "replaces": 0, "completions": [{"text": "<rest of
+     the line>", "score": -0.83, "replaces": 0}, ...], "context_chars": N, "truncated": false,
+     "ms": 12.3}
+
+"replaces" is how many characters after the cursor the text takes the place of (the closing
+brackets an editor put there, where the line closes them itself: line_filters.Fit), 0 for most.
 
 "completions" are ranked best first (score: log-probability / sqrt(pieces), code_t5.engine.decoding;
 a line that completes a half-typed word to a name the file uses may rank above a higher score,

@@ -377,7 +377,8 @@ def _evaluate_split(root, split, train_root, model, models, model_dirs, split_fi
         if key != reference:
           systems[key + suffix][f"vs_{reference}"] = paired.compare(
               targets, predictions, found["predictions"][reference], files)
-    engine[str(checkpoint)] = {"filters": found["filters"], "threshold": found["threshold"]}
+    engine[str(checkpoint)] = {"filters": found["filters"], "autopairs": found["autopairs"],
+                               "threshold": found["threshold"]}
   # Each system against the n-gram at the same points (all of them, or a model eval's first
   # `count`): the difference with its interval, so one line more or less is not read as a win.
   for key, predictions in {"empty": [""] * len(points), **system_predictions}.items():
@@ -515,9 +516,23 @@ def _print_split(split: str, results: dict) -> None:
     removed = ", ".join(f"{reason} {count}" for reason, count in filters["removed"].items())
     print(f"engine filters on {checkpoint}: of {filters['candidates']} candidate lines removed "
           f"{removed or 'none'}")
+    _print_autopairs(found.get("autopairs"))
     _print_thresholds("--min-score", "min_score", found["threshold"]["rows"])
     if found["threshold"].get("confidence_rows"):
       _print_thresholds("--min-confidence", "min_confidence", found["threshold"]["confidence_rows"])
+
+
+def _print_autopairs(autopairs: Optional[dict]) -> None:
+  """engine_eval's "autopairs" in a sentence (nothing where it has no points)."""
+  if not autopairs:
+    return
+  shown = autopairs["shown"]
+  right = (f", {autopairs['shown_exact']} right ({100 * autopairs['shown_exact'] / shown:.0f} %)"
+           if shown else "")
+  print(f"with an editor's auto-inserted closers after the cursor ({autopairs['points']} points "
+        f"whose typed part leaves brackets or a string open): best line exact at "
+        f"{autopairs['exact']} ({autopairs['exact_without_closers']} without the closers); the "
+        f"model's gate shows {shown}{right}")
 
 
 def _print_thresholds(flag: str, key: str, rows) -> None:

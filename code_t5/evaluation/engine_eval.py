@@ -35,6 +35,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from code_t5.engine import complete
 from code_t5.engine import confidence
+from code_t5.engine import line_filters
 from code_t5.engine import repository as repository_lib
 
 
@@ -81,6 +82,17 @@ CONFIDENCE_THRESHOLDS = (0.0, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0
 
 
 @dataclasses.dataclass
+class _Paired:
+  """The last rung at an inside point whose typed part leaves brackets or a string open, with
+  the closers an auto-pairing editor put after the cursor (line_filters.auto_closers)."""
+  exact: bool  # the best kept line, with what it leaves of the closers, is the target
+  exact_without: bool  # the best kept line without the closers (the ladder's point) is
+  kept: bool  # a line was kept
+  confidence: Optional[float]  # the best kept line's (None: no confidence model, or none kept)
+  score: Optional[float]
+
+
+@dataclasses.dataclass
 class _Shown:
   score: float
   correct: bool
@@ -100,10 +112,12 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
         repository_files: Optional[Mapping[str, Sequence[Tuple[str, str]]]] = None,
         rungs: Optional[Sequence[str]] = None) -> dict:
   """{"systems": {"engine:<rung>": ...}, "predictions": {...}, "scores": {...}, "features": [...],
-  "filters": ..., "threshold": ...}: per rung its metrics, and per point its best line and that
-  line's score (None where it shows nothing); per point the last rung's confidence features
-  (code_t5.engine.confidence.FEATURES, None where no line was kept), which
-  scripts/fit_confidence.py fits a model's confidence gate from.
+  "filters": ..., "autopairs": ..., "threshold": ...}: per rung its metrics, and per point its
+  best line and that line's score (None where it shows nothing); per point the last rung's
+  confidence features (code_t5.engine.confidence.FEATURES, None where no line was kept), which
+  scripts/fit_confidence.py fits a model's confidence gate from; "autopairs": the last rung again
+  at the points whose typed part of the line leaves brackets or a string open, with the closers
+  an auto-pairing editor put after the cursor (_autopairs).
 
   points: (file text, line_completion.Point); score(predictions) -> the baseline's metrics;
   repository_files: repo id -> its (path, text) files in the root, for the rungs that read the
@@ -117,6 +131,7 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
   candidates_seen = 0
   shown: List[_Shown] = []
   point_features: List[Optional[List[float]]] = []
+  paired: List[_Paired] = []
   completer = None
   for rung_name in chosen:
     rung = RUNGS[rung_name]
@@ -147,6 +162,11 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
           target = point.target(text)
           shown.append(_Shown(kept[0].score, kept[0].text == target, len(target),
                               completer.confidence_of(values)))
+        closers = line_filters.auto_closers(text[text.rfind("\n", 0, point.cursor) + 1:
+                                                 point.cursor])
+        if closers:
+          paired.append(_autopaired(completer, text, point, closers, repository, below,
+                                    bool(kept) and kept[0].text == point.target(text)))
       best.append(kept[0].text if kept else "")
       best_scores.append(round(kept[0].score, 4) if kept else None)
       if time.time() - last >= 10:
@@ -187,8 +207,44 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
   return {"systems": systems, "predictions": predictions, "scores": scores,
           "features": point_features,
           "filters": {"candidates": candidates_seen, "removed": dict(filtered)},
+          "autopairs": _autopairs(paired, sure_gate, gate),
           "threshold": {"rung": chosen[-1], "points": count, "rows": thresholds,
                         **({"confidence_rows": sure_rows} if model else {})}}
+
+
+def _autopaired(completer, text: str, point, closers: str, repository, below: str,
+                exact_without: bool) -> _Paired:
+  prefix = text[:point.cursor]
+  _, ranked = completer.ranked(prefix, closers, repository=repository, path=point.path,
+                               below=below)
+  kept = complete.kept_lines(ranked)
+  if not kept:
+    return _Paired(False, exact_without, False, None, None)
+  best = kept[0]
+  values = confidence.features(kept, confidence.at_line_start(prefix))
+  return _Paired(best.text + closers[best.replaces:] == point.target(text), exact_without, True,
+                 completer.confidence_of(values), best.score)
+
+
+def _autopairs(paired: Sequence[_Paired], sure_gate: Optional[float], gate: Optional[float]
+               ) -> Optional[dict]:
+  """The last rung at the points an auto-pairing editor has closers after the cursor: best lines
+  kept and exact, with and without the closers, and those the model's own gate shows (its
+  confidence gate, else its min_score, else every kept line). None where there are no such
+  points (a count of nothing is no figure)."""
+  if not paired:
+    return None
+  def is_shown(p: _Paired) -> bool:
+    if not p.kept:
+      return False
+    if sure_gate is not None:
+      return p.confidence is not None and p.confidence >= sure_gate
+    return gate is None or p.score >= gate
+  shown = [p for p in paired if is_shown(p)]
+  return {"points": len(paired), "kept": sum(p.kept for p in paired),
+          "exact": sum(p.exact for p in paired),
+          "exact_without_closers": sum(p.exact_without for p in paired),
+          "shown": len(shown), "shown_exact": sum(p.exact for p in shown)}
 
 
 def _describe(rung: Rung) -> str:
