@@ -81,7 +81,7 @@ class Recorder:
 class Client:
   """A minimal LSP client over two pipes to lsp.make_server(...) running in a thread."""
 
-  def __init__(self, model, capabilities=None, top=None, root_uri=None):
+  def __init__(self, model, capabilities=None, top=None, root_uri=None, client_info=None):
     self.server = lsp.make_server(model, top)
     to_server, self._server_in = os.pipe()
     self._server_out, from_server = os.pipe()
@@ -96,7 +96,8 @@ class Client:
                      daemon=True).start()
     self.responses, self.logs, self._next = {}, [], 0
     result = self.call("initialize", {"processId": None, "rootUri": root_uri,
-                                      "capabilities": capabilities or {}})
+                                      "capabilities": capabilities or {},
+                                      **({"clientInfo": client_info} if client_info else {})})
     self.capabilities = result["result"]["capabilities"]
     self.notify("initialized", {})
 
@@ -420,6 +421,19 @@ def test_a_line_that_closes_the_editors_closers_itself_replaces_them(connect):
                      "range": {"start": {"line": 0, "character": cursor},
                                "end": {"line": 0, "character": cursor + 1}}},
                     {"insertText": "x"}]
+
+
+def test_neovim_is_not_offered_a_line_that_replaces_the_closers(connect):
+  """Neovim's omnifunc inserts newText at the word and leaves the ")" after the cursor: at
+  `def __eq__(|)` the item `self, other):` would read `def __eq__(self, other):)` (Neovim 0.7.2)."""
+  lines = (complete.Candidate("self, other):", -1.0, replaces=1), complete.Candidate("x", -2.0))
+  client = connect(Recorder(lines), client_info={"name": "Neovim", "version": "0.7.2"})
+  client.open("def __eq__()\n")
+  items = client.complete(0, 11)["result"]["items"]
+  assert [(item["textEdit"]["newText"], item["sortText"]) for item in items] == [("x", "0000")]
+  other = connect(Recorder(lines), client_info={"name": "Emacs", "version": "28.2"})
+  other.open("def __eq__()\n")
+  assert _labels(other.complete(0, 11)) == ["self, other):", "x"]
 
 
 def test_the_shipped_model_over_pipes(completer, connect):

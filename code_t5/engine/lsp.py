@@ -11,8 +11,10 @@ every open document (didOpen, incremental didChange, didClose) and answers:
   working; label = that completed text, sortText keeps the model's rank, plain text (no snippets).
   Where the line closes brackets an editor put after the cursor and goes on past them (`self) ->
   None:` at `def push(|)`), the textEdit's range also covers those closers, which it replaces
-  (code_t5.engine.line_filters.Fit); a client that inserts only newText (Neovim 0.7's omnifunc)
-  leaves them in place.
+  (code_t5.engine.line_filters.Fit). A client that inserts only newText at the word and leaves
+  the text after the cursor (Neovim's omnifunc: Vim's complete() cannot remove it) would read
+  `self, other):)`: to a client whose initialize names it "Neovim" (clientInfo) such lines are not
+  offered.
 - textDocument/inlineCompletion (LSP 3.18), only advertised to clients that advertise it: the lines
   as ghost text inserted at the cursor (with a range over the closers such a line replaces).
 
@@ -293,6 +295,9 @@ class Engine:
     self.log = log or (lambda message, error=False: logger.warning("%s", message))
     self.documents: Dict[str, Document] = {}
     self.model_calls = 0  # how many times the model ran (tests read it)
+    # Whether the client applies a completion item's whole textEdit range, past the cursor too:
+    # Neovim's omnifunc inserts newText at the word and leaves the closers after the cursor.
+    self.ranges_past_cursor = True
     self._edits: Dict[str, int] = {}  # per URI: opens, changes and closes so far
     self._requests: Dict[Tuple[str, str], int] = {}  # per (URI, kind): requests so far
     self._executor = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="code-t5-model")
@@ -1002,6 +1007,7 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
       point, lines = await point_and_lines(params, "completion")
       if point is not None:
         start = types.Position(point.line, point.character - point.word_units)
+        lines = [line for line in lines if engine.ranges_past_cursor or not line.replaces]
         for rank, line in enumerate(lines):
           end = types.Position(point.line, point.character + replaced_units(point, line))
           completed = point.word + line.text
@@ -1040,6 +1046,7 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
   def initialize(params: types.InitializeParams) -> None:
     # Capabilities are computed from the registered features after this handler: advertise
     # inline completion only to clients that say they support it.
+    engine.ranges_past_cursor = not (params.client_info and params.client_info.name == "Neovim")
     document = params.capabilities.text_document
     wanted = document is not None and document.inline_completion is not None
     if wanted and types.TEXT_DOCUMENT_INLINE_COMPLETION not in server.protocol.fm.features:
