@@ -635,3 +635,22 @@ def test_a_line_that_closes_the_editors_bracket_itself_replaces_it(shipped_compl
   # With nothing after the cursor, the same line replaces nothing.
   alone = serve.handle(shipped_completer, {"prefix": head, "top": 1})
   assert (alone["completion"], alone["replaces"]) == ("self, other):", 0)
+
+
+def test_a_line_complete_as_it_stands_shows_nothing(tmp_path, capsys):
+  """At `logging.getLogger(__name__|)` the shipped model ends the line with the ")" already after
+  the cursor: the line is complete, and the engine shows no other line. It showed the next best
+  when a line that inserts nothing was dropped: `, data` at `self._getref(obj.__dict__|)` in the
+  corpus's validation, where `)` was the model's best."""
+  head = "import logging\n\nlogger = logging.getLogger(__name__"
+  text = head + ")\n"
+  result = complete.Completer(test_utils.PRETRAINED).complete_at(text, len(head))
+  assert result.candidates == () and result.hidden_by == "complete"
+  # Without the ")" after the cursor, the same model writes it.
+  assert complete.Completer(test_utils.PRETRAINED).complete(head).completion == ")"
+  path = tmp_path / "log.py"
+  path.write_text(text)
+  assert cli.main(["complete", "--checkpoint", str(test_utils.PRETRAINED),
+                   f"{path}:3:{len('logger = logging.getLogger(__name__') + 1}"]) == 0
+  out, err = capsys.readouterr()
+  assert out == "" and "complete as it stands" in err

@@ -220,12 +220,12 @@ def test_the_suffix_completes_the_line(prefix, completion, suffix, expected):
     ("print(g(", "))", "f(x)))", (Fit("f(x)"), None)),
     ("print(g(", "))", "f(x))", (Fit("f(x)"), None)),  # not "f(x", which leaves the line open
     ('x = "', '"', 'abc"', (Fit("abc"), None)),
-    ("x = f(", ")", ")", (None, BRACKETS)),  # nothing new typed over; inserted, one ")" too many
+    ("x = f(", ")", ")", (Fit(""), None)),  # the line is complete as it stands: nothing to insert
     ("x = f(", ")", "  ", (None, CLASHES)),
     # Other code after the cursor: the candidate must end with all of it.
     ("x = f(", ", b)", "a, b)", (Fit("a"), None)),
     ("x = collections.Cou", "nter()", "nter(filtered)", (None, CLASHES)),
-    ("class A(seqio.Vocabul", "ary):", "ary):", (None, CLASHES)),
+    ("class A(seqio.Vocabul", "ary):", "ary):", (Fit(""), None)),  # complete as it stands
     ("", "foo = 1", '"""', (None, CLASHES)),
     ("out = dict(", ")", "batch=batch))", (None, BRACKETS)),
     ("f(", ")  ", "x)", (Fit("x"), None)),  # the suffix's trailing spaces are no code
@@ -274,6 +274,8 @@ def test_without_filters_a_candidate_types_over_all_it_can():
   assert line_filters.fit_before("batch=batch))", ")") == (Fit("batch=batch)"), None)
   assert line_filters.fit_before("nter(x)", "nter()") == (None, CLASHES)
   assert line_filters.fit_before("x = 1", "") == (Fit("x = 1"), None)
+  # Unjudged, the line gets no verdict that it is complete: the candidate goes in whole.
+  assert line_filters.fit_before(")", ")") == (Fit(")"), None)
 
 
 @pytest.mark.parametrize("prefix_chars, suffix_chars", [(0, 1), (1, 0)])

@@ -616,7 +616,8 @@ class Completion:
   # The probability that the best kept line is exact (code_t5.engine.confidence), whether or not
   # it is shown; None when the model has no confidence model or no line was kept.
   confidence: Optional[float] = None
-  # When no line is shown, what hid them: "empty" (the model wrote no text), "filters",
+  # When no line is shown, what hid them: "empty" (the model wrote no text), "complete" (its best
+  # line is the closers after the cursor: complete.ends_as_it_stands), "filters",
   # "unlikely" (the confidence gate shows no line the engine ranks as unlikely), "confidence" or
   # "score" (the gates), for `complete` to name the flag that shows them: --no-filters shows
   # what only the filters hid.
@@ -741,6 +742,15 @@ def kept_lines(ranked) -> List[decoding.Line]:
   """Of `Completer.ranked`'s (line, reason) pairs, the lines the filters kept that show some
   text, best first: what a gate chooses from."""
   return [line for line, reason in ranked if reason is None and line.text.strip()]
+
+
+def ends_as_it_stands(ranked, suffix: str) -> bool:
+  """Whether, with text after the cursor (`suffix`), the best of `Completer.ranked`'s lines that
+  passes the filters inserts nothing: the model ends the line with what already follows the
+  cursor (`)` at `f(x|)`, line_filters.fit_before), so the line is complete and no other line is
+  shown. (With nothing after the cursor, an empty line is the model's, ranked last: `hopeless`.)"""
+  first = next((line for line, reason in ranked if reason is None), None)
+  return bool(suffix.strip()) and first is not None and not first.text
 
 
 def _moved_last(ranked, moved: Sequence[bool]) -> list:
@@ -1050,7 +1060,9 @@ class Completer:
     context, ranked = self.ranked(prefix, suffix, top, repository, path, below)
     kept = kept_lines(ranked)
     sure = self.confidence_of(confidence.features(kept, confidence.at_line_start(prefix)))
-    if self.min_confidence is not None:
+    if ends_as_it_stands(ranked, suffix):
+      shown = []
+    elif self.min_confidence is not None:
       # Whether to show anything is the confidence's call; beside the best line, only the
       # alternatives that pass the score gate too and that the engine did not rank as unlikely
       # (an editor's list is no place for guesses).
@@ -1063,13 +1075,17 @@ class Completer:
                                        for line in shown[:top]),
                       context_chars=len(context), truncated=len(context) < len(prefix),
                       ms=(time.perf_counter() - start) * 1000, confidence=sure,
-                      hidden_by="" if shown else self._hidden_by(ranked, kept, sure))
+                      hidden_by="" if shown else self._hidden_by(ranked, kept, sure, suffix))
 
-  def _hidden_by(self, ranked, kept: Sequence[decoding.Line], sure: Optional[float]) -> str:
+  def _hidden_by(self, ranked, kept: Sequence[decoding.Line], sure: Optional[float],
+                 suffix: str = "") -> str:
     """What hid every line of `ranked` (Completion.hidden_by) when `complete` shows none: `kept`
-    are the lines the filters kept, `sure` the best one's confidence."""
+    are the lines the filters kept, `sure` the best one's confidence, `suffix` the text after the
+    cursor on its line."""
     if not any(line.text.strip() for line, _ in ranked):
       return "empty"
+    if ends_as_it_stands(ranked, suffix):
+      return "complete"
     if not kept:
       return "filters"
     if self.min_confidence is None:
@@ -1205,6 +1221,9 @@ def _why_nothing(completer: "Completer", result: Completion) -> str:
   hidden_by = result.hidden_by
   if hidden_by == "empty":
     why = "the model ends the line here (every line it wrote is empty)"
+  elif hidden_by == "complete":
+    why = ("the model ends the line with the text after the cursor: it is complete as it stands "
+           "(--no-filters shows the other lines)")
   elif hidden_by == "filters":
     why = "none of the lines the model wrote passed the filters (--no-filters shows them)"
   elif hidden_by == "unlikely":

@@ -526,8 +526,9 @@ def fit_before(candidate: str, suffix: str, context: Optional["LineContext"] = N
   None:` at `def push(|)`: an editor's auto-inserted ")" typed over, then more); else the first
   insertion that passes; without a context, the one that types over the most. With other code
   after the cursor, the candidate must end with all of it, at a word's edge, and what it inserts
-  must keep the line's brackets as they were. A fit must add something, and no text after the
-  cursor may end up in its comment."""
+  must keep the line's brackets as they were. A fit must add something, but for a candidate that
+  is the closers themselves, where there is a context (`)` at `f(x|)`: the line is complete as it
+  stands, Fit("")), and no text after the cursor may end up in its comment."""
   rest = _TRAILING_COMMENT.sub("", suffix).rstrip()
   if not rest:
     return Fit(candidate), context.reject_reason(candidate) if context else None
@@ -541,9 +542,11 @@ def fit_before(candidate: str, suffix: str, context: Optional["LineContext"] = N
     overlaps = [len(rest)] if candidate.endswith(rest) and not glued else []
   # The line becomes the cursor's, then the candidate, then what of the suffix it does not repeat.
   insertions = [candidate[:len(candidate) - k] for k in overlaps]
-  insertions = [insertion for insertion in insertions if insertion.strip()]
+  insertions = [insertion for insertion in insertions if insertion.strip() or candidate == rest]
   if context is None:
-    insertions = [i for i in insertions if "#" not in i]  # (a comment's, as far as this can tell)
+    # No judging, and so no verdict that the line is complete; "#": a comment's, as far as this
+    # can tell.
+    insertions = [i for i in insertions if i and "#" not in i]
     return (Fit(insertions[0]), None) if insertions else (None, _CLASHES)
   insertions = [i for i in insertions if not context.ends_in_comment(i)]
   reasons = [context.reject_reason(insertion) for insertion in insertions]

@@ -85,9 +85,10 @@ CONFIDENCE_THRESHOLDS = (0.0, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0
 class _Paired:
   """The last rung at an inside point whose typed part leaves brackets or a string open, with
   the closers an auto-pairing editor put after the cursor (line_filters.auto_closers)."""
-  exact: bool  # the best kept line, with what it leaves of the closers, is the target
+  exact: bool  # the best kept line, with what it leaves of the closers (with nothing kept or
+  # the line complete as it stands, the closers alone), is the target
   exact_without: bool  # the best kept line without the closers (the ladder's point) is
-  kept: bool  # a line was kept
+  kept: bool  # a line was kept, and the engine would show one (not a line complete as it stands)
   confidence: Optional[float]  # the best kept line's (None: no confidence model, or none kept)
   score: Optional[float]
 
@@ -218,8 +219,8 @@ def _autopaired(completer, text: str, point, closers: str, repository, below: st
   _, ranked = completer.ranked(prefix, closers, repository=repository, path=point.path,
                                below=below)
   kept = complete.kept_lines(ranked)
-  if not kept:
-    return _Paired(False, exact_without, False, None, None)
+  if not kept or complete.ends_as_it_stands(ranked, closers):  # nothing to insert: the line as it stands
+    return _Paired(closers == point.target(text), exact_without, False, None, None)
   best = kept[0]
   values = confidence.features(kept, confidence.at_line_start(prefix))
   return _Paired(best.text + closers[best.replaces:] == point.target(text), exact_without, True,
