@@ -517,3 +517,20 @@ def test_a_statement_above_a_deeper_line_is_not_the_best_line_in_tracemalloc(
   assert best_line() == "if self.count:"
   monkeypatch.setattr(line_filters.LineContext, "misfits_below", lambda self, completion, replaces=0: False)
   assert best_line() == "return text"
+
+
+@pytest.mark.parametrize("head, completion, repeats", [
+    ("    if bookmark.archived and ", "bookmark.archived", True),  # helper-28's audit, in Emacs
+    ("    if bookmark.archived and ", "bookmark.archived and bookmark is None", True),
+    ("    ok = a or ", "a", True),
+    ("    if x == ", "x", True),
+    ("    if bookmark.archived and ", "not include_archived", False),
+    ("    if bookmark.archived and ", "bookmark.archived_at", False),
+    ("    if self.a and ", "self.a.b", False),
+    ("    if a and ", "a(1)", False),
+    ("    if n != ", "n", False),  # the NaN idiom is not judged
+    ("    return ", "x", False),
+])
+def test_a_condition_that_repeats_its_operand(head, completion, repeats):
+  context = line_filters.LineContext.of("def f(a, x, n, bookmark, self):\n" + head, ":")
+  assert context.repeats_operand(completion) is repeats

@@ -567,6 +567,12 @@ def fit_before(candidate: str, suffix: str, context: Optional["LineContext"] = N
   return None, next((reason for reason in reasons if reason), _CLASHES)
 
 
+# `X and ` / `X or ` / `X == ` just before the cursor, X a (dotted) name standing alone.
+_OPERAND_BEFORE = re.compile(
+    r"(?:^|[\s(\[,=!])(?P<operand>[A-Za-z_](?:[\w.]*\w)?)\s+(?:and|or|==)\s+\Z")
+_NAME_GOES_ON = re.compile(r"[\w.(\[]")
+
+
 class LineContext:
   """The code before one cursor, read once; `reject_reason` judges candidates for it."""
 
@@ -683,6 +689,17 @@ class LineContext:
     """The cursor's line as `completion` completes it, with the suffix less its first `replaces`
     characters (no final "\\r")."""
     return (self._head + completion + self._suffix[replaces:]).rstrip("\r")
+
+  def repeats_operand(self, completion: str) -> bool:
+    """Whether `completion`, typed after `X and `, `X or ` or `X == ` on the cursor's line (X a
+    name or dotted name), starts with that same X as a whole operand: `if b.archived and
+    b.archived:`, `a or a`, `x == x`, a condition that says nothing twice (a ranking hint)."""
+    match = _OPERAND_BEFORE.search(self._head)
+    if match is None:
+      return False
+    operand = match.group("operand")
+    return (completion.startswith(operand)
+            and not _NAME_GOES_ON.match(completion, len(operand)))
 
   def owns_nothing(self, completion: str) -> bool:
     """Whether the cursor's line completed with `completion` is an `else`, `elif`, `except` or
