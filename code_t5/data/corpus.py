@@ -635,16 +635,14 @@ def _resolved(real_folder: str, name: str) -> str:
   return os.path.realpath(path) if name in ("", ".", "..") or os.path.islink(path) else path
 
 
-def examine(candidate: Candidate, top: str, real_paths: Optional[RealPaths] = None
-            ) -> Tuple[str, int, bytes]:
+def examine(candidate: Candidate, top: str, real_paths: RealPaths) -> Tuple[str, int, bytes]:
   """(outcome, bytes read, normalised content): "kept" or the reason the file is dropped;
-  `real_paths`: the RealPaths of `top`, for a repository's files examined one after another."""
+  `real_paths`: the RealPaths of `top`, shared by a repository's files."""
   try:
     candidate.rel.encode("utf-8")
   except UnicodeEncodeError:
     return "not_utf8", 0, b""
-  real = (real_paths.of(candidate.rel) if real_paths is not None
-          else os.path.realpath(candidate.path))
+  real = real_paths.of(candidate.rel)
   if not _inside(real, top):
     return "outside_source", 0, b""
   reason, num_bytes, data = flcc.read_regular_file(real, MAX_FILE_BYTES)
