@@ -7,6 +7,8 @@ import pytest
 from code_t5 import test_utils
 from code_t5.data import flcc
 from code_t5.data import line_completion
+from code_t5.engine import complete
+from code_t5.engine import repository as repository_lib
 from code_t5.evaluation import baseline
 from code_t5.evaluation import examples
 from code_t5.training import launcher
@@ -57,9 +59,21 @@ def test_picks_decoded_points_with_their_context_target_and_line(root, tmp_path)
 
 
 def test_the_shipped_model_completes_the_same_points(root, tmp_path):
-  _decodes(tmp_path / "model", root, ["", "x", "y"])
+  """As the line is typed: completed with the whole file, the target was the text after the
+  cursor, and the engine showed '' wherever its line was the target (`make train-dev`'s five
+  examples, all '')."""
+  points = _decodes(tmp_path / "model", root, ["", "x", "y"])
   found = examples.pick(tmp_path / "model", root, count=2)
-  assert all(isinstance(e.shipped, str) for e in found.examples)
+  completer = complete.Completer(
+      complete.SHIPPED_MODEL, complete.EngineOptions(top=1, min_score=complete.DEFAULT_MIN_SCORE))
+  repository = repository_lib.Repository(completer.tokenizer)
+  repository.add("tools.py", TEXT)
+  for e in found.examples:
+    [(text, point)] = [(t, p) for t, p in points if p.line == e.line and p.kind == e.kind]
+    assert e.shipped == completer.complete(
+        point.context(text), repository=repository, path="tools.py",
+        below=text[point.end + 1:]).completion
+  assert any(e.shipped for e in found.examples)
   out = []
   examples.show(found, root.name, out.append)
   assert sum(line.startswith("    shipped   ") for line in out) == 2

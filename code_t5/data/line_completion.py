@@ -60,6 +60,12 @@ class Point:
   def target(self, text: str) -> str:
     return text[self.cursor:self.end]
 
+  def as_typed(self, text: str) -> str:
+    """`text` as an editor holds it while the point's line is typed up to the cursor: the target
+    not there yet (to complete it where the file is whole, the target would be text after the
+    cursor, and a line can only fit before it)."""
+    return text[:self.cursor] + text[self.end:]
+
 
 @dataclasses.dataclass(frozen=True)
 class _Line:

@@ -96,7 +96,7 @@ def pick(model_dir: pathlib.Path, root=None, splits: flcc.Splits = flcc.Splits()
         path=source_file.path, line=point.line, kind=point.kind,
         context_tail=_tail(point.context(source_file.text)), target=targets[i],
         prediction=postprocessors.first_line(predictions[i]),
-        shipped=(completer.complete_at(source_file.text, point.cursor,
+        shipped=(completer.complete_at(point.as_typed(source_file.text), point.cursor,
                                        repository=repositories[source_file.repo],
                                        path=source_file.path).completion
                  if completer else None)))
