@@ -436,6 +436,25 @@ def test_neovim_is_not_offered_a_line_that_replaces_the_closers(connect):
   assert _labels(other.complete(0, 11)) == ["self, other):", "x"]
 
 
+def test_a_neovim_completion_plugin_that_replaces_gets_the_lines_that_replace(connect):
+  """nvim-cmp applies the item's whole range (tried: nvim-cmp 0.0.1 on Neovim 0.7.2 turned
+  `def __eq__(|)` into `def __eq__(self, other):`); its cmp_nvim_lsp says insertReplaceSupport."""
+  lines = (complete.Candidate("self, other):", -1.0, replaces=1), complete.Candidate("x", -2.0))
+  plugin = {"textDocument": {"completion": {"completionItem": {"insertReplaceSupport": True,
+                                                               "snippetSupport": True}}}}
+  client = connect(Recorder(lines), capabilities=plugin,
+                   client_info={"name": "Neovim", "version": "0.7.2"})
+  client.open("def __eq__()\n")
+  items = client.complete(0, 11)["result"]["items"]
+  assert [(item["textEdit"]["newText"], item["textEdit"]["range"]["end"]["character"])
+          for item in items] == [("self, other):", 12), ("x", 11)]
+  plain = {"textDocument": {"completion": {"completionItem": {"snippetSupport": False}}}}
+  omnifunc = connect(Recorder(lines), capabilities=plain,
+                     client_info={"name": "Neovim", "version": "0.7.2"})
+  omnifunc.open("def __eq__()\n")
+  assert _labels(omnifunc.complete(0, 11)) == ["x"]
+
+
 def test_the_shipped_model_over_pipes(completer, connect):
   client = connect(completer, top=3)
   text = "import os\n\n\ndef main():\n    path = os.path.jo"

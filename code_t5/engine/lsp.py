@@ -14,7 +14,8 @@ every open document (didOpen, incremental didChange, didClose) and answers:
   (code_t5.engine.line_filters.Fit). A client that inserts only newText at the word and leaves
   the text after the cursor (Neovim's omnifunc: Vim's complete() cannot remove it) would read
   `self, other):)`: to a client whose initialize names it "Neovim" (clientInfo) such lines are not
-  offered.
+  offered, unless its capabilities say insertReplaceSupport, as a completion plugin's do
+  (nvim-cmp's, through cmp_nvim_lsp), which applies the whole range.
 - textDocument/inlineCompletion (LSP 3.18), only advertised to clients that advertise it: the lines
   as ghost text inserted at the cursor (with a range over the closers such a line replaces).
 
@@ -266,6 +267,20 @@ def point_at(document: Document, line: int, character: int, encoding: str = UTF1
                word_units=code_units(word, encoding))
 
 
+def applies_ranges_past_cursor(params) -> bool:
+  """Whether the client of `initialize` `params` applies a completion item's whole textEdit range,
+  past the cursor too. Neovim's omnifunc does not (it inserts newText at the word: Vim's
+  complete() cannot remove the text after the cursor); a Neovim completion plugin that says
+  insertReplaceSupport does (nvim-cmp through cmp_nvim_lsp, tried with nvim-cmp 0.0.1 on Neovim
+  0.7.2). Other clients apply ranges as the LSP says (VS Code, Emacs' eglot)."""
+  if not (params.client_info and params.client_info.name == "Neovim"):
+    return True
+  document = params.capabilities.text_document
+  completion = document.completion if document is not None else None
+  item = completion.completion_item if completion is not None else None
+  return bool(item is not None and item.insert_replace_support)
+
+
 def ranked_lines(candidates, top: Optional[int] = None) -> List[complete_lib.Candidate]:
   """The candidates (complete_lib.Candidate), best first, at most `top`, without repeats of a text
   and what it replaces, and without "" (the line ending at the cursor: an item that inserts
@@ -295,8 +310,8 @@ class Engine:
     self.log = log or (lambda message, error=False: logger.warning("%s", message))
     self.documents: Dict[str, Document] = {}
     self.model_calls = 0  # how many times the model ran (tests read it)
-    # Whether the client applies a completion item's whole textEdit range, past the cursor too:
-    # Neovim's omnifunc inserts newText at the word and leaves the closers after the cursor.
+    # Whether the client applies a completion item's whole textEdit range, past the cursor too
+    # (applies_ranges_past_cursor, at initialize).
     self.ranges_past_cursor = True
     self._edits: Dict[str, int] = {}  # per URI: opens, changes and closes so far
     self._requests: Dict[Tuple[str, str], int] = {}  # per (URI, kind): requests so far
@@ -1046,7 +1061,7 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
   def initialize(params: types.InitializeParams) -> None:
     # Capabilities are computed from the registered features after this handler: advertise
     # inline completion only to clients that say they support it.
-    engine.ranges_past_cursor = not (params.client_info and params.client_info.name == "Neovim")
+    engine.ranges_past_cursor = applies_ranges_past_cursor(params)
     document = params.capabilities.text_document
     wanted = document is not None and document.inline_completion is not None
     if wanted and types.TEXT_DOCUMENT_INLINE_COMPLETION not in server.protocol.fm.features:
