@@ -455,6 +455,34 @@ def test_a_neovim_completion_plugin_that_replaces_gets_the_lines_that_replace(co
   assert _labels(omnifunc.complete(0, 11)) == ["x"]
 
 
+def test_a_neovim_completion_plugin_gets_items_over_its_whole_keyword(connect):
+  """nvim-cmp matches what was typed from the start of its keyword (hyphens join words, numbers
+  count) against filterText and drops what does not match: at `'utf-|'` items replacing only the
+  word after the `-` were all dropped (helper-29, nvim-cmp 0.0.1: no menu at confidence 0.70).
+  Neovim's omnifunc keeps the word: it inserts newText after Vim's keyword, which has no `-`."""
+  lines = (complete.Candidate("16'", -1.0), complete.Candidate("8'", -2.0))
+  plugin = {"textDocument": {"completion": {"completionItem": {"insertReplaceSupport": True}}}}
+  neovim = {"name": "Neovim", "version": "0.7.2"}
+  client = connect(Recorder(lines), capabilities=plugin, client_info=neovim)
+  client.open("def name():\n    return 'utf-\n    x = 0.5\n    y = café\n")
+  items = client.complete(1, len("    return 'utf-"))["result"]["items"]
+  start = len("    return '")
+  assert [(item["textEdit"]["newText"], item["filterText"],
+           item["textEdit"]["range"]["start"]["character"]) for item in items] == [
+               ("utf-16'", "utf-16'", start), ("utf-8'", "utf-8'", start)]
+  numbers = client.complete(2, len("    x = 0.5"))["result"]["items"]
+  assert numbers[0]["textEdit"]["newText"] == "0.516'"
+  assert numbers[0]["textEdit"]["range"]["start"]["character"] == len("    x = ")
+  # A word longer than nvim-cmp's keyword (a letter outside ASCII) stays the word.
+  unicode = client.complete(3, len("    y = café"))["result"]["items"]
+  assert unicode[0]["textEdit"]["newText"] == "café16'"
+  omnifunc = connect(Recorder(lines), client_info=neovim)
+  omnifunc.open("def name():\n    return 'utf-\n")
+  plain = omnifunc.complete(1, len("    return 'utf-"))["result"]["items"]
+  assert [(item["textEdit"]["newText"], item["textEdit"]["range"]["start"]["character"])
+          for item in plain] == [("16'", start + 4), ("8'", start + 4)]
+
+
 def test_the_shipped_model_over_pipes(completer, connect):
   client = connect(completer, top=3)
   text = "import os\n\n\ndef main():\n    path = os.path.jo"

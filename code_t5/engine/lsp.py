@@ -76,6 +76,13 @@ UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 # by themselves); not a space, which would open a completion menu at every word.
 TRIGGER_CHARACTERS = [".", "(", "[", "{", ",", "="]
 
+# nvim-cmp's default completion.keyword_pattern (lua/cmp/config/default.lua, the same from 0.0.1 to
+# 2025), in Python: a number, or a word whose parts hyphens join, ending at the cursor. nvim-cmp
+# matches what was typed from that keyword's start against each item's filterText and drops the
+# items that do not match: items that replace only `\w` characters (the line `16` after `'utf-`)
+# are all dropped. Searched in the line's last CMP_KEYWORD_WINDOW characters before the cursor.
+CMP_KEYWORD = re.compile(r"(?:-?[0-9]+(?:\.[0-9]+)?|[A-Za-z_][0-9A-Za-z_]*(?:-[0-9A-Za-z_]*)*)\Z")
+CMP_KEYWORD_WINDOW = 256
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str, every surrogate is a lone one
 
@@ -241,15 +248,18 @@ class Point:
   """A completion request made concrete: what the model reads and where the items go."""
   text: str
   cursor: int  # character offset in text
-  word: str  # the identifier-ish word just before the cursor (the items replace it)
+  word: str  # the identifier-ish word just before the cursor, or the client's keyword there where
+  # that is longer (the items replace it)
   line: int  # the cursor's LSP position (the request's, after a character it fell inside)
   character: int
   word_units: int  # the word's length in the position encoding
 
 
-def point_at(document: Document, line: int, character: int, encoding: str = UTF16) -> Point:
+def point_at(document: Document, line: int, character: int, encoding: str = UTF16,
+             keyword: Optional[re.Pattern] = None) -> Point:
   """The completion point of an LSP position; ValueError (one line) if it is outside the
-  document."""
+  document. `keyword`: the client's keyword pattern (ending at the end of what it searches), when
+  the items must replace the whole keyword before the cursor (CMP_KEYWORD)."""
   cursor = document.offset(line, character, encoding)
   if cursor is None:
     lines = document.line_count
@@ -260,11 +270,26 @@ def point_at(document: Document, line: int, character: int, encoding: str = UTF1
     raise ValueError(where)
   start = document.line_start(line)
   word = names.word_before(document.text, cursor, start)
+  if keyword is not None:
+    found = keyword.search(document.text, max(start, cursor - CMP_KEYWORD_WINDOW), cursor)
+    if found is not None and len(found.group()) > len(word):
+      word = found.group()
   # A position inside a character's code units is after it (column): the items' range starts and
   # ends where the cursor is, not at the request's units (the word's start was before the line's).
   character = code_units(document.text[start:cursor], encoding)
   return Point(text=document.text, cursor=cursor, word=word, line=line, character=character,
                word_units=code_units(word, encoding))
+
+
+def _neovim(params) -> bool:
+  return bool(params.client_info and params.client_info.name == "Neovim")
+
+
+def _says_insert_replace(params) -> bool:
+  document = params.capabilities.text_document
+  completion = document.completion if document is not None else None
+  item = completion.completion_item if completion is not None else None
+  return bool(item is not None and item.insert_replace_support)
 
 
 def applies_ranges_past_cursor(params) -> bool:
@@ -273,12 +298,15 @@ def applies_ranges_past_cursor(params) -> bool:
   complete() cannot remove the text after the cursor); a Neovim completion plugin that says
   insertReplaceSupport does (nvim-cmp through cmp_nvim_lsp, tried with nvim-cmp 0.0.1 on Neovim
   0.7.2). Other clients apply ranges as the LSP says (VS Code, Emacs' eglot)."""
-  if not (params.client_info and params.client_info.name == "Neovim"):
-    return True
-  document = params.capabilities.text_document
-  completion = document.completion if document is not None else None
-  item = completion.completion_item if completion is not None else None
-  return bool(item is not None and item.insert_replace_support)
+  return not _neovim(params) or _says_insert_replace(params)
+
+
+def keyword_of(params) -> Optional[re.Pattern]:
+  """The keyword pattern whose whole match before the cursor the client's items must replace:
+  CMP_KEYWORD for a Neovim completion plugin (nvim-cmp, as applies_ranges_past_cursor tells it);
+  None (the identifier-ish word) for the others. Neovim's omnifunc inserts an item's text after
+  Vim's keyword (no `-`), where a wider item would repeat what was typed."""
+  return CMP_KEYWORD if _neovim(params) and _says_insert_replace(params) else None
 
 
 def ranked_lines(candidates, top: Optional[int] = None) -> List[complete_lib.Candidate]:
@@ -311,8 +339,10 @@ class Engine:
     self.documents: Dict[str, Document] = {}
     self.model_calls = 0  # how many times the model ran (tests read it)
     # Whether the client applies a completion item's whole textEdit range, past the cursor too
-    # (applies_ranges_past_cursor, at initialize).
+    # (applies_ranges_past_cursor, at initialize), and the keyword pattern its items replace
+    # (keyword_of).
     self.ranges_past_cursor = True
+    self.keyword: Optional[re.Pattern] = None
     self._edits: Dict[str, int] = {}  # per URI: opens, changes and closes so far
     self._requests: Dict[Tuple[str, str], int] = {}  # per (URI, kind): requests so far
     self._executor = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="code-t5-model")
@@ -464,7 +494,7 @@ class Engine:
       self.log(f"{kind} in {uri}, which is not open (no didOpen): answered empty")
       return None
     try:
-      return point_at(document, line, character, encoding)
+      return point_at(document, line, character, encoding, self.keyword)
     except ValueError as e:
       self.log(f"{kind} at {line}:{character} of {uri}: {e}: answered empty")
       return None
@@ -1062,6 +1092,7 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
     # Capabilities are computed from the registered features after this handler: advertise
     # inline completion only to clients that say they support it.
     engine.ranges_past_cursor = applies_ranges_past_cursor(params)
+    engine.keyword = keyword_of(params)
     document = params.capabilities.text_document
     wanted = document is not None and document.inline_completion is not None
     if wanted and types.TEXT_DOCUMENT_INLINE_COMPLETION not in server.protocol.fm.features:
