@@ -534,3 +534,18 @@ def test_a_statement_above_a_deeper_line_is_not_the_best_line_in_tracemalloc(
 def test_a_condition_that_repeats_its_operand(head, completion, repeats):
   context = line_filters.LineContext.of("def f(a, x, n, bookmark, self):\n" + head, ":")
   assert context.repeats_operand(completion) is repeats
+
+
+@pytest.mark.parametrize("head, suffix, completion, replaces, itself", [
+    ("        colno = ", "", "colno", 0, True),  # helper-29's audit, in nvim-cmp (json/decoder.py)
+    ("        self.bits = ", "", "self.bits", 0, True),
+    ("        self.", "", "bits = self.bits  # keep", 0, True),
+    ("        x = f(", ")", "x)", 1, False),
+    ("        colno = ", "", "colno + 1", 0, False),
+    ("        self.bits = ", "", "bits", 0, False),
+    ("        colno = ", "", "colnos", 0, False),
+    ("        x == ", "", "x", 0, False),
+])
+def test_a_name_assigned_to_itself(head, suffix, completion, replaces, itself):
+  context = line_filters.LineContext.of("def f(self, colno, bits, x):\n" + head, suffix)
+  assert context.assigns_itself(completion, replaces) is itself

@@ -1041,12 +1041,13 @@ class Completer:
     if where is not None:
       # Unlikely where they stand: a clause nothing above owns; a line leaving its statement open
       # above a line that starts another; a statement the line below does not fit; an operand
-      # that repeats the one before `and`, `or`, `==`.
+      # that repeats the one before `and`, `or`, `==`; a name assigned to itself.
       ends = where.ends_before()
       ranked = _moved_last(ranked, [
           where.owns_nothing(line.text) or where.misfits_below(line.text, line.replaces)
           or (ends and where.leaves_open(line.text, line.replaces))
-          or where.repeats_operand(line.text) for line, _ in ranked])
+          or where.repeats_operand(line.text) or where.assigns_itself(line.text, line.replaces)
+          for line, _ in ranked])
     return context, ranked
 
   def complete(self, prefix: str, suffix: str = "", top: Optional[int] = None,

@@ -571,6 +571,10 @@ def fit_before(candidate: str, suffix: str, context: Optional["LineContext"] = N
 _OPERAND_BEFORE = re.compile(
     r"(?:^|[\s(\[,=!])(?P<operand>[A-Za-z_](?:[\w.]*\w)?)\s+(?:and|or|==)\s+\Z")
 _NAME_GOES_ON = re.compile(r"[\w.(\[]")
+# A statement that assigns a name or dotted name to itself (`colno = colno`, `self.bits =
+# self.bits`), a comment after it allowed.
+_ASSIGNS_ITSELF = re.compile(
+    r"\s*(?P<target>[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*=\s*(?P=target)\s*(?:#.*)?\Z")
 
 
 class LineContext:
@@ -700,6 +704,15 @@ class LineContext:
     operand = match.group("operand")
     return (completion.startswith(operand)
             and not _NAME_GOES_ON.match(completion, len(operand)))
+
+  def assigns_itself(self, completion: str, replaces: int = 0) -> bool:
+    """Whether the cursor's line completed with `completion` (in place of `replaces` characters
+    after the cursor) is a statement that assigns a name to itself, which does nothing
+    (`colno = colno`; helper-29's audit in nvim-cmp). The corpus's best lines did so at 4 of its
+    1,012 validation points, none right, and no target does (a ranking hint)."""
+    if self._accept_all or self._start.stack or self._start.continued or "\n" in completion:
+      return False
+    return _ASSIGNS_ITSELF.match(self._completed(completion, replaces)) is not None
 
   def owns_nothing(self, completion: str) -> bool:
     """Whether the cursor's line completed with `completion` is an `else`, `elif`, `except` or
