@@ -549,3 +549,20 @@ def test_a_condition_that_repeats_its_operand(head, completion, repeats):
 def test_a_name_assigned_to_itself(head, suffix, completion, replaces, itself):
   context = line_filters.LineContext.of("def f(self, colno, bits, x):\n" + head, suffix)
   assert context.assigns_itself(completion, replaces) is itself
+
+
+@pytest.mark.parametrize("above, head, suffix, completion, replaces, below, copies", [
+    ("    x = f(a)\n", "    x = ", "", "f(a)", 0, "", True),  # the nearest non-blank line above
+    ("    x = f(a)\n\n", "    ", "", "x = f(a)  ", 0, "", True),  # blank lines and end spaces aside
+    ("", "    y", "", " = g(b)", 0, "\n    y = g(b)\n", True),  # the nearest below
+    ("    x = f(a)\n", "    x = f(", ")", "a)", 1, "", True),  # with the closer it replaces
+    ('    """\n    Some text\n', "    Some ", "", "text", 0, "", True),  # in a string too
+    ("    x = f(a)\n", "        x = ", "", "f(a)", 0, "", False),  # another indentation
+    ("    x = f(a)\n", "    x = ", "", "f(b)", 0, "", False),
+    ("    x = f(a)\n    y = 1\n", "    x = ", "", "f(a)", 0, "", False),  # not the nearest
+    ("    x = f(a)\n", "    ", "", "", 0, "", False),  # an empty line
+])
+def test_a_copy_of_the_line_above_or_below(above, head, suffix, completion, replaces, below,
+                                           copies):
+  context = line_filters.LineContext.of("def f(a, b):\n" + above + head, suffix, below)
+  assert context.repeats_a_neighbour(completion, replaces) is copies

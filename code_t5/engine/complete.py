@@ -1048,6 +1048,12 @@ class Completer:
           or (ends and where.leaves_open(line.text, line.replaces))
           or where.repeats_operand(line.text) or where.assigns_itself(line.text, line.replaces)
           for line, _ in ranked])
+      # Where the best line copies the line above or below, the search has lost its way: the
+      # lines after it were no better (LineContext.repeats_a_neighbour). All are marked unlikely,
+      # so the confidence gate shows none; their order stays.
+      best = next((line for line, reason in ranked if reason is None and line.text.strip()), None)
+      if best is not None and where.repeats_a_neighbour(best.text, best.replaces):
+        ranked = [(dataclasses.replace(line, unlikely=True), reason) for line, reason in ranked]
     return context, ranked
 
   def complete(self, prefix: str, suffix: str = "", top: Optional[int] = None,
@@ -1231,8 +1237,9 @@ def _why_nothing(completer: "Completer", result: Completion) -> str:
     why = "none of the lines the model wrote passed the filters (--no-filters shows them)"
   elif hidden_by == "unlikely":
     why = ("every line that passed the filters is one the engine ranks as unlikely here (a "
-           "guessed or repeated import, a def its block has, a loop, a line that does not fit), "
-           "which the confidence gate never shows (--min-score=-inf shows them)")
+           "guessed or repeated import, a def its block has, a loop, a line that does not fit, "
+           "or lines whose best copies the line above or below), which the confidence gate "
+           "never shows (--min-score=-inf shows them)")
   elif hidden_by == "confidence":
     why = (f"the best line is exact with probability {result.confidence:.2f}, below the gate "
            f"{completer.min_confidence:g} (--min-confidence 0 shows it)")
