@@ -1051,8 +1051,8 @@ class Completer:
       # Where the best line copies the line above or below, the search has lost its way: the
       # lines after it were no better (LineContext.repeats_a_neighbour). All are marked unlikely,
       # so the confidence gate shows none; their order stays.
-      best = next((line for line, reason in ranked if reason is None and line.text.strip()), None)
-      if best is not None and where.repeats_a_neighbour(best.text, best.replaces):
+      best = kept_lines(ranked)[:1]
+      if best and where.repeats_a_neighbour(best[0].text, best[0].replaces):
         ranked = [(dataclasses.replace(line, unlikely=True), reason) for line, reason in ranked]
     return context, ranked
 

@@ -615,13 +615,14 @@ class LineContext:
     above = _previous_line(prefix, line_start)
     previous = above if not accept_all else None
     context = cls(prefix, head, suffix, start, previous, accept_all)
-    below_line = next((line for line in below.split("\n", 50)[:50] if line.strip()), None)
+    below_lines = below.split("\n", 50)[:50]
+    below_line = next((line for line in below_lines if line.strip()), None)
     context._neighbours = tuple(line.rstrip() if line is not None else None
                                 for line in (above, below_line))
     if not accept_all and not start.stack and not start.continued:
       context._column_matches_a_level(_column(head))  # the usual column, while reading the prefix
     if not accept_all:
-      context._next_line = next((line for line in below.split("\n", 50)[:50]
+      context._next_line = next((line for line in below_lines
                                  if line.strip() and not line.lstrip().startswith("#")), None)
     return context
 
@@ -730,8 +731,8 @@ class LineContext:
     data tables), none the best line. Judged in strings and comments too."""
     if "\n" in completion or "\r" in self._head:
       return False
-    line = (self._head + completion + self._suffix[replaces:]).rstrip()
-    return bool(line.strip()) and line in self._neighbours
+    line = self._completed(completion, replaces).rstrip()
+    return bool(line) and line in self._neighbours
 
   def owns_nothing(self, completion: str) -> bool:
     """Whether the cursor's line completed with `completion` is an `else`, `elif`, `except` or
