@@ -126,32 +126,47 @@ DEV_DATASET = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev"
 
 
 @pytest.fixture(scope="module")
-def shipped_best_line():
-  """best_line(path, typed, rest, repo=None, with_repository=True): the shipped model's best line
-  (the engine's default, every line shown) at a real cursor of dataset-dev, as a function of no
-  arguments, so that a test can change the engine between calls.
-
-  The cursor is after `typed` in the file `path` (of repository `repo`, if paths repeat), and
-  `rest`, the text after it in the file (what is to be completed), is taken out. With
-  `with_repository`, the engine reads the file's repository as an editor's workspace."""
+def dev_cursor():
+  """at(path, typed, rest, repo=None, with_repository=True) -> (text, cursor, repository): a real
+  cursor of dataset-dev as an editor holds the file there. The cursor is after `typed` in the file
+  `path` (of repository `repo`, if paths repeat), and `rest`, the text after it in the file (what
+  is to be completed), is taken out. With `with_repository`, `repository` is the file's
+  repository read as an editor's workspace (code_t5.engine.repository, the shipped model's
+  pieces), else None."""
   from code_t5 import test_utils  # pylint: disable=g-import-not-at-top
   from code_t5.data import flcc  # pylint: disable=g-import-not-at-top
   from code_t5.engine import complete  # pylint: disable=g-import-not-at-top
   from code_t5.engine import repository as repository_lib  # pylint: disable=g-import-not-at-top
   files = list(flcc.read_files(DEV_DATASET))
-  completer = complete.Completer(test_utils.PRETRAINED,
-                                 complete.EngineOptions(top=5, min_score=float("-inf")))
+  tokenizer = complete.Completer(test_utils.PRETRAINED).tokenizer
 
-  def best_line(path, typed, rest, repo=None, with_repository=True):
+  def at(path, typed, rest, repo=None, with_repository=True):
     [source] = [f for f in files if f.path == path and repo in (None, f.repo)]
     cursor = source.text.index(typed + rest) + len(typed)
     text = source.text[:cursor] + source.text[cursor + len(rest):]
     repository = None
     if with_repository:
-      repository = repository_lib.Repository(completer.tokenizer)
+      repository = repository_lib.Repository(tokenizer)
       for f in files:
         if f.repo == source.repo:
           repository.add(f.path, f.text)
+    return text, cursor, repository
+
+  return at
+
+
+@pytest.fixture(scope="module")
+def shipped_best_line(dev_cursor):  # pylint: disable=redefined-outer-name
+  """best_line(path, typed, rest, repo=None, with_repository=True): the shipped model's best line
+  (the engine's default, every line shown) at a real cursor of dataset-dev (dev_cursor's), as a
+  function of no arguments, so that a test can change the engine between calls."""
+  from code_t5 import test_utils  # pylint: disable=g-import-not-at-top
+  from code_t5.engine import complete  # pylint: disable=g-import-not-at-top
+  completer = complete.Completer(test_utils.PRETRAINED,
+                                 complete.EngineOptions(top=5, min_score=float("-inf")))
+
+  def best_line(path, typed, rest, repo=None, with_repository=True):
+    text, cursor, repository = dev_cursor(path, typed, rest, repo, with_repository)
     return lambda: completer.complete_at(text, cursor, repository=repository,
                                          path=path).completion
 

@@ -786,6 +786,33 @@ def _fitted(lines: Sequence[decoding.Line], suffix: str, where
   return fitted
 
 
+def unlikely_last(ranked, where: line_filters.LineContext,
+                  unknown: Optional[names.UnknownNames]) -> list:
+  """(line, reason) pairs of `ranked` (best first) with those unlikely where they stand marked
+  `unlikely` and moved after the others (each group in its order): a clause nothing above owns;
+  a line leaving its statement open above a line that starts another; a statement the line below
+  does not fit; an operand that repeats the one before `and`, `or`, `==`; a name assigned to
+  itself (`where`'s hints); then a line that reads a bare name no line of the file mentions
+  (`unknown`, None where the lines below are not read). Where the best line that passes the
+  filters copies the line above or below (LineContext.repeats_a_neighbour) or reads an unknown
+  name, the search has lost its way: the lines after it were no better (docs/engine.md). Then
+  all are marked unlikely, so the confidence gate shows none, and their order stays."""
+  ends = where.ends_before()
+  ranked = _moved_last(ranked, [
+      where.owns_nothing(line.text) or where.misfits_below(line.text, line.replaces)
+      or (ends and where.leaves_open(line.text, line.replaces))
+      or where.repeats_operand(line.text) or where.assigns_itself(line.text, line.replaces)
+      for line, _ in ranked])
+  reads_unknown = [unknown is not None and unknown.read_in(where.code_of(line.text, line.replaces))
+                   for line, _ in ranked]
+  best = next((k for k, (line, reason) in enumerate(ranked)
+               if reason is None and line.text.strip()), None)
+  if best is not None and (reads_unknown[best] or where.repeats_a_neighbour(
+      ranked[best][0].text, ranked[best][0].replaces)):
+    return [(dataclasses.replace(line, unlikely=True), reason) for line, reason in ranked]
+  return _moved_last(ranked, reads_unknown)
+
+
 def last_if_hopeless(lines: Sequence[decoding.Line]) -> List[decoding.Line]:
   """`lines` with the hopeless ones moved after the others (each group in its order)."""
   return _last_if(lines, [hopeless(line.text) for line in lines])
@@ -1039,21 +1066,8 @@ class Completer:
     where = line_filters.LineContext.of(prefix, suffix, below) if options.filters else None
     ranked = _fitted(lines, suffix, where)
     if where is not None:
-      # Unlikely where they stand: a clause nothing above owns; a line leaving its statement open
-      # above a line that starts another; a statement the line below does not fit; an operand
-      # that repeats the one before `and`, `or`, `==`; a name assigned to itself.
-      ends = where.ends_before()
-      ranked = _moved_last(ranked, [
-          where.owns_nothing(line.text) or where.misfits_below(line.text, line.replaces)
-          or (ends and where.leaves_open(line.text, line.replaces))
-          or where.repeats_operand(line.text) or where.assigns_itself(line.text, line.replaces)
-          for line, _ in ranked])
-      # Where the best line copies the line above or below, the search has lost its way: the
-      # lines after it were no better (LineContext.repeats_a_neighbour). All are marked unlikely,
-      # so the confidence gate shows none; their order stays.
-      best = kept_lines(ranked)[:1]
-      if best and where.repeats_a_neighbour(best[0].text, best[0].replaces):
-        ranked = [(dataclasses.replace(line, unlikely=True), reason) for line, reason in ranked]
+      unknown = names.UnknownNames(prefix, suffix, below) if options.below else None
+      ranked = unlikely_last(ranked, where, unknown)
     return context, ranked
 
   def complete(self, prefix: str, suffix: str = "", top: Optional[int] = None,

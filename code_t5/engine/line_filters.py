@@ -575,6 +575,10 @@ _NAME_GOES_ON = re.compile(r"[\w.(\[]")
 # self.bits`), a comment after it allowed.
 _ASSIGNS_ITSELF = re.compile(
     r"\s*(?P<target>[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*=\s*(?P=target)\s*(?:#.*)?\Z")
+# A statement whose names on its continuation lines are bound there, not read: a def's or class's
+# header (parameters, bases' keywords), an import, a lambda's parameters (LineContext.code_of).
+_BINDING_STATEMENT = re.compile(r"[ \t]*(?:(?:async[ \t]+)?def|class|from|import)\b|.*\blambda\b",
+                                re.S)
 
 
 class LineContext:
@@ -721,6 +725,44 @@ class LineContext:
     if self._accept_all or self._start.stack or self._start.continued or "\n" in completion:
       return False
     return _ASSIGNS_ITSELF.match(self._completed(completion, replaces)) is not None
+
+  def code_of(self, completion: str, replaces: int = 0) -> Optional[str]:
+    """The cursor's line completed with `completion` (in place of `replaces` characters after the
+    cursor), each of its strings and comments written `""`: what code_t5.engine.names reads the
+    line's names from. None where the context is not read, for a candidate holding a newline, a
+    line that ends inside a string, and a line that continues a def's, class's, import's or
+    lambda's statement (its names there are bound, not read)."""
+    if self._accept_all or "\n" in completion:
+      return None
+    line = self._completed(completion, replaces)
+    scan = _scan_line(line, list(self._start.stack))
+    if scan.outcome != _OK or scan.in_string:
+      return None
+    if self._start.stack or self._start.continued:
+      if _BINDING_STATEMENT.match(self._statement_before()):
+        return None
+    return _STRINGS_AND_COMMENTS.sub('""', line)
+
+  def _statement_before(self) -> str:
+    """The code of the cursor's statement before the cursor's line (strings and comments deleted),
+    from the line that opened it: the line of its outermost open bracket, and the lines before
+    that one ends a backslash continuation of."""
+    code, start = self._start.code, len(self._start.code)
+    need, depth = len(self._start.stack), 0
+    while need and start:
+      start -= 1
+      char = code[start]
+      if char in ")]}":
+        depth += 1
+      elif char in "([{":
+        if depth:
+          depth -= 1
+        else:
+          need -= 1
+    start = code.rfind("\n", 0, start) + 1 if self._start.stack else len(code)
+    while start and code[:start - 1].rstrip("\r").endswith("\\"):
+      start = code.rfind("\n", 0, start - 1) + 1
+    return code[start:]
 
   def repeats_a_neighbour(self, completion: str, replaces: int = 0) -> bool:
     """Whether the cursor's line completed with `completion` (in place of `replaces` characters
