@@ -239,7 +239,10 @@ def test_lines_whose_names_are_bound_or_made_elsewhere_are_not_judged():
   assert not _reads_unknown("from os import path, \\\n    sep_that_is_new")
   assert not _reads_unknown("def f(\n    first_parameter,")
   assert not _reads_unknown("def f(new_parameter=None):")
-  assert not _reads_unknown("class Point(Base, metaclass=Meta):")
+  # A class header binds its name, after reading its bases.
+  assert not _reads_unknown("from shapes import Base, Meta\nclass Point(Base, metaclass=Meta):")
+  assert not _reads_unknown("class Point:")
+  assert _reads_unknown("class Point(Point):")
   assert not _reads_unknown("global counter")
   assert not _reads_unknown("match command:\n    case Point(x=0, y=never_seen):")
   # Files that make names no line mentions.

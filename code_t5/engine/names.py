@@ -99,12 +99,15 @@ def rank(lines: Sequence[Line], prefix: str, bonus: float = NAME_BONUS) -> list:
 
 # Reading a line's bare names (UnknownNames). Identifiers: a word not starting with a digit.
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
-# Lines whose names are bound, not read (imports, def and class headers, global, nonlocal), or
-# bound by patterns (`match x:`, `case Point(x=0):`) and 3.12's `type X = ...`: not judged. The
-# soft keywords start such statements only when a space and an operand follow (not
-# `match = ...`, `match.group(1)`).
-_NOT_READING = re.compile(r"[ \t]*(?:(?:import|from|(?:async[ \t]+)?def|class|global|nonlocal)\b"
+# Lines whose names are bound, not read (imports, def headers, global, nonlocal), or bound by
+# patterns (`match x:`, `case Point(x=0):`) and 3.12's `type X = ...`: not judged. The soft
+# keywords start such statements only when a space and an operand follow (not `match = ...`,
+# `match.group(1)`).
+_NOT_READING = re.compile(r"[ \t]*(?:(?:import|from|(?:async[ \t]+)?def|global|nonlocal)\b"
                           r"|(?:match|case|type)[ \t]+[^\s=.])")
+# A class header binds its name, but only once its bases are read (`class Path(Path):` reads the
+# Path it is not yet).
+_CLASS_NAME = re.compile(r"[ \t]*class[ \t]+([^\W\d]\w*)")
 # Names a line binds itself: before an "=" or ":=" (a keyword argument, an assignment's target),
 # a `for`'s targets (loops, comprehensions), an `as` name, a lambda's parameters, an annotated
 # assignment's target.
@@ -196,6 +199,9 @@ class UnknownNames:
     strings and comments written `""`; None where that is not read) reads an unknown name."""
     if code is None or _NOT_READING.match(code):
       return False
+    header = _CLASS_NAME.match(code)
+    if header:
+      code = code[:header.start(1)] + code[header.end(1):]
     names = read_names(code) - ALWAYS_KNOWN - _ALSO_KNOWN - self._typed
     names = [name for name in names if not (name.startswith("__") and name.endswith("__"))]
     if not names:
