@@ -566,3 +566,36 @@ def test_a_copy_of_the_line_above_or_below(above, head, suffix, completion, repl
                                            copies):
   context = line_filters.LineContext.of("def f(a, b):\n" + above + head, suffix, below)
   assert context.repeats_a_neighbour(completion, replaces) is copies
+
+
+@pytest.mark.parametrize("head, completion, below, jumps", [
+    ("        ", "return result", "        flatten = pickler.flatten\n", True),  # helper-31's
+    ("        ", "raise ValueError(msg)", "        x = 1\n", True),
+    ("        ", "break", "\n        # why\n        c = bytes((c,))\n", True),  # comments aside
+    ("        ", "return result", "    x = 1\n", False),  # the block ends
+    ("        ", "return result", "", False),  # nothing below
+    ("        ", "return result", "        else:\n", False),  # a clause
+    ("        ", "return result", "        )\n", False),
+    ("        ", "return (", "            result)\n", False),  # the statement goes on
+    ("        ", "returned = 1", "        x = 1\n", False),  # not the keyword
+    ("        ", "if x: return", "        x = 1\n", False),
+])
+def test_a_jump_above_code_that_never_runs(head, completion, below, jumps):
+  context = line_filters.LineContext.of("def f(x):\n    while x:\n" + head, "", below)
+  assert context.jumps_over_code(completion) is jumps
+
+
+@pytest.mark.parametrize("above, head, completion, below, repeats", [
+    ('__all__ = [\n    "Image",\n', "    ", '"Image",', '    "open",\n]\n', True),
+    ('__all__ = [\n    "Image",\n', '    "Wo', 'rd",', '    "Word",\n]\n', True),  # below
+    ("TAGS = {\n    282,\n", "    ", "282,", "}\n", True),  # a set literal
+    ('__all__ = [\n    "Image",\n', "    ", '"open",', "]\n", False),
+    ('__all__ = [\n    "Image",\n', "    ", '"open",', ']\nx = [\n    "open",\n]\n', False),
+    ("TAGS = {\n    282: 1,\n", "    ", "282,", "}\n", False),  # a dict
+    ("TAGS = {\n", "    ", "282,", "    283,\n}\n", False),
+    ("ROW = [\n    None,\n", "    ", "None,", "]\n", False),  # other lists repeat elements
+    ('__all__ = [\n    "Image",\n', "    ", '"Image", "open",', "]\n", False),  # not one element
+])
+def test_an_element_its_collection_has(above, head, completion, below, repeats):
+  context = line_filters.LineContext.of("import os\n" + above + head, "", below)
+  assert context.repeats_an_element(completion) is repeats

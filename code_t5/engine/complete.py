@@ -792,25 +792,29 @@ def unlikely_last(ranked, where: line_filters.LineContext,
   `unlikely` and moved after the others (each group in its order): a clause nothing above owns;
   a line leaving its statement open above a line that starts another; a statement the line below
   does not fit; an operand that repeats the one before `and`, `or`, `==`; a name assigned to
-  itself (`where`'s hints); then a line that reads a bare name no line of the file mentions
-  (`unknown`, None where the lines below are not read). Where the best line that passes the
-  filters copies the line above or below (LineContext.repeats_a_neighbour) or reads an unknown
-  name, the search has lost its way: the lines after it were no better (docs/engine.md). Then
-  all are marked unlikely, so the confidence gate shows none, and their order stays."""
+  itself. Then the lines that are wrong where they stand: a line that reads a bare name no line
+  of the file mentions (`unknown`, None where the lines below are not read), a jump above code
+  that would never run, an element its collection already has (`where`'s `jumps_over_code`,
+  `repeats_an_element`). Where the best line that passes the filters is one of those or copies
+  the line above or below (LineContext.repeats_a_neighbour), the search has lost its way: the
+  lines after it were seldom better (docs/engine.md). Then all are marked unlikely, so the
+  confidence gate shows none, and their order stays."""
   ends = where.ends_before()
   ranked = _moved_last(ranked, [
       where.owns_nothing(line.text) or where.misfits_below(line.text, line.replaces)
       or (ends and where.leaves_open(line.text, line.replaces))
       or where.repeats_operand(line.text) or where.assigns_itself(line.text, line.replaces)
       for line, _ in ranked])
-  reads_unknown = [unknown is not None and unknown.read_in(where.code_of(line.text, line.replaces))
-                   for line, _ in ranked]
+  wrong = [(unknown is not None and unknown.read_in(where.code_of(line.text, line.replaces)))
+           or where.jumps_over_code(line.text, line.replaces)
+           or where.repeats_an_element(line.text, line.replaces)
+           for line, _ in ranked]
   best = next((k for k, (line, reason) in enumerate(ranked)
                if reason is None and line.text.strip()), None)
-  if best is not None and (reads_unknown[best] or where.repeats_a_neighbour(
+  if best is not None and (wrong[best] or where.repeats_a_neighbour(
       ranked[best][0].text, ranked[best][0].replaces)):
     return [(dataclasses.replace(line, unlikely=True), reason) for line, reason in ranked]
-  return _moved_last(ranked, reads_unknown)
+  return _moved_last(ranked, wrong)
 
 
 def last_if_hopeless(lines: Sequence[decoding.Line]) -> List[decoding.Line]:

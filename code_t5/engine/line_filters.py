@@ -575,6 +575,16 @@ _NAME_GOES_ON = re.compile(r"[\w.(\[]")
 # self.bits`), a comment after it allowed.
 _ASSIGNS_ITSELF = re.compile(
     r"\s*(?P<target>[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*=\s*(?P=target)\s*(?:#.*)?\Z")
+# A statement that jumps: what follows it in its block never runs.
+_JUMP = re.compile(r"[ \t]*(?:return|raise|continue|break)\b")
+_CLAUSE = re.compile(r"(?:else|elif|except|finally|case)\b")
+# One element of a collection on a line of its own: a string, a (dotted) name or a number, then a
+# comma; and the line opening `__all__`'s list (strings and comments deleted).
+_ELEMENT_LINE = re.compile(r"""[ \t]*(?:[rRbBuU]?(?:'[^'\\\n]*'|"[^"\\\n]*")|[A-Za-z_][\w.]*"""
+                           r"""|-?\d[\w.]*)[ \t]*,[ \t]*\Z""")
+_NAMES_LIST = re.compile(r"[ \t]*__all__[ \t]*\+?=[ \t]*[\[(]\Z")
+# Lines read below the cursor's for the rest of a collection (a bound on the cost).
+_MAX_ELEMENT_LINES = 400
 # A statement whose names on its continuation lines are bound there, not read: a def's or class's
 # header (parameters, bases' keywords), an import, a lambda's parameters (LineContext.code_of).
 _BINDING_STATEMENT = re.compile(r"[ \t]*(?:(?:async[ \t]+)?def|class|from|import)\b|.*\blambda\b",
@@ -585,7 +595,7 @@ class LineContext:
   """The code before one cursor, read once; `reject_reason` judges candidates for it."""
 
   __slots__ = ("_prefix", "_head", "_suffix", "_start", "_previous", "_accept_all", "_dedent_ok",
-               "_lines", "_above", "_next_line", "_neighbours")
+               "_lines", "_above", "_next_line", "_neighbours", "_below")
 
   def __init__(self, prefix: str, head: str, suffix: str, start: Optional[_Start],
                previous: Optional[str], accept_all: bool):
@@ -602,6 +612,7 @@ class LineContext:
     # The nearest non-blank lines above and below the cursor's, trailing spaces cut (comments and
     # strings included; None where there is none), for repeats_a_neighbour.
     self._neighbours: Tuple[Optional[str], Optional[str]] = (None, None)
+    self._below = ""  # the lines after the cursor's (`of`'s below)
 
   @classmethod
   def of(cls, prefix: str, suffix: str = "", below: str = "") -> "LineContext":
@@ -619,6 +630,7 @@ class LineContext:
     above = _previous_line(prefix, line_start)
     previous = above if not accept_all else None
     context = cls(prefix, head, suffix, start, previous, accept_all)
+    context._below = below
     below_lines = below.split("\n", 50)[:50]
     below_line = next((line for line in below_lines if line.strip()), None)
     context._neighbours = tuple(line.rstrip() if line is not None else None
@@ -725,6 +737,57 @@ class LineContext:
     if self._accept_all or self._start.stack or self._start.continued or "\n" in completion:
       return False
     return _ASSIGNS_ITSELF.match(self._completed(completion, replaces)) is not None
+
+  def jumps_over_code(self, completion: str, replaces: int = 0) -> bool:
+    """Whether the cursor's line completed with `completion` (and the suffix, less its first
+    `replaces` characters) is a whole `return`, `raise`, `continue` or `break` statement above a
+    code line at the same column that is no clause (`else`, `except`, ...) and no closing
+    bracket: that line could never run (`return result` above `flatten = pickler.flatten`).
+    Helper-31's audit: the best line at 14 of the 1,276 held-out points, never right, and no
+    target of 25,750 training points. False where the context is not read or no code is below."""
+    below = self._next_line
+    if (below is None or self._start.stack or self._start.continued or "\n" in completion
+        or below.lstrip()[0] in ")]}" or _CLAUSE.match(below.lstrip())):
+      return False
+    line = self._completed(completion, replaces)
+    if not _JUMP.match(line) or _column(below) != _column(line):
+      return False
+    stack = []
+    scan = _scan_line(line, stack)
+    code = _STRINGS_AND_COMMENTS.sub("", line).rstrip()
+    return (scan.outcome == _OK and not scan.in_string and not stack
+            and not code.endswith(("\\", ":")))
+
+  def repeats_an_element(self, completion: str, replaces: int = 0) -> bool:
+    """Whether the cursor's line completed with `completion` (and the suffix, less its first
+    `replaces` characters) is one element and a comma (`"Image",`, `os.sep,`, `3,`) that the
+    same collection already has on a line of its own, above or below, where the collection is
+    `__all__`'s list or a set literal (`{` with no key among its lines): an element twice.
+    Helper-31's audit: the best line at 7 of the 1,276 held-out points, never right; no target
+    of 25,750 training points. (In other lists and tuples repeats are real: `None,`, `DWORD,`.)
+    False where the context is not read."""
+    if self._accept_all or len(self._start.stack) != 1 or "\n" in completion:
+      return False
+    line = self._completed(completion, replaces).rstrip()
+    if not _ELEMENT_LINE.match(line):
+      return False
+    statement = self._statement_before()
+    opener, _, elements = statement.partition("\n")
+    if not _NAMES_LIST.match(opener.rstrip()):
+      if not opener.rstrip().endswith("{") or ":" in elements:
+        return False
+    element = line.strip()
+    above = self._prefix[:len(self._prefix) - len(self._head)].rsplit(
+        "\n", statement.count("\n") + 1)[1:-1]
+    if any(text.strip() == element for text in above):
+      return True
+    for text in self._below.split("\n", _MAX_ELEMENT_LINES)[:_MAX_ELEMENT_LINES]:
+      code = text.strip()
+      if code[:1] in (")", "]", "}"):
+        return False
+      if code == element:
+        return True
+    return False
 
   def code_of(self, completion: str, replaces: int = 0) -> Optional[str]:
     """The cursor's line completed with `completion` (in place of `replaces` characters after the
