@@ -288,6 +288,12 @@ def _scan_line(line: str, stack: List[str]) -> _LineScan:
       return _LineScan(_OK)
 
 
+def code_only(text: str) -> str:
+  """`text` (whole lines of code, starting outside any string) with its strings and comments
+  deleted."""
+  return _STRINGS_AND_COMMENTS.sub("", text)
+
+
 def _is_fstring(line: str, quote: int) -> bool:
   """Whether the string opening at `quote` has a prefix with f (1-2 letters after a non-word)."""
   start = quote
