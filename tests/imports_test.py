@@ -5,14 +5,10 @@ import pathlib
 
 from code_t5.data import flcc
 from code_t5.engine import complete
-from code_t5.engine import decoding
 from code_t5.engine import imports
+from code_t5.engine import wanted
 
 DEV_DATASET = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev"
-
-
-def Line(text: str, score: float) -> decoding.Line:  # pylint: disable=invalid-name
-  return decoding.Line(text, score, tokens=1)
 
 
 def test_the_modules_an_import_statement_names():
@@ -113,39 +109,5 @@ def test_an_import_the_file_has_is_not_the_best_line_in_socketserver(
   assert best_line() == "sys"
   monkeypatch.setattr(imports.ImportCheck, "repeats", lambda self, line: False)
   assert best_line() == "sys"  # wanted
-  monkeypatch.setattr(imports.ImportCheck, "binds_wanted", lambda self, line: False)
+  monkeypatch.setattr(wanted.Wanted, "binds", lambda self, line: False)
   assert best_line() == "socket"
-
-
-def _wanted(line: str, prefix: str, below: str) -> bool:
-  return imports.ImportCheck(prefix, below, None, "").binds_wanted(line)
-
-
-def test_an_import_binding_a_name_the_file_reads_and_nothing_binds_is_wanted():
-  prefix = '"""Reads files."""\nimport sys\n'
-  below = ('\n\ndef read(path, mode="rb"):\n    with io.open(path, mode) as f:\n'
-           '        return f.read()\n\n\nprint(read(sys.argv[1]))\n')
-  assert _wanted("import io", prefix, below)
-  assert _wanted("from io import open as io_open, BytesIO as io", prefix, below)
-  assert _wanted("io", prefix + "import ", below)  # the typed part counts
-  assert not _wanted("import os", prefix, below)  # nothing reads os
-  assert not _wanted("import sys", prefix, below)  # an import binds it already
-  assert not _wanted("io.open(path)", prefix, below)  # not an import
-  # Names the file binds itself (a parameter, an assignment, a for or with target, a def) or
-  # mentions only in strings and comments are not wanted.
-  for name in ("path", "mode", "f", "read"):
-    assert not _wanted(f"import {name}", prefix, below), name
-  assert not _wanted("import json", prefix, below + 'x = "json"  # json\n')
-  assert not _wanted("import csv", prefix, below + "csv = None\nprint(csv)\n")
-
-
-def test_wanted_imports_go_first_among_near_equals():
-  prefix = '"""Reads files."""\nimport sys\n'
-  below = "\n\ndef read(path):\n    return io.open(path).read()\n"
-  lines = [Line("import os", -1.0), Line("import warnings", -2.0), Line("import io", -4.5),
-           Line("import json", -4.6)]
-  assert [l.text for l in complete.wanted_imports_first(lines, prefix, below)] == [
-      "import os", "import io", "import warnings", "import json"]  # -4.5 + 3 beats -2.0, not -1.0
-  # Without a wanted import, the order stands (even where the scores are not sorted).
-  unsorted = [Line("import os", -2.0), Line("import json", -1.0)]
-  assert complete.wanted_imports_first(unsorted, prefix, "") == unsorted

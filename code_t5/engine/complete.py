@@ -58,6 +58,7 @@ from code_t5.engine import runtime
 from code_t5.engine import saved_pieces
 from code_t5.engine import scopes
 from code_t5.engine import similar_code
+from code_t5.engine import wanted
 from code_t5.training import checkpoints
 from code_t5.training import launcher
 from code_t5.training import operative_config
@@ -822,22 +823,6 @@ def last_if_hopeless(lines: Sequence[decoding.Line]) -> List[decoding.Line]:
   return _last_if(lines, [hopeless(line.text) for line in lines])
 
 
-def wanted_imports_first(lines: Sequence[decoding.Line], prefix: str, below: str
-                         ) -> List[decoding.Line]:
-  """`lines` best first, an import line that binds a name the file reads and no import binds
-  (imports.ImportCheck.binds_wanted: `import io` where the code reads `io.BytesIO`) ranked as if
-  its score were names.NAME_BONUS higher (stable; unchanged where no line is one). At the
-  corpus's 1,012 held-out points it made 7 best lines exact and none inexact (EM 29.5 -> 30.2;
-  the 31 points at an import line's start: 10 -> 14 exact); dataset-dev's 264 unchanged."""
-  guessed = imports.ImportCheck(prefix, below, None, "")
-  wanted = [guessed.binds_wanted(line.text) for line in lines]
-  if not any(wanted):
-    return list(lines)
-  order = sorted(range(len(lines)),
-                 key=lambda k: lines[k].score + names.NAME_BONUS * wanted[k], reverse=True)
-  return [lines[k] for k in order]
-
-
 def last_if_unlikely(lines: Sequence[decoding.Line], prefix: str, below: str, repository,
                      path: str) -> List[decoding.Line]:
   """`lines` with the unlikely ones moved after the others (each group in its order): an import
@@ -1069,20 +1054,20 @@ class Completer:
     if options.heal:
       ids, heal = decoding.split_heal(ids, self.tokenizer)
     # Filters remove candidates: search for a few more than are shown.
-    wanted = top + (options.beam_size if options.filters else 0)
+    searched = top + (options.beam_size if options.filters else 0)
     pieces = repository.pieces_for(path) if repository is not None else None
     cache = self.file_cache(prefix, pieces, below) if options.cache else None
     # The last request's reading of its context: what it shares with this one is not read again.
     state = self._reading = self.network.start(ids, reuse=self._reading)
     lines = self._search.search(ids, heal, beam_size=max(options.beam_size, top),
-                                top=wanted, max_tokens=self.max_tokens, cache=cache,
+                                top=searched, max_tokens=self.max_tokens, cache=cache,
                                 prefix=state)
     if options.retrieval:
       lines = self._with_retrieved(lines, prefix, ids, heal, cache, state, repository, path,
                                    below)
     if options.names:
       lines = names.rank(lines, prefix)
-    lines = wanted_imports_first(lines, prefix, below)
+    lines = wanted.first(lines, prefix, below)
     lines = last_if_hopeless(last_if_unlikely(lines, prefix, below, repository, path))
     where = line_filters.LineContext.of(prefix, suffix, below) if options.filters else None
     ranked = _fitted(lines, suffix, where)

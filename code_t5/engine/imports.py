@@ -14,20 +14,12 @@ level (visible everywhere in it: `import sys` again, in an `if` block under `imp
 unittest/__main__.py:5) or names one name twice (`from . import Image, Image`, where `Image,
 Im|` was typed towards `ImageFile`). Ranked after the others too: at the corpus's and
 dataset-dev's held-out points such a line had never been the target.
-
-`ImportCheck.binds_wanted` says whether a candidate import line binds a name that the file reads
-and no import binds (`import io` where the code below reads `io.open`): the import a user wants
-who wrote the code first and then went up to the imports. Such lines are ranked first among near
-equals (code_t5.engine.complete.wanted_imports_first).
 """
 
 import collections
 import re
 import sys
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
-
-from code_t5.engine import line_filters
-from code_t5.engine import names
 
 # An import line's first module: `import a.b as c, d` -> a, `from a.b import c` -> a (relative
 # imports name none).
@@ -40,9 +32,6 @@ _FIRST_NAME = re.compile(r"[ \t]*([A-Za-z_]\w*)")
 _IMPORT_STATEMENT = re.compile(r"(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+(.*)")
 _BOUND = re.compile(r"[ \t(]*([\w.]+)(?:[ \t]+as[ \t]+(\w+))?[ \t)]*")
 
-_WORD = re.compile(r"[^\W\d]\w*")
-_DEFINES = re.compile(r"[ \t]*(?:(?:async[ \t]+)?def|class)\b")
-
 STANDARD_LIBRARY = frozenset(sys.stdlib_module_names) | {"__future__"}
 
 
@@ -50,6 +39,13 @@ def _bound_names(imported: str) -> List[str]:
   """The names an import statement's list after `import` (`a, b as c`) binds, in order."""
   bound = [_BOUND.fullmatch(part) for part in imported.split(",")]
   return [m.group(2) or m.group(1) for m in bound if m is not None]
+
+
+def bound_by(statement: str) -> Optional[List[str]]:
+  """The names an import statement (a stripped line) binds, in order (`import a.b as c, d` -> c,
+  d; `import a.b` -> a.b); None for a line that is not a whole import statement."""
+  match = _IMPORT_STATEMENT.fullmatch(statement)
+  return None if match is None else _bound_names(match.group(1))
 
 
 def imported_modules(code: str) -> FrozenSet[str]:
@@ -120,7 +116,6 @@ class ImportCheck:
     self._file_modules: Optional[FrozenSet[str]] = None
     self._module_level: Optional[Set[str]] = None
     self._from_imported: Set[str] = set()
-    self._wanted: Optional[Set[str]] = None  # names the file reads and no import binds
 
   def unknown(self, line: str) -> bool:
     """Whether the cursor's line completed with `line` imports a module that the standard
@@ -159,29 +154,4 @@ class ImportCheck:
     names = _bound_names(match.group(1))
     return len(names) != len(set(names)) or (
         statement.startswith("from ") and not self._from_imported.isdisjoint(names))
-
-  def binds_wanted(self, line: str) -> bool:
-    """Whether the cursor's line completed with `line` is an import statement binding a name
-    that the file's other lines read (a word of a line that is no import, above the cursor or
-    below it) and no import of the file binds: what a user who wrote `np.zeros(3)` and went up
-    to the imports wants (`import numpy as np`)."""
-    statement = (self._head + line).strip()
-    match = _IMPORT_STATEMENT.fullmatch(statement)
-    if match is None:
-      return False
-    if self._wanted is None:
-      code, bound = [], set()
-      for text in (self._above + self._below).split("\n"):
-        found = _IMPORT_STATEMENT.fullmatch(text.strip())
-        if found is None:
-          code.append(text)
-          if _DEFINES.match(text):
-            bound.update(_WORD.findall(text))
-          elif "=" in text or " as " in text or "for " in text:
-            bound.update(names.bound_names(text))
-        else:
-          bound.update(name.split(".")[0] for name in _bound_names(found.group(1)))
-      read = line_filters.code_only("\n".join(code))
-      self._wanted = set(_WORD.findall(read)) - bound
-    return any(name.split(".")[0] in self._wanted for name in _bound_names(match.group(1)))
 

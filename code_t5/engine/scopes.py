@@ -15,7 +15,7 @@ early (a redefinition is then missed, never invented). At most MAX_LINES lines a
 """
 
 import re
-from typing import Set
+from typing import Optional, Set, Tuple
 
 MAX_LINES = 2_000
 
@@ -24,6 +24,12 @@ _DEFINITION = re.compile(r"([ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]
 _SELF = re.compile(r"(?<![\w.])self\b")
 _DEF_PARAMETERS = re.compile(r"[ \t]*(?:async[ \t]+)?def[ \t]+\w+[ \t]*\((.*)")
 _COMMENT = re.compile(r"#.*")
+
+
+def defined_name(line: str) -> Optional[Tuple[str, int]]:
+  """The name a def or class header defines, and where it ends in `line`; None for other lines."""
+  match = _DEFINITION.match(line)
+  return None if match is None else (match.group(2), match.end(2))
 
 
 def _indent(line: str) -> str:

@@ -1,0 +1,87 @@
+"""What the file reads and nothing binds: the imports and definitions its code wants.
+
+A user often writes the code first and then goes up to write what it needs: `io.open(path)` in a
+function, then `import io` at the top; `self.close()` in one method, then `def close(self):`. The
+model's lines at such a cursor often hold the wanted line, ranked below a line its training code
+wrote more often there (`import os`, `def __enter__(self):`). `Wanted(prefix, below)` reads, once
+per cursor and only when a candidate line imports or defines something, the names the file's
+lines read (words of the code, strings and comments aside) that nothing in the file binds: no
+import, no def or class header (its name and parameters), no assignment, `for` or `with` target.
+`first(lines, prefix, below)` ranks a line that binds one of them as if its score were
+names.NAME_BONUS higher. Where the user writes the import or the definition first, no line reads
+the name yet and nothing changes.
+
+Measured at the held-out points of the site-packages corpus and dataset-dev (docs/engine.md,
+"The import the code wants"): 10 best lines made exact, none made inexact (corpus EM 29.5 ->
+30.4, dataset-dev validation 25.0 -> 25.5, test unchanged).
+"""
+
+import re
+from typing import List, Optional, Sequence, Set
+
+from code_t5.engine import decoding
+from code_t5.engine import imports
+from code_t5.engine import line_filters
+from code_t5.engine import names
+from code_t5.engine import scopes
+
+_WORD = re.compile(r"[^\W\d]\w*")
+
+
+class Wanted:
+  """The names a file wants bound, around one cursor: `prefix` (the code before the cursor,
+  ending in the typed part of its line) and `below` (the lines after the cursor's)."""
+
+  def __init__(self, prefix: str, below: str):
+    line_start = prefix.rfind("\n") + 1
+    self._head = prefix[line_start:]
+    self._above = prefix[:line_start]
+    self._below = below
+    self._names: Optional[Set[str]] = None
+
+  def names(self) -> Set[str]:
+    """The names the file's lines other than the cursor's read and nothing in the file binds."""
+    if self._names is None:
+      code, bound = [], set()
+      in_brackets = False  # on the lines of an import's brackets (`from m import (`)
+      for text in (self._above + self._below).split("\n"):
+        if in_brackets:
+          bound.update(_WORD.findall(text))
+          in_brackets = ")" not in text
+          continue
+        imported = imports.bound_by(text.strip())
+        if imported is not None:
+          bound.update(name.split(".")[0] for name in imported)
+          in_brackets = "(" in text and ")" not in text
+          continue
+        code.append(text)
+        if scopes.defined_name(text) is not None:
+          bound.update(_WORD.findall(text))  # a header: its name, its parameters
+        elif "=" in text or " as " in text or "for " in text:
+          bound.update(names.bound_names(text))
+      self._names = set(_WORD.findall(line_filters.code_only("\n".join(code)))) - bound
+    return self._names
+
+  def binds(self, line: str) -> bool:
+    """Whether the cursor's line completed with `line` is an import statement that binds a
+    wanted name, or a def or class header that defines one (its name not typed whole before the
+    cursor: then every line defines it)."""
+    statement = self._head + line
+    imported = imports.bound_by(statement.strip())
+    if imported is not None:
+      return any(name.split(".")[0] in self.names() for name in imported)
+    defined = scopes.defined_name(statement)
+    return (defined is not None and len(statement) - len(line) < defined[1]
+            and defined[0] in self.names())
+
+
+def first(lines: Sequence[decoding.Line], prefix: str, below: str) -> List[decoding.Line]:
+  """`lines` best first, a line that binds a wanted name (Wanted.binds) ranked as if its score
+  were names.NAME_BONUS higher (stable; unchanged where no line does)."""
+  wanted = Wanted(prefix, below)
+  binds = [wanted.binds(line.text) for line in lines]
+  if not any(binds):
+    return list(lines)
+  order = sorted(range(len(lines)),
+                 key=lambda k: lines[k].score + names.NAME_BONUS * binds[k], reverse=True)
+  return [lines[k] for k in order]

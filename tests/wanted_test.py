@@ -1,0 +1,53 @@
+"""The imports and definitions the file's code wants (code_t5/engine/wanted.py)."""
+
+from code_t5.engine import decoding
+from code_t5.engine import wanted
+
+PREFIX = '"""Reads files."""\nimport sys\n'
+BELOW = ('\n\ndef read(path, mode="rb"):\n    with io.open(path, mode) as f:\n'
+         '        return f.read()\n\n\nclass Reader:\n    def __enter__(self):\n'
+         '        return self\n\n    def __exit__(self, *exc):\n        self.close()\n\n\n'
+         'print(read(sys.argv[1]))\n')
+
+
+def Line(text: str, score: float) -> decoding.Line:  # pylint: disable=invalid-name
+  return decoding.Line(text, score, tokens=1)
+
+
+def _binds(line: str, prefix: str = PREFIX, below: str = BELOW) -> bool:
+  return wanted.Wanted(prefix, below).binds(line)
+
+
+def test_an_import_binding_a_name_the_file_reads_and_nothing_binds_is_wanted():
+  assert _binds("import io")
+  assert _binds("from io import open as io_open, BytesIO as io")
+  assert _binds("io", PREFIX + "import ")  # the typed part counts
+  assert not _binds("import os")  # nothing reads os
+  assert not _binds("import sys")  # an import binds it already
+  assert not _binds("io.open(path)")  # neither an import nor a definition
+  # Names the file binds itself (a parameter, a with target, a def) or mentions only in strings
+  # and comments are not wanted.
+  for name in ("path", "mode", "f", "read"):
+    assert not _binds(f"import {name}"), name
+  assert not _binds("import json", below=BELOW + 'x = "json"  # json\n')
+  assert not _binds("import csv", below=BELOW + "csv = None\nprint(csv)\n")
+  # An import inside brackets over several lines binds its names too.
+  assert not _binds("import io", below=BELOW + "from io import (\n    BytesIO,\n    io,\n)\n")
+
+
+def test_a_definition_of_a_name_the_file_reads_and_nothing_binds_is_wanted():
+  assert _binds("def close(self):", "class Reader:\n    ")
+  assert _binds("lose(self):", "class Reader:\n    def c")
+  assert not _binds("def write(self):", "class Reader:\n    ")  # nothing reads `write`
+  assert not _binds("def read(self):", "class Reader:\n    ")  # read is defined
+  assert not _binds("(self):", "class Reader:\n    def close")  # typed whole: all lines say it
+
+
+def test_wanted_lines_go_first_among_near_equals():
+  lines = [Line("import os", -1.0), Line("import warnings", -2.0), Line("import io", -4.5),
+           Line("import json", -4.6)]
+  assert [l.text for l in wanted.first(lines, PREFIX, BELOW)] == [
+      "import os", "import io", "import warnings", "import json"]  # -4.5 + 3 beats -2.0, not -1.0
+  # Without a wanted line, the order stands (even where the scores are not sorted).
+  unsorted = [Line("import os", -2.0), Line("import json", -1.0)]
+  assert wanted.first(unsorted, PREFIX, "") == unsorted
