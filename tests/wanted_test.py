@@ -51,3 +51,21 @@ def test_wanted_lines_go_first_among_near_equals():
   # Without a wanted line, the order stands (even where the scores are not sorted).
   unsorted = [Line("import os", -2.0), Line("import json", -1.0)]
   assert wanted.first(unsorted, PREFIX, "") == unsorted
+
+
+def test_a_target_the_file_reads_and_nothing_binds_is_wanted():
+  # Where code below reads what the cursor's line is to bind: a middle line filled in.
+  below = "    return header + body\n"
+  prefix = "def page(body):\n    "
+  assert _binds('header = "<h1>"', prefix, below)
+  assert _binds('header, footer = "<h1>", ""', prefix, below)
+  assert not _binds('body = "<p>"', prefix, below)  # a parameter binds it
+  assert not _binds("print(header)", prefix, below)  # reads it, binds nothing
+  assert _binds("for header in heads: pass", prefix, below)
+  assert _binds("with open(path) as header: pass", prefix, below)
+  # An attribute of self that the file reads and never assigns; not another object's attribute.
+  prefix = "class Page:\n    def __init__(self):\n        "
+  below = "\n    def render(self):\n        return self.title.upper()\n"
+  assert _binds('self.title = "x"', prefix, below)
+  assert not _binds('page.title = "x"', prefix, below)
+  assert not _binds("self.other = 1", prefix, below)

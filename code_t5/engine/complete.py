@@ -649,7 +649,9 @@ class EngineOptions:
   # (default: DEFAULT_MAX_TOKENS of the model's vocabulary)
   heal: bool = True  # token healing at the cursor
   filters: bool = True  # drop lines that cannot be valid Python here (code_t5.line_filters)
-  names: bool = True  # a half-typed word: prefer lines completing it to a name the file uses
+  # a half-typed word: prefer lines completing it to a name the file uses; and lines binding a
+  # name the file reads and nothing binds (code_t5.engine.wanted)
+  names: bool = True
   # (code_t5.names)
   min_score: Optional[float] = None  # show nothing scoring below this (decoding.Line.score);
   # None: the model's own gate (ABOUT_FILE in its dir), else DEFAULT_MIN_SCORE
@@ -1066,8 +1068,7 @@ class Completer:
       lines = self._with_retrieved(lines, prefix, ids, heal, cache, state, repository, path,
                                    below)
     if options.names:
-      lines = names.rank(lines, prefix)
-    lines = wanted.first(lines, prefix, below)
+      lines = wanted.first(names.rank(lines, prefix), prefix, below)
     lines = last_if_hopeless(last_if_unlikely(lines, prefix, below, repository, path))
     where = line_filters.LineContext.of(prefix, suffix, below) if options.filters else None
     ranked = _fitted(lines, suffix, where)
@@ -1165,7 +1166,8 @@ def add_engine_flags(parser, top: int = EngineOptions.top) -> None:
                       help="keep lines that cannot be valid Python at the cursor")
   parser.add_argument("--no-names", action="store_true",
                       help="rank lines by the model alone, not preferring those that complete a "
-                      "half-typed word to a name the file already uses")
+                      "half-typed word to a name the file already uses, nor imports and "
+                      "definitions of names the file reads and nothing binds")
   parser.add_argument("--repo", type=pathlib.Path, default=None, metavar="DIR",
                       help="the project's folder: its *.py files give the engine lines and "
                       "names the file does not (indexed once at start, at most "

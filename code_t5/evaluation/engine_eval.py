@@ -10,8 +10,9 @@ model at every held-out line-completion point, once per rung of a ladder; each r
     beam+heal     beam search and token healing
     beam+heal+filters  + dropping lines that cannot be valid Python there
     beam+heal+filters+names  + a half-typed word completed to a name the file uses ranked first
-                  among near equals (code_t5/engine/names.py): the engine without the
-                  repository
+                  among near equals (code_t5/engine/names.py), and an import or definition
+                  of a name the file reads and nothing binds (wanted.py): the engine without
+                  the repository
     +file-cache   + the copy cache of the file above the cursor (code_t5/engine/copy_cache.py)
     +repo-cache   + the repository's other files in the cache (the point's repository in the
                   root, the point's file left out)
