@@ -69,3 +69,10 @@ def test_a_target_the_file_reads_and_nothing_binds_is_wanted():
   assert _binds('self.title = "x"', prefix, below)
   assert not _binds('page.title = "x"', prefix, below)
   assert not _binds("self.other = 1", prefix, below)
+
+
+def test_a_parameter_on_a_line_of_its_own_is_bound():
+  # A def's parameters over several lines (PIL's ImageDraw2.py): `brush` is bound below.
+  prefix = "def arc(\n    self,\n    "
+  below = "    end: float,\n    brush: Brush | None = None,\n) -> None:\n    return brush\n"
+  assert not _binds("brush: Brush | None = None,", prefix, below)
