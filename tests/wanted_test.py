@@ -76,3 +76,19 @@ def test_a_parameter_on_a_line_of_its_own_is_bound():
   prefix = "def arc(\n    self,\n    "
   below = "    end: float,\n    brush: Brush | None = None,\n) -> None:\n    return brush\n"
   assert not _binds("brush: Brush | None = None,", prefix, below)
+
+
+def test_words_of_docstrings_and_comments_are_not_read():
+  below = ('\n\ndef load(path):\n    """Loads the json text at path.\n\n    Uses json.\n    """\n'
+           '    return parse(path)  # like json.load\n')
+  assert not _binds("import json", PREFIX, below)
+  assert _binds("import json", PREFIX, below + "\n\nprint(json.dumps({}))\n")
+
+
+def test_the_cursors_line_may_open_a_docstring():
+  # PIL's GdImageFile.py:26, where the line is a class's docstring opener: the lines below
+  # start inside it, and `format = "GD"` after it binds `format`.
+  prefix = "from . import ImageFile\n\n\nclass GdImageFile(ImageFile.ImageFile):\n    "
+  below = ('    Image plugin for the GD uncompressed format.\n    """\n\n    format = "GD"\n\n'
+           '    def _open(self):\n        """Reads the header."""\n        return self.format\n')
+  assert not _binds('format = "GBR"', prefix, below)

@@ -294,6 +294,13 @@ def code_only(text: str) -> str:
   return _STRINGS_AND_COMMENTS.sub("", text)
 
 
+def in_string_or_comment(line: str, column: int) -> bool:
+  """Whether line[column] is in a string or a comment of `line` (a line that starts outside any
+  string)."""
+  return any(match.start() <= column < match.end()
+             for match in _STRINGS_AND_COMMENTS.finditer(line, 0, column + 1))
+
+
 def _is_fstring(line: str, quote: int) -> bool:
   """Whether the string opening at `quote` has a prefix with f (1-2 letters after a non-word)."""
   start = quote

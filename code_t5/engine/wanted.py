@@ -4,11 +4,11 @@ A user often writes the code first and then goes up to write what it needs: `io.
 function, then `import io` at the top; `self.close()` in one method, then `def close(self):`;
 `return header + body`, then `header = ...` above it. The model's lines at such a cursor often
 hold the wanted line, ranked below a line its training code wrote more often there (`import os`,
-`def __enter__(self):`). `Wanted(prefix, below)` reads, once
-per cursor and only when a candidate line imports or defines something, the names the file's
-lines read (words of the code, strings and comments aside) that nothing in the file binds: no
-import, no def or class header (its name and parameters), no assignment, `for` or `with` target.
-`first(lines, prefix, below)` ranks a line that binds one of them as if its score were
+`def __enter__(self):`). `Wanted(prefix, below).wants(name)` says whether the file's lines read
+a name (a word of their code, strings and comments aside) that nothing in the file binds: no
+import, no def or class header (its name and parameters), no assignment, `for` or `as` target;
+it reads each name a candidate line binds, once, at its occurrences in the file.
+`first(lines, prefix, below)` ranks a line that binds a wanted name as if its score were
 names.NAME_BONUS higher. Where the user writes the import or the definition first, no line reads
 the name yet and nothing changes.
 
@@ -17,10 +17,11 @@ Measured at the held-out points of the site-packages corpus and dataset-dev (doc
 (corpus EM 29.5 -> 30.6, dataset-dev validation 25.0 -> 25.5, test unchanged).
 """
 
-import functools
+import bisect
 import keyword
 import re
-from typing import FrozenSet, List, Optional, Sequence
+import sys
+from typing import Dict, List, Optional, Sequence
 
 from code_t5.engine import decoding
 from code_t5.engine import imports
@@ -39,28 +40,35 @@ _AS_NAME = re.compile(r"\bas[ \t]+([^\W\d]\w*)")
 _KEYWORDS = frozenset(keyword.kwlist) | {"self", "cls"}
 
 
-# What binds names, found over the whole file at once (a loop over its lines took 14 ms for a
-# 120 kB file, these 9 ms with the words read): a line that is an import statement (with the
-# lines of its brackets), a def or class header, or names and commas before an "=" (`a, b =
-# ...`) binds all its words there; a name and ":" starting a line (an annotated target or
-# parameter, on a def's own line or not); a `for` target; an `as` name; a name before "=" or
-# ":=" (a target, a keyword argument), found in the text reversed, where the search starts at
-# the "=" (11 ms forwards).
-_BINDING_LINE = re.compile(r"^[ \t]*(?:(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+(?:\([^)]*\)|[^\n]*)"
-                           r"|(?:async[ \t]+)?(?:def|class)\b[^\n]*|[^\W\d][\w \t,]*=(?!=)"
-                           r"|[^\W\d]\w*[ \t]*:(?!=))", re.M)
-_BINDING_WORDS = re.compile(r"\b(?:for\b[^\n]*?\bin\b|as[ \t]+[^\W\d]\w*)")
-_BEFORE_EQUALS_REVERSED = re.compile(r"(?<!=)=(?![=!<>+\-*/%&|^@~]):?[ \t]*(\w+)")
+# Where a name stands, read one occurrence at a time (a name occurs a few dozen times in a file at
+# most; reading the whole file's bindings took 9 ms for 120 kB at every line the cursor moved to):
+# a line that is an import statement, or a def or class header, binds all its words; a name binds
+# before "=" or ":=" (a target, a keyword argument), after `as`, between `for` and `in`, alone
+# before ":" at a line's start (an annotated target, a parameter on a line of its own), or among
+# names and commas before an "=" (`a, b = ...`); and on the lines of an import's brackets.
+_HEADER_OR_IMPORT = re.compile(r"[ \t]*(?:from|import|(?:async[ \t]+)?def|class)\b")
+_ASSIGNED_AFTER = re.compile(r"[ \t]*:?=(?!=)")
+_AS_BEFORE = re.compile(r"\bas[ \t]+\Z")
+_FOR_BEFORE = re.compile(r"\bfor\b(?!.*\bin\b)")
+_IN_AFTER = re.compile(r".*?\bin\b")
+_ANNOTATED_AFTER = re.compile(r"[ \t]*:(?!=)")
+_NAMES_BEFORE = re.compile(r"[ \t]*[\w \t,]*")
+_NAMES_THEN_EQUALS = re.compile(r"[\w \t,]*=(?!=)")
+_ELEMENT_LINE = re.compile(r"[ \t]*[\w., \t]*")  # a line of an import's brackets: `a as b,`
+_OPENS_IMPORT = re.compile(r"[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]*\([ \t]*\Z")
+_TRIPLE_QUOTES = re.compile(r'"""|\'\'\'')
+# Lines read back for the start of an import's brackets.
+_MAX_ELEMENT_LINES = 200
 
 
-@functools.lru_cache(maxsize=2)
-def _unbound_reads(text: str) -> FrozenSet[str]:
-  """The words of the code `text` (strings and comments aside) that nothing in it binds (the same
-  while the user types on one line: cached)."""
-  binding = _BINDING_LINE.findall(text) + _BINDING_WORDS.findall(text)
-  bound = set(_WORD.findall(" ".join(binding)))
-  bound.update(word[::-1] for word in _BEFORE_EQUALS_REVERSED.findall(text[::-1]))
-  return frozenset(set(_WORD.findall(line_filters.code_only(text))) - bound)
+def _binds_there(line: str, start: int, end: int) -> bool:
+  """Whether the name at line[start:end] is bound there (see above)."""
+  before = line[:start]
+  return bool(_HEADER_OR_IMPORT.match(line) or _ASSIGNED_AFTER.match(line, end)
+              or _AS_BEFORE.search(before)
+              or (_FOR_BEFORE.search(before) and _IN_AFTER.match(line, end))
+              or (not before.strip() and _ANNOTATED_AFTER.match(line, end))
+              or (_NAMES_BEFORE.fullmatch(before) and _NAMES_THEN_EQUALS.match(line, end)))
 
 
 class Wanted:
@@ -72,13 +80,63 @@ class Wanted:
     self._head = prefix[line_start:]
     self._above = prefix[:line_start]
     self._below = below
-    self._names: Optional[FrozenSet[str]] = None
+    self._text: Optional[str] = None  # the file but the cursor's line, joined when first asked
+    self._quotes: List[int] = []  # where its triple quotes are
+    self._flipped_after = sys.maxsize  # where inside and outside them swap (see below)
+    self._wanted: Dict[str, bool] = {}
 
-  def names(self) -> FrozenSet[str]:
-    """The names the file's lines other than the cursor's read and nothing in the file binds."""
-    if self._names is None:
-      self._names = _unbound_reads(self._above + self._below)
-    return self._names
+  def wants(self, name: str) -> bool:
+    """Whether the file's lines other than the cursor's read `name` (as a word of their code, not
+    of a string or comment) and none binds it."""
+    found = self._wanted.get(name)
+    if found is None:
+      found = self._wanted[name] = self._read_unbound(name)
+    return found
+
+  def _read_unbound(self, name: str) -> bool:
+    if self._text is None:
+      self._text = self._above + self._below
+      self._quotes = [match.start() for match in _TRIPLE_QUOTES.finditer(self._text)]
+      # The cursor's line is not in the text. Where the file holds an odd number of triple
+      # quotes without it, that line opens or closes a docstring: the lines below start on its
+      # other side (at the corpus's GdImageFile.py:26, a class's docstring opened there, its
+      # text read as code and the code after it as text).
+      if len(self._quotes) % 2:
+        self._flipped_after = len(self._above)
+    text, read = self._text, False
+    for match in re.finditer(re.escape(name) + r"\b", text):
+      start = match.start()
+      if start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        continue  # the end of another word
+      if (bisect.bisect(self._quotes, start) + (start >= self._flipped_after)) % 2:
+        continue  # in a triple-quoted string (a docstring)
+      line_start = text.rfind("\n", 0, start) + 1
+      line_end = text.find("\n", start)
+      line = text[line_start:line_end if line_end >= 0 else len(text)]
+      column = start - line_start
+      if line_filters.in_string_or_comment(line, column):
+        continue
+      if (_binds_there(line, column, column + len(name))
+          or self._in_import_brackets(line, line_start)):
+        return False
+      read = True
+    return read
+
+  def _in_import_brackets(self, line: str, line_start: int) -> bool:
+    """Whether `line` (starting at line_start in the text) is one of the lines inside an
+    import's brackets (`from m import (`, then lines of names and commas)."""
+    if not _ELEMENT_LINE.fullmatch(line):
+      return False
+    text, end = self._text, line_start - 1
+    for _ in range(_MAX_ELEMENT_LINES):
+      if end < 0:
+        return False
+      start = text.rfind("\n", 0, end) + 1
+      above = text[start:end]
+      if not _ELEMENT_LINE.fullmatch(above):
+        return bool(_OPENS_IMPORT.match(above))
+      end = start - 1
+    return False
 
   def binds(self, line: str) -> bool:
     """Whether the cursor's line completed with `line` binds a wanted name: an import statement,
@@ -87,10 +145,10 @@ class Wanted:
     statement = self._head + line
     imported = imports.bound_by(statement.strip())
     if imported is not None:
-      return any(name.split(".")[0] in self.names() for name in imported)
+      return any(self.wants(name.split(".")[0]) for name in imported)
     defined = scopes.defined_name(statement)
     if defined is not None:
-      return len(statement) - len(line) < defined[1] and defined[0] in self.names()
+      return len(statement) - len(line) < defined[1] and self.wants(defined[0])
     code = line_filters.code_only(statement)
     targets = set()
     depth, annotation = 0, None
@@ -110,7 +168,7 @@ class Wanted:
       targets.update(_WORD.findall(found))
     targets.update(_AS_NAME.findall(code))
     targets -= _KEYWORDS
-    return bool(targets & self.names())
+    return any(self.wants(name) for name in targets)
 
 
 def first(lines: Sequence[decoding.Line], prefix: str, below: str) -> List[decoding.Line]:
