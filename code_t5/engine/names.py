@@ -21,7 +21,7 @@ import builtins
 import functools
 import keyword
 import re
-from typing import Dict, FrozenSet, Optional, Sequence, Set, TypeVar
+from typing import Dict, FrozenSet, Optional, Sequence, Set, Tuple, TypeVar
 
 NAME_BONUS = 3.0  # in the lines' score units: log-probability / sqrt(pieces)
 _WORD = re.compile(r"\w+")
@@ -132,20 +132,37 @@ _MAKES_NAMES_WORDS = ("import", "globals", "locals", "vars", "exec", "builtins")
 _ALSO_KNOWN = frozenset(["self", "cls", "_", "WindowsError", "match", "case"])
 
 
-def bound_names(code: str) -> Set[str]:
-  """The names the statement line `code` (its strings written `""`) binds itself."""
-  bound = set(_BEFORE_EQUALS.findall(code))
-  depth = 0
-  for index, char in enumerate(code):  # an assignment's targets: all before its first "="
+def assignment(code: str) -> Optional[Tuple[int, int]]:
+  """Where the statement line `code` (its strings written `""` or deleted) assigns: (the end of
+  its targets, the index of its first "=" outside brackets), the targets ending at an
+  annotation's ":" before it (`x: int = 1`); None where it assigns nothing."""
+  depth, annotation = 0, None
+  for index, char in enumerate(code):
     if char in _BRACKET_DEPTH:
       depth += _BRACKET_DEPTH[char]
+    elif char == ":" and depth == 0 and annotation is None:
+      annotation = index
     elif char == "=" and depth == 0 and _ASSIGNMENT.match(code, index):
-      bound.update(_IDENTIFIER.findall(code, 0, index))
-      break
-  for pattern in (_FOR_TARGETS, _LAMBDA_PARAMETERS):
-    for targets in pattern.findall(code):
-      bound.update(_IDENTIFIER.findall(targets))
-  bound.update(_AS_NAME.findall(code))
+      return (index if annotation is None else annotation), index
+  return None
+
+
+def loop_and_as_targets(code: str) -> Set[str]:
+  """The names the `for`s (loops, comprehensions) and `as`es of the line `code` bind."""
+  bound = set(_AS_NAME.findall(code))
+  for targets in _FOR_TARGETS.findall(code):
+    bound.update(_IDENTIFIER.findall(targets))
+  return bound
+
+
+def bound_names(code: str) -> Set[str]:
+  """The names the statement line `code` (its strings written `""`) binds itself."""
+  bound = set(_BEFORE_EQUALS.findall(code)) | loop_and_as_targets(code)
+  assigns = assignment(code)
+  if assigns is not None:  # an assignment's targets: all before its "=", annotation included
+    bound.update(_IDENTIFIER.findall(code, 0, assigns[1]))
+  for targets in _LAMBDA_PARAMETERS.findall(code):
+    bound.update(_IDENTIFIER.findall(targets))
   annotated = _ANNOTATED.match(code)
   if annotated:
     bound.add(annotated.group(1))

@@ -29,14 +29,10 @@ from code_t5.engine import line_filters
 from code_t5.engine import names
 from code_t5.engine import scopes
 
-_WORD = re.compile(r"[^\W\d]\w*")
-# An assignment's "=": not part of ==, !=, <=, >=, := or an augmented operator.
-_ASSIGNMENT = re.compile(r"(?<![=!<>:+\-*/%&|^@~])=(?!=)")
 # An assignment's target name: a bare name (not an attribute, nor a subscript's), or an attribute
 # of self.
-_TARGET = re.compile(r"(?<![\w.])self[ \t]*\.[ \t]*([^\W\d]\w*)|(?<![\w.\[])([^\W\d]\w*)(?![\w.\[(])")
-_FOR_TARGETS = re.compile(r"\bfor\b(.*?)\bin\b")
-_AS_NAME = re.compile(r"\bas[ \t]+([^\W\d]\w*)")
+_TARGET = re.compile(r"(?<![\w.])self[ \t]*\.[ \t]*([^\W\d]\w*)"
+                     r"|(?<![\w.\[])([^\W\d]\w*)(?![\w.\[(])")
 _KEYWORDS = frozenset(keyword.kwlist) | {"self", "cls"}
 
 
@@ -150,23 +146,11 @@ class Wanted:
     if defined is not None:
       return len(statement) - len(line) < defined[1] and self.wants(defined[0])
     code = line_filters.code_only(statement)
-    targets = set()
-    depth, annotation = 0, None
-    for index, char in enumerate(code):
-      if char in "([{":
-        depth += 1
-      elif char in ")]}":
-        depth -= 1
-      elif char == ":" and depth == 0:
-        annotation = annotation if annotation is not None else index  # `x: T = v` binds x
-      elif char == "=" and depth == 0 and _ASSIGNMENT.match(code, index):
-        end = annotation if annotation is not None else index
-        targets.update(match.group(1) or match.group(2)
-                       for match in _TARGET.finditer(code, 0, end))
-        break
-    for found in _FOR_TARGETS.findall(code):
-      targets.update(_WORD.findall(found))
-    targets.update(_AS_NAME.findall(code))
+    targets = names.loop_and_as_targets(code)
+    assigns = names.assignment(code)
+    if assigns is not None:  # bare names and attributes of self, not the annotation
+      targets.update(match.group(1) or match.group(2)
+                     for match in _TARGET.finditer(code, 0, assigns[0]))
     targets -= _KEYWORDS
     return any(self.wants(name) for name in targets)
 
