@@ -649,10 +649,9 @@ class EngineOptions:
   # (default: DEFAULT_MAX_TOKENS of the model's vocabulary)
   heal: bool = True  # token healing at the cursor
   filters: bool = True  # drop lines that cannot be valid Python here (code_t5.line_filters)
-  # a half-typed word: prefer lines completing it to a name the file uses; and lines binding a
-  # name the file reads and nothing binds (code_t5.engine.wanted)
+  # a half-typed word: prefer lines completing it to a name the file uses (code_t5.engine.names);
+  # and lines binding a name the file reads and nothing binds (code_t5.engine.wanted)
   names: bool = True
-  # (code_t5.names)
   min_score: Optional[float] = None  # show nothing scoring below this (decoding.Line.score);
   # None: the model's own gate (ABOUT_FILE in its dir), else DEFAULT_MIN_SCORE
   min_confidence: Optional[float] = None  # show nothing where the probability that the best
@@ -741,10 +740,16 @@ def hopeless(text: str) -> bool:
   return not text.strip() or loops_to_its_end(text)
 
 
+def _kept(line: decoding.Line, reason: Optional[str]) -> bool:
+  """Whether a (line, reason) pair of `Completer.ranked` is a line the filters kept that shows
+  some text."""
+  return reason is None and bool(line.text.strip())
+
+
 def kept_lines(ranked) -> List[decoding.Line]:
   """Of `Completer.ranked`'s (line, reason) pairs, the lines the filters kept that show some
   text, best first: what a gate chooses from."""
-  return [line for line, reason in ranked if reason is None and line.text.strip()]
+  return [line for line, reason in ranked if _kept(line, reason)]
 
 
 def ends_as_it_stands(ranked, suffix: str) -> bool:
@@ -812,8 +817,7 @@ def unlikely_last(ranked, where: line_filters.LineContext,
            or where.jumps_over_code(line.text, line.replaces)
            or where.repeats_an_element(line.text, line.replaces)
            for line, _ in ranked]
-  best = next((k for k, (line, reason) in enumerate(ranked)
-               if reason is None and line.text.strip()), None)
+  best = next((k for k, (line, reason) in enumerate(ranked) if _kept(line, reason)), None)
   if best is not None and (wrong[best] or where.repeats_a_neighbour(
       ranked[best][0].text, ranked[best][0].replaces)):
     return [(dataclasses.replace(line, unlikely=True), reason) for line, reason in ranked]
@@ -1260,8 +1264,9 @@ def _why_nothing(completer: "Completer", result: Completion) -> str:
   elif hidden_by == "unlikely":
     why = ("every line that passed the filters is one the engine ranks as unlikely here (a "
            "guessed or repeated import, a def its block has, a loop, a line that does not fit, "
-           "or lines whose best copies the line above or below), which the confidence gate "
-           "never shows (--min-score=-inf shows them)")
+           "or lines whose best copies the line above or below, reads a name nothing binds, "
+           "jumps over code or repeats an element), which the confidence gate never shows "
+           "(--min-score=-inf shows them)")
   elif hidden_by == "confidence":
     why = (f"the best line is exact with probability {result.confidence:.2f}, below the gate "
            f"{completer.min_confidence:g} (--min-confidence 0 shows it)")

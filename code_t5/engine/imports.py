@@ -154,4 +154,3 @@ class ImportCheck:
     names = _bound_names(match.group(1))
     return len(names) != len(set(names)) or (
         statement.startswith("from ") and not self._from_imported.isdisjoint(names))
-

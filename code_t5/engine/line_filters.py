@@ -696,6 +696,16 @@ class LineContext:
     column, own = _column(line), _column(self._head)
     return column < own if self._start.stack or self._start.continued else column <= own
 
+  @staticmethod
+  def _whole_statement(line: str) -> bool:
+    """Whether `line`, starting a statement, also ends it there and is no block header: no
+    bracket or string left open, no backslash continuation, its code not ending in ":"."""
+    stack = []
+    scan = _scan_line(line, stack)
+    code = _STRINGS_AND_COMMENTS.sub("", line).rstrip()
+    return (scan.outcome == _OK and not scan.in_string and not stack and bool(code)
+            and not code.endswith(("\\", ":")))
+
   def misfits_below(self, completion: str, replaces: int = 0) -> bool:
     """Whether the cursor's line completed with `completion` (and the suffix, less its first
     `replaces` characters) is a statement that starts and ends on it, not a block header (its
@@ -706,13 +716,7 @@ class LineContext:
         or below.lstrip()[0] in ")]}"):
       return False
     line = self._completed(completion, replaces)
-    if _column(below) <= _column(line):
-      return False
-    stack = []
-    scan = _scan_line(line, stack)
-    code = _STRINGS_AND_COMMENTS.sub("", line).rstrip()
-    return (scan.outcome == _OK and not scan.in_string and not stack and bool(code)
-            and not code.endswith(("\\", ":")))
+    return _column(below) > _column(line) and self._whole_statement(line)
 
   def leaves_open(self, completion: str, replaces: int = 0) -> bool:
     """Whether the cursor's line completed with `completion` (and the suffix, less its first
@@ -763,13 +767,8 @@ class LineContext:
         or below.lstrip()[0] in ")]}" or _CLAUSE.match(below.lstrip())):
       return False
     line = self._completed(completion, replaces)
-    if not _JUMP.match(line) or _column(below) != _column(line):
-      return False
-    stack = []
-    scan = _scan_line(line, stack)
-    code = _STRINGS_AND_COMMENTS.sub("", line).rstrip()
-    return (scan.outcome == _OK and not scan.in_string and not stack
-            and not code.endswith(("\\", ":")))
+    return (_JUMP.match(line) is not None and _column(below) == _column(line)
+            and self._whole_statement(line))
 
   def repeats_an_element(self, completion: str, replaces: int = 0) -> bool:
     """Whether the cursor's line completed with `completion` (and the suffix, less its first

@@ -21,7 +21,7 @@ import builtins
 import functools
 import keyword
 import re
-from typing import Dict, FrozenSet, Optional, Sequence, Set, Tuple, TypeVar
+from typing import Dict, FrozenSet, Iterator, Optional, Sequence, Set, Tuple, TypeVar
 
 NAME_BONUS = 3.0  # in the lines' score units: log-probability / sqrt(pieces)
 _WORD = re.compile(r"\w+")
@@ -132,6 +132,15 @@ _MAKES_NAMES_WORDS = ("import", "globals", "locals", "vars", "exec", "builtins")
 _ALSO_KNOWN = frozenset(["self", "cls", "_", "WindowsError", "match", "case"])
 
 
+def word_starts(text: str, name: str) -> Iterator[int]:
+  """Where the identifier `name` stands as a whole word in `text`, in order (found by its text
+  first, at C speed: a search that starts with a word boundary scans every character)."""
+  for match in re.finditer(re.escape(name) + r"\b", text):
+    start = match.start()
+    if not (start and (text[start - 1].isalnum() or text[start - 1] == "_")):
+      yield start
+
+
 def assignment(code: str) -> Optional[Tuple[int, int]]:
   """Where the statement line `code` (its strings written `""` or deleted) assigns: (the end of
   its targets, the index of its first "=" outside brackets), the targets ending at an
@@ -189,10 +198,11 @@ class UnknownNames:
   builtin or dunder. Python raises NameError there, so such a line is wrong as the user would
   keep it: `if TYPE_CHECKING:` where nothing imports TYPE_CHECKING,
   `Image.register_open(IcnsImageFile.format, ...)` copied from a sibling plugin. The engine ranks
-  such lines last (code_t5.engine.complete).
+  such lines last, and shows no line where the best one is such a line
+  (code_t5.engine.complete.unlikely_last).
 
   Measured on the held-out points of the site-packages corpus and dataset-dev (docs/engine.md):
-  the best line read such a name at 37 of 1,276 points, never right; of the 25,750 targets of
+  the best line read such a name at 38 of 1,276 points, never right; of the 25,750 targets of
   the corpus's train split (first 3,000 files) and dataset-dev's train split, 2 would be (`cmp`
   and `unicode` in Python 2 branches). Only where the file's lines below the cursor's are known:
   without them a call to a function defined further down reads an unknown name (58 of those
@@ -218,12 +228,9 @@ class UnknownNames:
     2 ms for 95 kB at every line the cursor moved to)."""
     found = self._mentions.get(name)
     if found is None:
-      ends = re.compile(rf"{name}\b")  # the name's text first: the search skips to it
       found = self._mentions[name] = any(
-          not (match.start() and (text[match.start() - 1].isalnum()
-                                  or text[match.start() - 1] == "_"))
-          for text in (self._above, self._below) if name in text
-          for match in ends.finditer(text))
+          name in text and next(word_starts(text, name), None) is not None
+          for text in (self._above, self._below))
     return found
 
   def read_in(self, code: Optional[str]) -> bool:

@@ -50,11 +50,11 @@ _IN_AFTER = re.compile(r".*?\bin\b")
 _ANNOTATED_AFTER = re.compile(r"[ \t]*:(?!=)")
 _NAMES_BEFORE = re.compile(r"[ \t]*[\w \t,]*")
 _NAMES_THEN_EQUALS = re.compile(r"[\w \t,]*=(?!=)")
-_ELEMENT_LINE = re.compile(r"[ \t]*[\w., \t]*")  # a line of an import's brackets: `a as b,`
+_IMPORTED_NAMES_LINE = re.compile(r"[ \t]*[\w., \t]*")  # in an import's brackets: `a as b,`
 _OPENS_IMPORT = re.compile(r"[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]*\([ \t]*\Z")
 _TRIPLE_QUOTES = re.compile(r'"""|\'\'\'')
 # Lines read back for the start of an import's brackets.
-_MAX_ELEMENT_LINES = 200
+_MAX_IMPORTED_NAMES_LINES = 200
 
 
 def _binds_there(line: str, start: int, end: int) -> bool:
@@ -100,10 +100,7 @@ class Wanted:
       if len(self._quotes) % 2:
         self._flipped_after = len(self._above)
     text, read = self._text, False
-    for match in re.finditer(re.escape(name) + r"\b", text):
-      start = match.start()
-      if start and (text[start - 1].isalnum() or text[start - 1] == "_"):
-        continue  # the end of another word
+    for start in names.word_starts(text, name):
       if (bisect.bisect(self._quotes, start) + (start >= self._flipped_after)) % 2:
         continue  # in a triple-quoted string (a docstring)
       line_start = text.rfind("\n", 0, start) + 1
@@ -121,15 +118,15 @@ class Wanted:
   def _in_import_brackets(self, line: str, line_start: int) -> bool:
     """Whether `line` (starting at line_start in the text) is one of the lines inside an
     import's brackets (`from m import (`, then lines of names and commas)."""
-    if not _ELEMENT_LINE.fullmatch(line):
+    if not _IMPORTED_NAMES_LINE.fullmatch(line):
       return False
     text, end = self._text, line_start - 1
-    for _ in range(_MAX_ELEMENT_LINES):
+    for _ in range(_MAX_IMPORTED_NAMES_LINES):
       if end < 0:
         return False
       start = text.rfind("\n", 0, end) + 1
       above = text[start:end]
-      if not _ELEMENT_LINE.fullmatch(above):
+      if not _IMPORTED_NAMES_LINE.fullmatch(above):
         return bool(_OPENS_IMPORT.match(above))
       end = start - 1
     return False
