@@ -795,25 +795,33 @@ def _fitted(lines: Sequence[decoding.Line], suffix: str, where
 
 
 def unlikely_last(ranked, where: line_filters.LineContext,
-                  unknown: Optional[names.UnknownNames]) -> list:
+                  unknown: Optional[names.UnknownNames],
+                  wanted_names: Optional[wanted.Wanted] = None) -> list:
   """(line, reason) pairs of `ranked` (best first) with those unlikely where they stand marked
   `unlikely` and moved after the others (each group in its order): a clause nothing above owns;
   a line leaving its statement open above a line that starts another; a statement the line below
   does not fit; an operand that repeats the one before `and`, `or`, `==`; a name assigned to
   itself. Then the lines that are wrong where they stand: a line that reads a bare name no line
-  of the file mentions (`unknown`, None where the lines below are not read), a jump above code
-  that would never run, an element its collection already has (`where`'s `jumps_over_code`,
-  `repeats_an_element`). Where the best line that passes the filters is one of those or copies
-  the line above or below (LineContext.repeats_a_neighbour), the search has lost its way: the
-  lines after it were seldom better (docs/engine.md). Then all are marked unlikely, so the
-  confidence gate shows none, and their order stays."""
+  of the file mentions (`unknown`, None where the lines below are not read), a statement that
+  leaves unbound a name the code it serves reads and nothing binds, triple quotes that open a
+  docstring over the code below or leave one open (`wanted_names`, None there too:
+  wanted.Wanted.leaves_unbound, docstrings.Docstrings.misplaced), a jump above code that would
+  never run, an element its collection already has (`where`'s `jumps_over_code`,
+  `repeats_an_element`). Where the best line
+  that passes the filters is one of those or copies the line above or below
+  (LineContext.repeats_a_neighbour), the search has lost its way: the lines after it were seldom
+  better (docs/engine.md). Then all are marked unlikely, so the confidence gate shows none, and
+  their order stays."""
   ends = where.ends_before()
   ranked = _moved_last(ranked, [
       where.owns_nothing(line.text) or where.misfits_below(line.text, line.replaces)
       or (ends and where.leaves_open(line.text, line.replaces))
       or where.repeats_operand(line.text) or where.assigns_itself(line.text, line.replaces)
       for line, _ in ranked])
+  starts = wanted_names is not None and where.starts_statement()
   wrong = [(unknown is not None and unknown.read_in(where.code_of(line.text, line.replaces)))
+           or (starts and _leaves_unbound(line, where, wanted_names))
+           or (wanted_names is not None and _misplaces_docstring(line, where, wanted_names))
            or where.jumps_over_code(line.text, line.replaces)
            or where.repeats_an_element(line.text, line.replaces)
            for line, _ in ranked]
@@ -822,6 +830,23 @@ def unlikely_last(ranked, where: line_filters.LineContext,
       ranked[best][0].text, ranked[best][0].replaces)):
     return [(dataclasses.replace(line, unlikely=True), reason) for line, reason in ranked]
   return _moved_last(ranked, wrong)
+
+
+def _leaves_unbound(line: decoding.Line, where: line_filters.LineContext,
+                    wanted_names: wanted.Wanted) -> bool:
+  """Whether `line`, completing a statement that starts on the cursor's line and ends there (no
+  bracket left open, no string), leaves unbound a name the code it serves needs."""
+  code = where.code_of(line.text, line.replaces)
+  return (code is not None and not where.leaves_open(line.text, line.replaces)
+          and wanted_names.leaves_unbound(code))
+
+
+def _misplaces_docstring(line: decoding.Line, where: line_filters.LineContext,
+                         wanted_names: wanted.Wanted) -> bool:
+  """Whether `line` writes triple quotes that leave the file's docstrings wrong: opening one over
+  the code below, or leaving open one the lines below do not close."""
+  return (('"""' in line.text or "'''" in line.text)
+          and wanted_names.docstrings.misplaced(where.completed(line.text, line.replaces)))
 
 
 def last_if_hopeless(lines: Sequence[decoding.Line]) -> List[decoding.Line]:
@@ -1071,14 +1096,16 @@ class Completer:
     if options.retrieval:
       lines = self._with_retrieved(lines, prefix, ids, heal, cache, state, repository, path,
                                    below)
+    # What the file reads and nothing binds: for the names' ranking and the filters' checks.
+    wanted_names = wanted.Wanted(prefix, below)
     if options.names:
-      lines = wanted.first(names.rank(lines, prefix), prefix, below)
+      lines = wanted.first(names.rank(lines, prefix), wanted_names)
     lines = last_if_hopeless(last_if_unlikely(lines, prefix, below, repository, path))
     where = line_filters.LineContext.of(prefix, suffix, below) if options.filters else None
     ranked = _fitted(lines, suffix, where)
     if where is not None:
       unknown = names.UnknownNames(prefix, suffix, below) if options.below else None
-      ranked = unlikely_last(ranked, where, unknown)
+      ranked = unlikely_last(ranked, where, unknown, wanted_names if options.below else None)
     return context, ranked
 
   def complete(self, prefix: str, suffix: str = "", top: Optional[int] = None,
@@ -1265,7 +1292,8 @@ def _why_nothing(completer: "Completer", result: Completion) -> str:
     why = ("every line that passed the filters is one the engine ranks as unlikely here (a "
            "guessed or repeated import, a def its block has, a loop, a line that does not fit, "
            "or lines whose best copies the line above or below, reads a name nothing binds, "
-           "jumps over code or repeats an element), which the confidence gate never shows "
+           "leaves unbound a name the code below reads, opens a docstring over code, jumps "
+           "over code or repeats an element), which the confidence gate never shows "
            "(--min-score=-inf shows them)")
   elif hidden_by == "confidence":
     why = (f"the best line is exact with probability {result.confidence:.2f}, below the gate "

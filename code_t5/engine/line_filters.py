@@ -118,7 +118,7 @@ import keyword
 import re
 import tokenize
 import warnings
-from typing import List, NamedTuple, Optional, Tuple
+from typing import Iterator, List, Match, NamedTuple, Optional, Tuple
 
 REASONS = ("unbalanced_brackets", "unterminated_string", "tokenize_error", "repeats_previous_line",
            "syntax_error", "clashes_with_text_after")
@@ -292,6 +292,18 @@ def code_only(text: str) -> str:
   """`text` (whole lines of code, starting outside any string) with its strings and comments
   deleted."""
   return _STRINGS_AND_COMMENTS.sub("", text)
+
+
+def strings_and_comments(text: str) -> Iterator[Match]:
+  """The strings and comments of `text` (whole lines of code, starting outside any string), in
+  order: a triple-quoted string spans lines, and one never closed runs to its line's end."""
+  return _STRINGS_AND_COMMENTS.finditer(text)
+
+
+def strings_emptied(text: str) -> str:
+  """`text` (whole lines of code, starting outside any string) with each string and comment
+  written `""` (a string's prefix stays before it, not read as a name: `b""`)."""
+  return _STRINGS_AND_COMMENTS.sub('""', text)
 
 
 def in_string_or_comment(line: str, column: int) -> bool:
@@ -669,7 +681,7 @@ class LineContext:
     if self._accept_all or "\n" in completion:
       return None
     stack = list(self._start.stack)
-    scan = _scan_line(self._completed(completion, replaces), stack)
+    scan = _scan_line(self.completed(completion, replaces), stack)
     return len(stack) if scan.outcome == _OK else None
 
   def reject_reason(self, completion: str, replaces: int = 0) -> Optional[str]:
@@ -715,7 +727,7 @@ class LineContext:
     if (below is None or self._start.stack or self._start.continued or "\n" in completion
         or below.lstrip()[0] in ")]}"):
       return False
-    line = self._completed(completion, replaces)
+    line = self.completed(completion, replaces)
     return _column(below) > _column(line) and self._whole_statement(line)
 
   def leaves_open(self, completion: str, replaces: int = 0) -> bool:
@@ -724,13 +736,13 @@ class LineContext:
     on on the next line."""
     if self._accept_all or "\n" in completion:
       return False
-    line = self._completed(completion, replaces)
+    line = self.completed(completion, replaces)
     stack = list(self._start.stack)
     scan = _scan_line(line, stack)
     return scan.outcome == _OK and not scan.in_string and (
         bool(stack) or (not scan.in_comment and line.rstrip().endswith("\\")))
 
-  def _completed(self, completion: str, replaces: int = 0) -> str:
+  def completed(self, completion: str, replaces: int = 0) -> str:
     """The cursor's line as `completion` completes it, with the suffix less its first `replaces`
     characters (no final "\\r")."""
     return (self._head + completion + self._suffix[replaces:]).rstrip("\r")
@@ -753,7 +765,7 @@ class LineContext:
     1,012 validation points, none right, and no target does (a ranking hint)."""
     if self._accept_all or self._start.stack or self._start.continued or "\n" in completion:
       return False
-    return _ASSIGNS_ITSELF.match(self._completed(completion, replaces)) is not None
+    return _ASSIGNS_ITSELF.match(self.completed(completion, replaces)) is not None
 
   def jumps_over_code(self, completion: str, replaces: int = 0) -> bool:
     """Whether the cursor's line completed with `completion` (and the suffix, less its first
@@ -766,7 +778,7 @@ class LineContext:
     if (below is None or self._start.stack or self._start.continued or "\n" in completion
         or below.lstrip()[0] in ")]}" or _CLAUSE.match(below.lstrip())):
       return False
-    line = self._completed(completion, replaces)
+    line = self.completed(completion, replaces)
     return (_JUMP.match(line) is not None and _column(below) == _column(line)
             and self._whole_statement(line))
 
@@ -780,7 +792,7 @@ class LineContext:
     False where the context is not read."""
     if self._accept_all or len(self._start.stack) != 1 or "\n" in completion:
       return False
-    line = self._completed(completion, replaces).rstrip()
+    line = self.completed(completion, replaces).rstrip()
     if not _ELEMENT_LINE.match(line):
       return False
     statement = self._statement_before()
@@ -801,6 +813,11 @@ class LineContext:
         return True
     return False
 
+  def starts_statement(self) -> bool:
+    """Whether the cursor's line starts a statement: the context is read, no bracket is open
+    and no backslash continues the line above."""
+    return not self._accept_all and not self._start.stack and not self._start.continued
+
   def code_of(self, completion: str, replaces: int = 0) -> Optional[str]:
     """The cursor's line completed with `completion` (in place of `replaces` characters after the
     cursor), each of its strings and comments written `""`: what code_t5.engine.names reads the
@@ -809,14 +826,14 @@ class LineContext:
     lambda's statement (its names there are bound, not read)."""
     if self._accept_all or "\n" in completion:
       return None
-    line = self._completed(completion, replaces)
+    line = self.completed(completion, replaces)
     scan = _scan_line(line, list(self._start.stack))
     if scan.outcome != _OK or scan.in_string:
       return None
     if self._start.stack or self._start.continued:
       if _BINDING_STATEMENT.match(self._statement_before()):
         return None
-    return _STRINGS_AND_COMMENTS.sub('""', line)
+    return strings_emptied(line)
 
   def _statement_before(self) -> str:
     """The code of the cursor's statement before the cursor's line (strings and comments deleted),
@@ -848,7 +865,7 @@ class LineContext:
     data tables), none the best line. Judged in strings and comments too."""
     if "\n" in completion or "\r" in self._head:
       return False
-    line = self._completed(completion, replaces).rstrip()
+    line = self.completed(completion, replaces).rstrip()
     return bool(line) and line in self._neighbours
 
   def owns_nothing(self, completion: str) -> bool:

@@ -129,7 +129,13 @@ _MAKES_NAMES_WORDS = ("import", "globals", "locals", "vars", "exec", "builtins")
 # Bare names Python knows beyond dir(builtins) on this machine: self and cls (read by
 # scopes.Definitions' rule of their own), gettext's `_`, Windows' builtin exception, the soft
 # keywords as names.
-_ALSO_KNOWN = frozenset(["self", "cls", "_", "WindowsError", "match", "case"])
+ALSO_KNOWN = frozenset(["self", "cls", "_", "WindowsError", "match", "case"])
+
+
+def makes_names(*texts: str) -> bool:
+  """Whether any of `texts` (a file's code) makes names no line mentions (_MAKES_NAMES)."""
+  return any(any(word in text for word in _MAKES_NAMES_WORDS) and _MAKES_NAMES.search(text)
+             for text in texts)
 
 
 def word_starts(text: str, name: str) -> Iterator[int]:
@@ -241,7 +247,7 @@ class UnknownNames:
     header = _CLASS_NAME.match(code)
     if header:
       code = code[:header.start(1)] + code[header.end(1):]
-    names = read_names(code) - ALWAYS_KNOWN - _ALSO_KNOWN - self._typed
+    names = read_names(code) - ALWAYS_KNOWN - ALSO_KNOWN - self._typed
     names = [name for name in names if not (name.startswith("__") and name.endswith("__"))]
     if not names:
       return False
@@ -249,8 +255,6 @@ class UnknownNames:
     if not names:
       return False
     if self._makes_names is None:
-      self._makes_names = any(
-          any(word in text for word in _MAKES_NAMES_WORDS) and _MAKES_NAMES.search(text)
-          for text in (self._above, self._below))
+      self._makes_names = makes_names(self._above, self._below)
     return not self._makes_names
 
