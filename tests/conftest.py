@@ -125,6 +125,23 @@ def mesh_tf_logits(tiny_run, tmp_path_factory, logits_batch):
 DEV_DATASET = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev"
 
 
+@pytest.fixture(scope="session")
+def dev_points():
+  """Every line-completion point of dataset-dev's files as (point, prefix, target, below): the
+  code before the cursor, the rest of its line, and the file's lines after the cursor's (a rule
+  the engine applies to the lines the model writes is checked against the targets: code that
+  runs)."""
+  from code_t5.data import flcc  # pylint: disable=g-import-not-at-top
+  from code_t5.data import line_completion  # pylint: disable=g-import-not-at-top
+  points = []
+  for source, point in line_completion.points_of_files(flcc.read_files(DEV_DATASET)):
+    text = source.text
+    line_end = text.find("\n", point.cursor)
+    points.append((point, text[:point.cursor], point.target(text),
+                   text[line_end + 1:] if line_end >= 0 else ""))
+  return points
+
+
 @pytest.fixture(scope="module")
 def dev_cursor():
   """at(path, typed, rest, repo=None, with_repository=True) -> (text, cursor, repository): a real

@@ -1,8 +1,5 @@
 """Where a file's docstrings are around the cursor's line (code_t5/engine/docstrings.py)."""
 
-from code_t5.data import flcc
-from code_t5.data import line_completion
-from code_t5.data import sources
 from code_t5.engine import docstrings
 
 
@@ -54,22 +51,16 @@ def test_triple_quotes_inside_other_strings_and_comments_delimit_nothing():
   assert _misplaces_docstring('    """Returns the name."""', prefix, below)
 
 
-def test_no_target_of_dataset_dev_misplaces_a_docstring():
+def test_no_target_of_dataset_dev_misplaces_a_docstring(dev_points):
   # Every completion point of dataset-dev's files whose target holds triple quotes, the target
   # as the candidate: none misplaces a docstring (nor did any of the 180 such targets among
   # 5,276 points of the site-packages corpus's validation and test splits).
   judged = 0
-  for source, point in line_completion.points_of_files(flcc.read_files(sources.DEV_ROOT)):
-    text = source.text
-    target = point.target(text)
-    if '"""' not in target and "'''" not in target:
-      continue
-    line_start = text.rfind("\n", 0, point.cursor) + 1
-    line_end = text.find("\n", point.cursor)
-    below = text[line_end + 1:] if line_end >= 0 else ""
-    line = text[line_start:line_end if line_end >= 0 else len(text)]
-    assert not _misplaces_docstring(line, text[:point.cursor], below), (point.path, point.line)
-    judged += 1
+  for point, prefix, target, below in dev_points:
+    if '"""' in target or "'''" in target:
+      line = prefix[prefix.rfind("\n") + 1:] + target
+      assert not _misplaces_docstring(line, prefix, below), (point.path, point.line)
+      judged += 1
   assert judged > 50
 
 

@@ -267,21 +267,15 @@ def test_the_user_typed_names_are_not_the_candidates_fault():
   assert names.UnknownNames(prefix, "", "").read_in(where.code_of("idate(value)"))
 
 
-def test_no_line_of_dataset_dev_reads_an_unknown_name():
+def test_no_line_of_dataset_dev_reads_an_unknown_name(dev_points):
   # Every completion point of dataset-dev's files, its target as the candidate: code that runs
   # reads no unknown name (on the site-packages corpus's train split, 2 of 23,494 targets do,
   # both in Python 2 branches: `cmp`, `unicode`).
-  points = 0
-  for source, point in line_completion.points_of_files(flcc.read_files(sources.DEV_ROOT)):
-    text = source.text
-    prefix = text[:point.cursor]
-    line_end = text.find("\n", point.cursor)
-    below = text[line_end + 1:] if line_end >= 0 else ""
+  for point, prefix, target, below in dev_points:
     where = line_filters.LineContext.of(prefix, "", below)
-    assert not names.UnknownNames(prefix, "", below).read_in(
-        where.code_of(point.target(text))), (point.path, point.line)
-    points += 1
-  assert points > 2000
+    assert not names.UnknownNames(prefix, "", below).read_in(where.code_of(target)), (
+        point.path, point.line)
+  assert len(dev_points) > 2000
 
 
 def test_lines_reading_unknown_names_go_last_and_a_best_one_hides_every_line():

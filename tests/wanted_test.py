@@ -1,8 +1,5 @@
 """The imports and definitions the file's code wants (code_t5/engine/wanted.py)."""
 
-from code_t5.data import flcc
-from code_t5.data import line_completion
-from code_t5.data import sources
 from code_t5.engine import complete
 from code_t5.engine import decoding
 from code_t5.engine import line_filters
@@ -178,21 +175,18 @@ def test_names_bound_in_ways_read_line_by_line_are_not_wanted():
   assert not _leaves_unbound("import os", "from errno import *\n", "print(EBADF)\n")
 
 
-def test_no_target_of_dataset_dev_leaves_a_wanted_name_unbound():
+def test_no_target_of_dataset_dev_leaves_a_wanted_name_unbound(dev_points):
   # Every completion point of dataset-dev's files, its target as the only candidate: code that
-  # runs leaves no name unbound, so the engine never marks it unlikely for that. (On a sample of
-  # 4,000 points of the site-packages corpus's test split, 2 targets did: a tuple target over two
-  # lines, `(dataset,` then `metadata) = ...`, read as a read of dataset.)
+  # runs leaves no name unbound and misplaces no docstring, so the engine never marks it unlikely
+  # for that. (On a sample of 4,000 points of the site-packages corpus's test split, 2 targets
+  # did: a tuple target over two lines, `(dataset,` then `metadata) = ...`, read as a read of
+  # dataset, before such targets were read.)
   judged = 0
-  for source, point in line_completion.points_of_files(flcc.read_files(sources.DEV_ROOT)):
-    text = source.text
-    prefix = text[:point.cursor]
-    line_end = text.find("\n", point.cursor)
-    below = text[line_end + 1:] if line_end >= 0 else ""
+  for point, prefix, target, below in dev_points:
     where = line_filters.LineContext.of(prefix, "", below)
     if not where.starts_statement():
       continue
-    ranked = [(Line(point.target(text), 0.0), None)]
+    ranked = [(Line(target, 0.0), None)]
     assert complete.unlikely_last(ranked, where, None, wanted.Wanted(prefix, below)) == (
         complete.unlikely_last(ranked, where, None, None)), (point.path, point.line)
     judged += 1
