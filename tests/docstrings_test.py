@@ -76,3 +76,10 @@ def test_inside_tells_docstring_text_from_code_on_both_sides_of_the_cursors_line
   # docstring the cursor's line opens.
   assert not docstrings.Docstrings(above, "y = 2\n").below_inside
   assert docstrings.Docstrings("x = 1\n", below).below_inside
+
+
+def test_at_the_files_end_an_opener_alone_starts_a_docstring():
+  # Nothing below: the user is writing a new function, its docstring's closer not typed yet.
+  assert not _misplaces_docstring('    """', "def main(argv):\n", "")
+  assert not _misplaces_docstring('    """', "def main(argv):\n", "\n\n")
+  assert _misplaces_docstring('    """', "def main(argv):\n", "    return 0\n")

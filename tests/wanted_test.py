@@ -191,3 +191,13 @@ def test_no_target_of_dataset_dev_leaves_a_wanted_name_unbound(dev_points):
         complete.unlikely_last(ranked, where, None, None)), (point.path, point.line)
     judged += 1
   assert judged > 1000
+
+
+def test_a_name_the_file_reads_in_other_functions_too_is_not_one_functions_to_bind():
+  # A module whose import is not written yet, read in two functions: no statement of either
+  # binds it, so none leaves it unbound (the engine keeps completing there); the import does.
+  prefix = "def f(data):\n    "
+  below = "    return np.array(data)\n\n\ndef g(data):\n    return np.zeros(3)\n"
+  assert not _leaves_unbound("    n = 4", prefix, below)
+  assert _leaves_unbound("import os", "", "\n" + prefix + "pass\n" + below)
+  assert not _leaves_unbound("import numpy as np", "", "\n" + prefix + "pass\n" + below)

@@ -55,6 +55,7 @@ class Docstrings:
   the file's start included) and `below` (the lines after it)."""
 
   def __init__(self, above: str, below: str):
+    self._text_below = bool(below.strip())
     read_above = _triple_quoted(above)
     # The quotes of the string the lines above end inside ("" if none).
     self._open_above = (above[read_above.starts[-1]:read_above.starts[-1] + 3]
@@ -94,8 +95,9 @@ class Docstrings:
     included), holding triple quotes, leaves the file's docstrings wrong: it opens one over the
     code below, closes one where the lines below are the docstring's text, or leaves open the one
     the lines above opened where the lines below are code. False for a line without triple
-    quotes."""
-    if not _TRIPLE_QUOTES.search(line):
+    quotes, and where no line below has text: at the file's end, a docstring's opener alone is
+    how a docstring starts (its closer not typed yet)."""
+    if not self._text_below or not _TRIPLE_QUOTES.search(line):
       return False
     if self._open_above:  # the line starts inside that string: its quotes close it
       close = line.find(self._open_above)

@@ -292,25 +292,35 @@ class Wanted:
     text, cursor = self._text, len(self._above)
     if kind == "import":
       code, pattern = text, _USED_NAME
+      function = (0, len(text))
     else:
+      start = cursor  # a header's block starts below it
       if kind == "statement":
-        column = _enclosing_def_column(self._above, column)
-        if column is None:
+        enclosing = _enclosing_def(self._above, column)
+        if enclosing is None:
           return frozenset()
-      code, pattern = text[cursor:cursor + _block_end(self._below, column)], _BARE_NAME
+        start, column = enclosing
+      end = cursor + _block_end(self._below, column)
+      code, pattern = text[cursor:end], _BARE_NAME
+      function = (start, end)
     # An attribute's dot may end the line above (`ml_transform.\\` then `with_transform(...)`).
     code = _DOT_THEN_SPACE.sub(".", line_filters.strings_emptied(code))
     words = set(pattern.findall(code))
-    found = frozenset(name for name in words - _NEVER_WANTED
-                      if not name.startswith("__") and self.wants(name))
+    # In a function, only its own names: one the file reads elsewhere too and nothing binds is
+    # the file's (a module whose import is not written yet), not this line's to bind.
+    found = frozenset(
+        name for name in words - _NEVER_WANTED
+        if not name.startswith("__") and self.wants(name)
+        and all(function[0] <= k < function[1] for k in names.word_starts(text, name)))
     # Where the file makes names no line binds (import *, exec), none is wanted; read last: its
     # search took 8 ms in an 87 kB file.
     return found if not found or not names.makes_names(text) else frozenset()
 
 
-def _enclosing_def_column(above: str, column: int) -> Optional[int]:
-  """The column of the def header whose block holds a line at `column` after `above` (the lines
-  above it), None if no def does (a class body, the top level)."""
+def _enclosing_def(above: str, column: int) -> Optional[Tuple[int, int]]:
+  """(where its line starts in `above`, its column) of the def header whose block holds a line at
+  `column` after `above` (the lines above it), None if no def does (a class body, the top
+  level)."""
   end = len(above) - 1
   for _ in range(_MAX_ENCLOSING_LINES):
     if end < 0:
@@ -324,7 +334,7 @@ def _enclosing_def_column(above: str, column: int) -> Optional[int]:
     indent = len(line) - len(code)
     if indent < column:
       if _DEF.match(line):
-        return indent
+        return start, indent
       if not indent:
         return None
       column = indent
