@@ -807,11 +807,10 @@ def unlikely_last(ranked, where: line_filters.LineContext,
   docstring over the code below or leave one open (`wanted_names`, None there too:
   wanted.Wanted.leaves_unbound, docstrings.Docstrings.misplaced), a jump above code that would
   never run, an element its collection already has (`where`'s `jumps_over_code`,
-  `repeats_an_element`). Where the best line
-  that passes the filters is one of those or copies the line above or below
-  (LineContext.repeats_a_neighbour), the search has lost its way: the lines after it were seldom
-  better (docs/engine.md). Then all are marked unlikely, so the confidence gate shows none, and
-  their order stays."""
+  `repeats_an_element`). Where the best line that passes the filters is one of those or copies
+  the line above or below (LineContext.repeats_a_neighbour), the search has lost its way: the
+  lines after it were seldom better (docs/engine.md). Then all are marked unlikely, so the
+  confidence gate shows none, and their order stays."""
   ends = where.ends_before()
   ranked = _moved_last(ranked, [
       where.owns_nothing(line.text) or where.misfits_below(line.text, line.replaces)

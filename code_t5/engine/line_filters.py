@@ -714,7 +714,7 @@ class LineContext:
     bracket or string left open, no backslash continuation, its code not ending in ":"."""
     stack = []
     scan = _scan_line(line, stack)
-    code = _STRINGS_AND_COMMENTS.sub("", line).rstrip()
+    code = code_only(line).rstrip()
     return (scan.outcome == _OK and not scan.in_string and not stack and bool(code)
             and not code.endswith(("\\", ":")))
 

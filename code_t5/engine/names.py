@@ -98,7 +98,7 @@ def rank(lines: Sequence[Line], prefix: str, bonus: float = NAME_BONUS) -> list:
 
 
 # Reading a line's bare names (UnknownNames). Identifiers: a word not starting with a digit.
-_IDENTIFIER = re.compile(r"[^\W\d]\w*")
+IDENTIFIER = re.compile(r"[^\W\d]\w*")
 # Lines whose names are bound, not read (imports, def headers, global, nonlocal), or bound by
 # patterns (`match x:`, `case Point(x=0):`) and 3.12's `type X = ...`: not judged. The soft
 # keywords start such statements only when a space and an operand follow (not `match = ...`,
@@ -166,7 +166,7 @@ def loop_and_as_targets(code: str) -> Set[str]:
   """The names the `for`s (loops, comprehensions) and `as`es of the line `code` bind."""
   bound = set(_AS_NAME.findall(code))
   for targets in _FOR_TARGETS.findall(code):
-    bound.update(_IDENTIFIER.findall(targets))
+    bound.update(IDENTIFIER.findall(targets))
   return bound
 
 
@@ -175,9 +175,9 @@ def bound_names(code: str) -> Set[str]:
   bound = set(_BEFORE_EQUALS.findall(code)) | loop_and_as_targets(code)
   assigns = assignment(code)
   if assigns is not None:  # an assignment's targets: all before its "=", annotation included
-    bound.update(_IDENTIFIER.findall(code, 0, assigns[1]))
+    bound.update(IDENTIFIER.findall(code, 0, assigns[1]))
   for targets in _LAMBDA_PARAMETERS.findall(code):
-    bound.update(_IDENTIFIER.findall(targets))
+    bound.update(IDENTIFIER.findall(targets))
   annotated = _ANNOTATED.match(code)
   if annotated:
     bound.add(annotated.group(1))
@@ -188,7 +188,7 @@ def read_names(code: str) -> Set[str]:
   """The bare names the statement line `code` (its strings and comments written `""`) reads:
   not attributes (after a dot), not string prefixes (`f""`), not bound by the line itself."""
   found = set()
-  for match in _IDENTIFIER.finditer(code):
+  for match in IDENTIFIER.finditer(code):
     start, end = match.span()
     if (code[end:end + 1] in ("'", '"') or (start and (code[start - 1].isalnum()
                                                        or code[start - 1] == "_"))

@@ -26,7 +26,7 @@ target.
 
 import keyword
 import re
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from code_t5.engine import decoding
 from code_t5.engine import docstrings as docstrings_lib
@@ -45,7 +45,6 @@ _KEYWORDS = frozenset(keyword.kwlist) | {"self", "cls"}
 # or a call: reading every name of a 95 kB file took 65 ms).
 _BARE_NAME = re.compile(r"(?<![\w.])[^\W\d]\w*(?![\w'\"])")
 _USED_NAME = re.compile(r"(?<![\w.])([^\W\d]\w*)[ \t]*[.(]")
-_IDENTIFIER = re.compile(r"[^\W\d]\w*")
 _DOT_THEN_SPACE = re.compile(r"\.[ \t\\]*\n[ \t]*")
 _CHAINED_TARGET = re.compile(r"(?<![\w.])([^\W\d]\w*)[ \t]*=(?!=)")
 # Never wanted: names Python knows (names.ALWAYS_KNOWN and its own), and Python 2's builtins,
@@ -227,15 +226,8 @@ class Wanted:
     defined = scopes.defined_name(statement)
     if defined is not None:
       return len(statement) - len(line) < defined[1] and self.wants(defined[0])
-    code = line_filters.code_only(statement)
-    targets = names.loop_and_as_targets(code)
-    assigns = names.assignment(code)
-    if assigns is not None:  # bare names and attributes of self, not the annotation
-      targets.update(match.group(1) or match.group(2)
-                     for match in _TARGET.finditer(code, 0, assigns[0]))
-    targets -= _KEYWORDS
+    targets = _targets(line_filters.code_only(statement)) - _KEYWORDS
     return any(self.wants(name) for name in targets)
-
 
   def leaves_unbound(self, statement: str) -> bool:
     """Whether the cursor's line completed as `statement` (a whole statement that starts on it:
@@ -248,44 +240,32 @@ class Wanted:
     elsewhere, and where the lines below start inside a string or the file makes names."""
     if "\n" in statement or not statement.strip():
       return False
-    served = self._served(statement)
-    if not served:
-      return False
+    column = len(statement) - len(statement.lstrip(" \t"))
+    code = line_filters.code_only(statement)
     imported = imports.bound_by(statement.strip())
     if imported is not None:
+      key = ("import", 0) if not column else None
       bound = {name.split(".")[0] for name in imported}
     elif scopes.defined_name(statement) is not None:
-      bound = set(_IDENTIFIER.findall(line_filters.code_only(statement)))
+      key = ("header", column) if _DEF.match(statement) else None  # a class header: not judged
+      bound = set(names.IDENTIFIER.findall(code))
     else:
-      code = line_filters.code_only(statement)
-      bound = names.loop_and_as_targets(code)
-      assigns = names.assignment(code)
-      if assigns is not None:
-        bound.update(match.group(1) or match.group(2)
-                     for match in _TARGET.finditer(code, 0, assigns[0]))
+      key = ("statement", column) if column else None  # a top-level statement: not judged
+      bound = _targets(code)
+      if names.assignment(code) is not None:
         bound.update(_CHAINED_TARGET.findall(code))  # `a = b = ...`, and keyword arguments
-    return not bound & served
+    served = self._served(*key) if key is not None else frozenset()
+    return bool(served) and not bound & served
 
-  def _served(self, statement: str) -> FrozenSet[str]:
-    """The wanted names read by the code the completed cursor's line (`statement`) serves (see
-    leaves_unbound), found once per kind of line and column."""
-    column = len(statement) - len(statement.lstrip(" \t"))
-    if imports.bound_by(statement.strip()) is not None:
-      if column:
-        return frozenset()
-      key = ("import", 0)
-    elif scopes.defined_name(statement) is not None:
-      key = ("header", column) if _DEF.match(statement) else ("class", column)
-    else:
-      key = ("statement", column)
-    found = self._served_by.get(key)
+  def _served(self, kind: str, column: int) -> FrozenSet[str]:
+    """The wanted names read by the code a completed cursor's line of `kind` ("import", "header"
+    or "statement") at `column` serves (see leaves_unbound), found once per kind and column."""
+    found = self._served_by.get((kind, column))
     if found is None:
-      found = self._served_by[key] = self._read_served(*key)
+      found = self._served_by[(kind, column)] = self._read_served(kind, column)
     return found
 
   def _read_served(self, kind: str, column: int) -> FrozenSet[str]:
-    if kind == "class" or (kind == "statement" and not column):
-      return frozenset()
     self._join()
     if self._docstrings.below_inside:
       return frozenset()  # the lines below start inside a string
@@ -315,6 +295,18 @@ class Wanted:
     # Where the file makes names no line binds (import *, exec), none is wanted; read last: its
     # search took 8 ms in an 87 kB file.
     return found if not found or not names.makes_names(text) else frozenset()
+
+
+def _targets(code: str) -> Set[str]:
+  """The names the statement line `code` (strings and comments deleted) binds as targets: its
+  `for`s' and `as`es', and an assignment's bare names and attributes of self (not the
+  annotation)."""
+  targets = names.loop_and_as_targets(code)
+  assigns = names.assignment(code)
+  if assigns is not None:
+    targets.update(match.group(1) or match.group(2)
+                   for match in _TARGET.finditer(code, 0, assigns[0]))
+  return targets
 
 
 def _enclosing_def(above: str, column: int) -> Optional[Tuple[int, int]]:
