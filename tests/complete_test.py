@@ -718,9 +718,20 @@ def test_lines_whose_best_opens_a_docstring_over_code_show_nothing(dev_cursor):
   """In unittest/main.py's `usageExit` (the line is its first, `warnings.warn(...`), the shipped
   model's best line was a lone triple quote, shown: a docstring opened over the method's code.
   Such a line was the best at 28 of the 1,276 held-out points, never right: nothing is shown
-  there now (code_t5.engine.wanted.Wanted.misplaces_docstring)."""
+  there now (code_t5.engine.docstrings.Docstrings.misplaced)."""
   path = "unittest/main.py"
   text, cursor, repository = dev_cursor(path, "    def usageExit(self, msg=None):\n        ",
                                         'warnings.warn("TestProgram.usageExit() is deprecated'
                                         ' and will be"')
   assert _hidden_as_unlikely(text, cursor, repository, path)[0] == '"""'
+
+
+def test_lines_whose_best_leaves_a_name_of_its_function_unbound_show_nothing(dev_cursor):
+  """In unittest/suite.py, at `def run(sel|` in TestSuite (the line is `def run(self, result,
+  debug=False):`, and the method's body reads `if not debug:`), the shipped model's best line was
+  `def run(self, result):`, shown at a confidence of 0.74. Another method's `debug = ...` and the
+  header `def debug(self):` bind `debug` in their own namespaces, not in run's: read by
+  namespace, nothing binds it there, and nothing is shown (code_t5.engine.namespaces)."""
+  path = "unittest/suite.py"
+  text, cursor, repository = dev_cursor(path, "    def run(sel", "f, result, debug=False):")
+  assert _hidden_as_unlikely(text, cursor, repository, path)[0] == "f, result):"

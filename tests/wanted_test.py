@@ -201,3 +201,38 @@ def test_a_name_the_file_reads_in_other_functions_too_is_not_one_functions_to_bi
   assert not _leaves_unbound("    n = 4", prefix, below)
   assert _leaves_unbound("import os", "", "\n" + prefix + "pass\n" + below)
   assert not _leaves_unbound("import numpy as np", "", "\n" + prefix + "pass\n" + below)
+
+
+def test_a_name_bound_in_another_function_is_not_bound_in_this_one():
+  # unittest's suite.py: the header was `def run(self, result, debug=False):`; another method's
+  # local `debug`, and the method named debug (bound in the class's namespace), bind no `debug`
+  # that run's body can read.
+  prefix = ("class TestSuite:\n    def debug(self):\n        debug = _DebugResult()\n"
+            "        self.run(debug, True)\n\n")
+  below = ("        for test in self:\n            if not debug:\n                test.debug()\n"
+           "        return True\n")
+  assert _leaves_unbound("    def run(self, result):", prefix, below)
+  assert not _leaves_unbound("    def run(self, result, debug=False):", prefix, below)
+  # The same for a statement: a name bound in a sibling function only.
+  prefix = "def g():\n    size = 3\n    return size\n\n\ndef f(im):\n    "
+  assert _leaves_unbound("    n = 4", prefix, "    return size\n")
+  assert not _leaves_unbound("    size = 4", prefix, "    return size\n")
+  # A class body's names are not its methods' either (a bare `size` there is a NameError).
+  prefix = "class A:\n    size = 3\n\n    def f(self):\n        "
+  assert _leaves_unbound("        n = 4", prefix, "        return size\n")
+
+
+def test_names_of_the_module_and_of_enclosing_functions_are_bound_in_a_function():
+  below = "    return LIMIT\n"
+  assert not _leaves_unbound("    x = 1", "LIMIT = 3\n\n\ndef f():\n    ", below)
+  assert not _leaves_unbound("    x = 1", "def f():\n    ", below + "\n\nLIMIT = 3\n")
+  assert not _leaves_unbound("    x = 1", "from m import LIMIT\n\n\ndef f():\n    ", below)
+  # A closure reads its enclosing function's names.
+  prefix = "def outer(items):\n    total = len(items)\n\n    def add(x):\n        "
+  assert not _leaves_unbound("        y = 1", prefix, "        return total\n    return add\n")
+  # A name another function declares global is the module's, bound where that function runs.
+  prefix = "def setup():\n    global CONFIG\n    CONFIG = load()\n\n\ndef f():\n    "
+  assert not _leaves_unbound("    x = 1", prefix, "    return CONFIG\n")
+  # A name another function reads unbound too is the file's (an import not written yet).
+  prefix = "def g():\n    return size\n\n\ndef f(im):\n    "
+  assert not _leaves_unbound("    n = 4", prefix, "    return size\n")

@@ -15,7 +15,10 @@ the name yet and nothing changes.
 The converse, `Wanted.leaves_unbound(statement)`: where the code a line serves (the whole file for
 an import at the top level, the block of a def header, the rest of the function for a statement
 in one) reads wanted names, a line binding none of them is wrong there (`import os` where the file
-reads `Image.core` and nothing imports Image); code_t5.engine.complete then shows no line.
+reads `Image.core` and nothing imports Image); code_t5.engine.complete then shows no line. For a
+def header and a statement in a function, a name is read by namespace (code_t5.engine.namespaces):
+only the function, the functions around it and the module bind its names, not another method (a
+parameter `debug` of one method binds no `debug` that another one's body reads).
 
 Measured at the held-out points of the site-packages corpus and dataset-dev (docs/engine.md,
 "The imports and definitions the code wants", and the filters' list): the ranking made 12 best
@@ -26,13 +29,14 @@ target.
 
 import keyword
 import re
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from code_t5.engine import decoding
 from code_t5.engine import docstrings as docstrings_lib
 from code_t5.engine import imports
 from code_t5.engine import line_filters
 from code_t5.engine import names
+from code_t5.engine import namespaces as namespaces_lib
 from code_t5.engine import scopes
 
 # An assignment's target name: a bare name (not an attribute, nor a subscript's), or an attribute
@@ -53,6 +57,10 @@ _NEVER_WANTED = names.ALWAYS_KNOWN | names.ALSO_KNOWN | frozenset(
     ["unicode", "long", "xrange", "basestring", "buffer", "unichr", "raw_input", "file", "reduce",
      "cmp", "execfile", "intern", "apply", "coerce", "reload", "StandardError"])
 _MAX_ENCLOSING_LINES = 2000
+# The function a line serves, among the namespaces (Wanted._unbound_in).
+_FUNCTION = object()
+_DECLARES = re.compile(r"[ \t]*(?:global|nonlocal)\b")
+_ATTRIBUTE_BEFORE = re.compile(r"\.[ \t]*\Z")
 
 
 # Where a name stands, read one occurrence at a time (a name occurs a few dozen times in a file at
@@ -69,8 +77,8 @@ _LAMBDA_BEFORE = re.compile(r"\blambda\b[^:]*\Z")  # a lambda's parameters
 _FOR_BEFORE = re.compile(r"\bfor\b(?!.*\bin\b)")
 _IN_AFTER = re.compile(r".*?\bin\b")
 _ANNOTATED_AFTER = re.compile(r"[ \t]*:(?!=)")
-_NAMES_BEFORE = re.compile(r"[ \t]*[\w \t,(\[*]*")
-_NAMES_THEN_EQUALS = re.compile(r"[\w \t,()\[\]*]*=(?!=)")
+_NAMES_BEFORE = re.compile(r"[ \t]*[\w \t,(\[*.]*")
+_NAMES_THEN_EQUALS = re.compile(r"[\w \t,()\[\]*.]*=(?!=)")
 # Targets in brackets over lines: lines of names and commas (`(a, b,`), the last closing the
 # brackets before "=" (`c) = ...`).
 _NAMES_TO_END = re.compile(r"[\w \t,()\[\]*]*")
@@ -108,6 +116,7 @@ class Wanted:
     self._docstrings: Optional[docstrings_lib.Docstrings] = None  # its docstrings, read with it
     self._wanted: Dict[str, bool] = {}
     self._served_by: Dict[Tuple[str, int], FrozenSet[str]] = {}
+    self._namespaces: Optional[namespaces_lib.Namespaces] = None  # read when first needed
 
   def wants(self, name: str) -> bool:
     """Whether the file's lines other than the cursor's read `name` (as a word of their code, not
@@ -118,9 +127,21 @@ class Wanted:
     return found
 
   def _read_unbound(self, name: str) -> bool:
+    read = False
+    for _, binds, _ in self._occurrences(name):
+      if binds:
+        return False
+      read = True
+    return read
+
+  def _occurrences(self, name: str, starts: Optional[Iterable[int]] = None
+                   ) -> Iterator[Tuple[int, bool, Optional[int]]]:
+    """(where it starts, whether it binds the name there, the start of its line where that line
+    is a def or class header defining the name, else None) for each occurrence of `name` in the
+    file's code (not in a string or comment), in the order of `starts` (default: the file's)."""
     self._join()
-    text, read = self._text, False
-    for start in names.word_starts(text, name):
+    text = self._text
+    for start in names.word_starts(text, name) if starts is None else starts:
       if self._docstrings.inside(start):
         continue
       line_start = text.rfind("\n", 0, start) + 1
@@ -129,14 +150,14 @@ class Wanted:
       column = start - line_start
       if line_filters.in_string_or_comment(line, column):
         continue
-      if (_binds_there(line, column, column + len(name))
-          or self._in_import_brackets(line, line_start)
-          or self._continues_import(line_start)
-          or self._in_def_brackets(line_start)
-          or self._targets_over_lines(line, line_end)):
-        return False
-      read = True
-    return read
+      binds = bool(_binds_there(line, column, column + len(name))
+                   or self._in_import_brackets(line, line_start)
+                   or self._continues_import(line_start)
+                   or self._in_def_brackets(line_start)
+                   or self._targets_over_lines(line, line_end))
+      defined = scopes.defined_name(line) if binds else None
+      header = line_start if defined is not None and defined[0] == name else None
+      yield start, binds, header
 
   def _join(self) -> None:
     """The file but the cursor's line, and where its docstrings are (once)."""
@@ -271,30 +292,58 @@ class Wanted:
       return frozenset()  # the lines below start inside a string
     text, cursor = self._text, len(self._above)
     if kind == "import":
-      code, pattern = text, _USED_NAME
-      function = (0, len(text))
+      code = _DOT_THEN_SPACE.sub(".", line_filters.strings_emptied(text))
+      found = frozenset(name for name in set(_USED_NAME.findall(code)) - _NEVER_WANTED
+                        if not name.startswith("__") and self.wants(name))
     else:
       start = cursor  # a header's block starts below it
+      enclosing = _enclosing_def(self._above, column)
       if kind == "statement":
-        enclosing = _enclosing_def(self._above, column)
         if enclosing is None:
           return frozenset()
         start, column = enclosing
       end = cursor + _block_end(self._below, column)
-      code, pattern = text[cursor:end], _BARE_NAME
-      function = (start, end)
-    # An attribute's dot may end the line above (`ml_transform.\\` then `with_transform(...)`).
-    code = _DOT_THEN_SPACE.sub(".", line_filters.strings_emptied(code))
-    words = set(pattern.findall(code))
-    # In a function, only its own names: one the file reads elsewhere too and nothing binds is
-    # the file's (a module whose import is not written yet), not this line's to bind.
-    found = frozenset(
-        name for name in words - _NEVER_WANTED
-        if not name.startswith("__") and self.wants(name)
-        and all(function[0] <= k < function[1] for k in names.word_starts(text, name)))
+      # An attribute's dot may end the line above (`ml_transform.\\` then `with_transform(...)`).
+      code = _DOT_THEN_SPACE.sub(".", line_filters.strings_emptied(text[cursor:end]))
+      if self._namespaces is None:
+        self._namespaces = namespaces_lib.Namespaces(text, self._docstrings)
+      # Where the function is nested in another (a closure), that one's names are its too.
+      around = {namespaces_lib.MODULE}
+      if enclosing is not None:
+        around.add(self._namespaces.of(enclosing[0]))
+      found = frozenset(name for name in set(_BARE_NAME.findall(code)) - _NEVER_WANTED
+                        if not name.startswith("__") and self._unbound_in(name, start, end, around))
     # Where the file makes names no line binds (import *, exec), none is wanted; read last: its
     # search took 8 ms in an 87 kB file.
     return found if not found or not names.makes_names(text) else frozenset()
+
+  def _unbound_in(self, name: str, start: int, end: int, around: Set) -> bool:
+    """Whether the function text[start:end] reads `name` and neither it nor the namespaces
+    `around` it (namespaces.Namespaces.of) binds it, where no other namespace reads it unbound
+    there too: a name the file reads elsewhere and nothing binds is the file's (a module whose
+    import is not written yet), not this line's to bind; nor is one a `global` or `nonlocal`
+    statement names."""
+    text = self._text
+    positions = list(names.word_starts(text, name))
+    # The function's own occurrences first: most of its names are bound there.
+    inside = [k for k in positions if start <= k < end]
+    bound, read_elsewhere, read_inside = set(), set(), False
+    for at, binds, header in self._occurrences(
+        name, inside + [k for k in positions if not start <= k < end]):
+      namespace = _FUNCTION if start <= at < end else self._namespaces.of(at, header)
+      if binds:
+        if namespace is _FUNCTION or namespace in around:
+          return False
+        bound.add(namespace)
+      elif _DECLARES.match(text, text.rfind("\n", 0, at) + 1):
+        return False
+      elif _ATTRIBUTE_BEFORE.search(text, max(0, at - 20), at):
+        continue  # an attribute of that name (`test.debug()`), not the name
+      elif namespace is _FUNCTION:
+        read_inside = True
+      else:
+        read_elsewhere.add(namespace)
+    return read_inside and not read_elsewhere - bound
 
 
 def _targets(code: str) -> Set[str]:
