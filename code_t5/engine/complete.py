@@ -820,7 +820,7 @@ def unlikely_last(ranked, where: line_filters.LineContext,
   starts = wanted_names is not None and where.starts_statement()
   wrong = [(unknown is not None and unknown.read_in(where.code_of(line.text, line.replaces)))
            or (starts and _leaves_unbound(line, where, wanted_names))
-           or (wanted_names is not None and _misplaces_docstring(line, where, wanted_names))
+           or (wanted_names is not None and _misplaces_docstring(line, where, wanted_names, starts))
            or where.jumps_over_code(line.text, line.replaces)
            or where.repeats_an_element(line.text, line.replaces)
            for line, _ in ranked]
@@ -841,11 +841,16 @@ def _leaves_unbound(line: decoding.Line, where: line_filters.LineContext,
 
 
 def _misplaces_docstring(line: decoding.Line, where: line_filters.LineContext,
-                         wanted_names: wanted.Wanted) -> bool:
-  """Whether `line` writes triple quotes that leave the file's docstrings wrong: opening one over
-  the code below, or leaving open one the lines below do not close."""
-  return (('"""' in line.text or "'''" in line.text)
-          and wanted_names.docstrings.misplaced(where.completed(line.text, line.replaces)))
+                         wanted_names: wanted.Wanted, starts: bool) -> bool:
+  """Whether `line` leaves the file's docstrings wrong: it writes triple quotes that open one over
+  the code below, or leave open one the lines below do not close; or, a whole statement without
+  triple quotes that `starts` on the cursor's line, it does not open the one whose text the lines
+  below start with."""
+  if '"""' in line.text or "'''" in line.text:
+    return wanted_names.docstrings.misplaced(where.completed(line.text, line.replaces))
+  return (starts and where.code_of(line.text, line.replaces) is not None
+          and not where.leaves_open(line.text, line.replaces)
+          and wanted_names.docstrings.unopened(where.completed(line.text, line.replaces)))
 
 
 def last_if_hopeless(lines: Sequence[decoding.Line]) -> List[decoding.Line]:

@@ -105,3 +105,13 @@ class Docstrings:
         return not self.below_inside
       line = line[close + 3:]
     return _triple_quoted(line).open_at_end != self.below_inside
+
+  def unopened(self, line: str) -> bool:
+    """Whether the cursor's line completed as `line`, without triple quotes, leaves the lines
+    below in a string no line opens: they start inside one (a docstring's text, then its closing
+    quotes) while the lines above end outside any, so the cursor's line was to open it (the
+    model's `from __future__ import annotations` as a module's first line, above the text of the
+    module's docstring). False for a line with triple quotes (`misplaced` judges those) and where
+    no line below has text."""
+    return (self._text_below and not self._open_above and self.below_inside
+            and not _TRIPLE_QUOTES.search(line))
