@@ -599,3 +599,41 @@ def test_a_jump_above_code_that_never_runs(head, completion, below, jumps):
 def test_an_element_its_collection_has(above, head, completion, below, repeats):
   context = line_filters.LineContext.of("import os\n" + above + head, "", below)
   assert context.repeats_an_element(completion) is repeats
+
+
+@pytest.mark.parametrize("above, head, completion, below, breaks", [
+    # Apache Beam's group_by_key_test.py: a bracket too many closed above the pipeline's next
+    # stage (the line was `MeasureTime(self.metrics_namespace))`).
+    ("    (p\n        | beam.ParDo(\n", "            ",
+     "MeasureTime(self.metrics_namespace)))", "        | beam.Map(print))\n", True),
+    ("    (p\n        | beam.ParDo(\n", "            ",
+     "MeasureTime(self.metrics_namespace))", "        | beam.Map(print))\n", False),
+    # A call's last argument below a line that closed the call (pardo_dofn_methods.py).
+    ("    x = f(\n", "        ", "windows=[self.window])", "        timestamp=1)\n", True),
+    ("    x = f(\n", "        ", "windows=[self.window],", "        timestamp=1)\n", False),
+    # The statement ended, and the line below only continues an expression.
+    ("", "    ", "pcoll = p", "        .with_output_types(int)\n", True),
+    ("", "    ", "x = a", "    + b\n", False),  # unary plus starts a statement (not judged)
+    ("", "    ", "x = 1", "    *rest, last = items\n", False),  # a starred target
+    ("", "    ", "x = 1", "    @property\n", False),  # a decorator
+    ("", "    ", "x = 1", "    ...\n", False),  # an ellipsis
+    # A line that opens a bracket it leaves open is not judged: in an editor that is how a new
+    # literal starts (the model's `{` above a list's tuples).
+    ("    rows = [\n", "        ", "{", "        ('spring', 1),\n    ]\n", False),
+    ("    rows = [\n        {'a': 1\n", "        ", "}, {", "        'b': 2},\n    ]\n", False),
+    # Nothing below, or below code that fits.
+    ("    x = f(\n", "        ", "a)", "", False),
+    ("    x = f(\n", "        ", "a)", "\n    # done\n    return x\n", False),
+])
+def test_a_line_that_breaks_the_brackets_below(above, head, completion, below, breaks):
+  context = line_filters.LineContext.of("def f(p):\n" + above + head, "", below)
+  assert context.breaks_brackets_below(completion) is breaks
+
+
+def test_no_target_of_dataset_dev_breaks_the_brackets_below(dev_points):
+  judged = 0
+  for point, prefix, target, below in dev_points:
+    context = line_filters.LineContext.of(prefix, "", below)
+    assert not context.breaks_brackets_below(target), (point.path, point.line)
+    judged += not context._accept_all  # pylint: disable=protected-access
+  assert judged > 2000

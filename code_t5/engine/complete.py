@@ -822,6 +822,7 @@ def unlikely_last(ranked, where: line_filters.LineContext,
            or (starts and _leaves_unbound(line, where, wanted_names))
            or (wanted_names is not None and _misplaces_docstring(line, where, wanted_names, starts))
            or where.jumps_over_code(line.text, line.replaces)
+           or where.breaks_brackets_below(line.text, line.replaces)
            or where.repeats_an_element(line.text, line.replaces)
            for line, _ in ranked]
   best = next((k for k, (line, reason) in enumerate(ranked) if _kept(line, reason)), None)

@@ -64,6 +64,10 @@ at the left margin, or by code below that the user is about to re-indent):
   (`@property` or `FLAG = 2` above a function's docstring: an IndentationError). Not the converse,
   a block header above a line no deeper than it: in the evaluation's files that is an error too,
   but in an editor it is how every new block starts, its body not yet written.
+  `breaks_brackets_below(candidate)`: a line that leaves open no bracket it opens, after which
+  the lines below close a bracket no longer open or go on with what only continues an
+  expression (`MeasureTime(ns)))` above a pipeline's next `| stage`). For the same reason as the
+  header's, a line that opens a bracket and leaves it open is not judged.
 
 Accept everything (None for every candidate) when the cursor is in a comment, in a multi-line
 string (triple-quoted, or a single-quoted one continued with a backslash), or when the code before
@@ -610,6 +614,13 @@ _ELEMENT_LINE = re.compile(r"""[ \t]*(?:[rRbBuU]?(?:'[^'\\\n]*'|"[^"\\\n]*")|[A-
 _NAMES_LIST = re.compile(r"[ \t]*__all__[ \t]*\+?=[ \t]*[\[(]\Z")
 # Lines read below the cursor's for the rest of a collection (a bound on the cost).
 _MAX_ELEMENT_LINES = 400
+# What only continues an expression, never starts a statement: a dot (not an ellipsis), a binary
+# operator that is no unary one (not + - * ~, nor @, a decorator), a comparison, a comma, a
+# closing bracket, `and`, `or`, `in`, `is`, `not in` (LineContext.breaks_brackets_below).
+_CONTINUES_EXPRESSION = re.compile(r"[ \t]*(?:\.(?!\.\.)|\||/|%|&|\^|>>|<<|==|!=|<|>|,|[)\]}]"
+                                   r"|(?:and|or|in|is|not[ \t]+in)\b)")
+# Lines read below the cursor's for the brackets a line leaves open (a bound on the cost).
+_MAX_BRACKET_LINES = 50
 # A statement whose names on its continuation lines are bound there, not read: a def's or class's
 # header (parameters, bases' keywords), an import, a lambda's parameters (LineContext.code_of).
 _BINDING_STATEMENT = re.compile(r"[ \t]*(?:(?:async[ \t]+)?def|class|from|import)\b|.*\blambda\b",
@@ -781,6 +792,45 @@ class LineContext:
     line = self.completed(completion, replaces)
     return (_JUMP.match(line) is not None and _column(below) == _column(line)
             and self._whole_statement(line))
+
+  def breaks_brackets_below(self, completion: str, replaces: int = 0) -> bool:
+    """Whether the cursor's line completed with `completion` (and the suffix, less its first
+    `replaces` characters), leaving open no bracket it opens, breaks the code below: the lines
+    below close a bracket the line has closed already (`MeasureTime(self.metrics_namespace)))`
+    above the pipeline's next `| ...` stage and its `)`; `windows=[self.window])` above the
+    call's last argument), or go on with what only continues an expression (a `.`, an operator,
+    a comma) after the line has ended its statement. A line that leaves a new bracket open is
+    not judged: in an editor that is how a new call or literal starts, its lines not written yet.
+    False where the context is not read or the line ends inside a string or after a backslash."""
+    if self._accept_all or "\n" in completion:
+      return False
+    line = self.completed(completion, replaces)
+    stack = list(self._start.stack)
+    scan = _scan_line(line, stack)
+    if (scan.outcome != _OK or scan.in_string
+        or (not scan.in_comment and line.rstrip().endswith("\\"))):
+      return False
+    depth = lowest = len(self._start.stack)
+    for char in code_only(line):
+      if char in "([{":
+        depth += 1
+      elif char in ")]}":
+        depth -= 1
+        lowest = min(lowest, depth)
+    if len(stack) > lowest:
+      return False  # it opens a bracket it leaves open
+    for below in self._below.split("\n", _MAX_BRACKET_LINES)[:_MAX_BRACKET_LINES]:
+      if not below.strip() or below.lstrip().startswith("#"):
+        continue
+      ended = not stack
+      if ended and _CONTINUES_EXPRESSION.match(below):
+        return True
+      scan = _scan_line(below, stack)
+      if scan.outcome == _BRACKETS:
+        return True
+      if ended or scan.outcome != _OK or scan.in_string or not stack:
+        return False
+    return False
 
   def repeats_an_element(self, completion: str, replaces: int = 0) -> bool:
     """Whether the cursor's line completed with `completion` (and the suffix, less its first
