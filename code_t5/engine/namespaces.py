@@ -25,12 +25,16 @@ from code_t5.engine import docstrings as docstrings_lib
 MODULE = "module"
 Span = Tuple[int, int]  # where a namespace starts in the text (its header's line) and ends
 
-# A line's start that is not blank, a comment or a closing bracket's line (`) -> None:`).
+# A line's start that is not blank, a comment or a closing bracket's line (`) -> None:`). The
+# patterns start with the newline before a line, not with "^" in multi-line mode: a search for a
+# literal first skips to the next newline at C speed, where "^" is tried at every character (the
+# namespaces of urllib/request.py, 87 kB, took 2.1 ms that way).
 _CODE_LINE_CHARACTER = r"(?=[^ \t\r\n#)\]}])"
-_TOP_LEVEL_LINE = re.compile(r"^" + _CODE_LINE_CHARACTER, re.M)
+_TOP_LEVEL_LINE = re.compile(r"\n" + _CODE_LINE_CHARACTER)
 _DEF = re.compile(r"(?:async[ \t]+)?def\b")
 _CLASS = re.compile(r"class\b")
-_INDENTED_DEF = re.compile(r"^([ \t]+)(?:async[ \t]+)?def\b", re.M)
+_DEF_WORD = re.compile(r"def\b")
+_INDENT_BEFORE_DEF = re.compile(r"\n([ \t]+)(?:async[ \t]+)?\Z")
 
 
 class Namespaces:
@@ -39,8 +43,9 @@ class Namespaces:
 
   def __init__(self, text: str, docstrings: docstrings_lib.Docstrings):
     self._text, self._docstrings = text, docstrings
-    tops = [match.start() for match in _TOP_LEVEL_LINE.finditer(text)
-            if not docstrings.inside(match.start())]
+    tops = [0] if re.match(_CODE_LINE_CHARACTER, text) else []
+    tops.extend(match.start() + 1 for match in _TOP_LEVEL_LINE.finditer(text)
+                if not docstrings.inside(match.start() + 1))
     tops.append(len(text))
     spans: List[Span] = []
     for start, end in zip(tops, tops[1:]):
@@ -56,9 +61,13 @@ class Namespaces:
   def _methods(self, start: int, end: int) -> List[Span]:
     """The spans of the methods of the class body text[start:end]: its defs at the least
     indentation any def of it has."""
-    defs = [(match.start(), len(match.group(1)))
-            for match in _INDENTED_DEF.finditer(self._text, start, end)
-            if not self._docstrings.inside(match.start())]
+    defs = []
+    for match in _DEF_WORD.finditer(self._text, start, end):
+      line_start = self._text.rfind("\n", start, match.start())
+      indent = (_INDENT_BEFORE_DEF.match(self._text, line_start, match.start())
+                if line_start >= 0 else None)
+      if indent is not None and not self._docstrings.inside(line_start + 1):
+        defs.append((line_start + 1, len(indent.group(1))))
     if not defs:
       return []
     column = min(indent for _, indent in defs)
@@ -67,16 +76,15 @@ class Namespaces:
   def _end(self, header: int, column: int, limit: int) -> int:
     """Where the function whose header starts at `header`, at `column`, ends: the first code line
     after its header at that column or less (at most at `limit`)."""
-    shallower = re.compile(r"^[ \t]{0,%d}" % column + _CODE_LINE_CHARACTER, re.M)
-    position = self._text.find("\n", header, limit)
-    while 0 <= position < limit:
-      match = shallower.search(self._text, position + 1, limit)
+    shallower = re.compile(r"\n[ \t]{0,%d}" % column + _CODE_LINE_CHARACTER)
+    position = header
+    while True:
+      match = shallower.search(self._text, position, limit)
       if match is None:
-        break
-      if not self._docstrings.inside(match.start()):
-        return match.start()
-      position = self._text.find("\n", match.start(), limit)
-    return limit
+        return limit
+      if not self._docstrings.inside(match.start() + 1):
+        return match.start() + 1
+      position = match.end()
 
   def of(self, position: int, outside: Optional[int] = None) -> Union[Span, str]:
     """The innermost namespace holding `position`: a span of the text, or MODULE; `outside` (the
