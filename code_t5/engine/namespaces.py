@@ -4,10 +4,9 @@ A name bound in one function is not bound in another: `debug`, a parameter of on
 unittest's suite.py, does not bind the `debug` another method's body reads. `Namespaces(text,
 docstrings)` finds the file's top-level functions, its top-level classes' bodies and their
 methods (where each starts and ends), and `of(position)` says which one holds a position of the
-text: the innermost of them, or MODULE (the top level, and everything deeper than a method,
-which belongs to the method). Functions nested in a function, and classes and functions under a
-top-level `if` or `try`, are not namespaces of their own: a name bound there counts for the
-whole function, or for the module, as it may.
+text: the innermost of them, else MODULE (the top level). Functions nested in a function or a
+method are not namespaces of their own, nor are classes and functions under a top-level `if` or
+`try`: a name bound there counts for the whole function around them, or for the module.
 
 Reading is by indentation only (no parse), as the rest of the engine reads the file around the
 cursor: a top-level line starts with a character that is not a space, a comment's `#` or a closing
