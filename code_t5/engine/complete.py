@@ -804,13 +804,15 @@ def unlikely_last(ranked, where: line_filters.LineContext,
   itself. Then the lines that are wrong where they stand: a line that reads a bare name no line
   of the file mentions (`unknown`, None where the lines below are not read), a statement that
   leaves unbound a name the code it serves reads and nothing binds, triple quotes that open a
-  docstring over the code below or leave one open (`wanted_names`, None there too:
-  wanted.Wanted.leaves_unbound, docstrings.Docstrings.misplaced), a jump above code that would
-  never run, an element its collection already has (`where`'s `jumps_over_code`,
-  `repeats_an_element`). Where the best line that passes the filters is one of those or copies
-  the line above or below (LineContext.repeats_a_neighbour), the search has lost its way: the
-  lines after it were seldom better (docs/engine.md). Then all are marked unlikely, so the
-  confidence gate shows none, and their order stays."""
+  docstring over the code below or leave one open, a statement that leaves the docstring text
+  below unopened (`wanted_names`, None there too: wanted.Wanted.leaves_unbound,
+  docstrings.Docstrings.misplaced and unopened), a jump above code that would never run, a line
+  that breaks the brackets below, an element its collection already has (`where`'s
+  `jumps_over_code`, `breaks_brackets_below`, `repeats_an_element`). Where the best line that
+  passes the filters is one of those or copies the line above or below
+  (LineContext.repeats_a_neighbour), the search has lost its way: the lines after it were seldom
+  better (docs/engine.md). Then all are marked unlikely, so the confidence gate shows none, and
+  their order stays."""
   ends = where.ends_before()
   ranked = _moved_last(ranked, [
       where.owns_nothing(line.text) or where.misfits_below(line.text, line.replaces)
@@ -818,12 +820,7 @@ def unlikely_last(ranked, where: line_filters.LineContext,
       or where.repeats_operand(line.text) or where.assigns_itself(line.text, line.replaces)
       for line, _ in ranked])
   starts = wanted_names is not None and where.starts_statement()
-  wrong = [(unknown is not None and unknown.read_in(where.code_of(line.text, line.replaces)))
-           or (starts and _leaves_unbound(line, where, wanted_names))
-           or (wanted_names is not None and _misplaces_docstring(line, where, wanted_names, starts))
-           or where.jumps_over_code(line.text, line.replaces)
-           or where.breaks_brackets_below(line.text, line.replaces)
-           or where.repeats_an_element(line.text, line.replaces)
+  wrong = [_wrong_where_it_stands(line, where, unknown, wanted_names, starts)
            for line, _ in ranked]
   best = next((k for k, (line, reason) in enumerate(ranked) if _kept(line, reason)), None)
   if best is not None and (wrong[best] or where.repeats_a_neighbour(
@@ -832,26 +829,35 @@ def unlikely_last(ranked, where: line_filters.LineContext,
   return _moved_last(ranked, wrong)
 
 
-def _leaves_unbound(line: decoding.Line, where: line_filters.LineContext,
-                    wanted_names: wanted.Wanted) -> bool:
-  """Whether `line`, completing a statement that starts on the cursor's line and ends there (no
-  bracket left open, no string), leaves unbound a name the code it serves needs."""
+def _wrong_where_it_stands(line: decoding.Line, where: line_filters.LineContext,
+                           unknown: Optional[names.UnknownNames],
+                           wanted_names: Optional[wanted.Wanted], starts: bool) -> bool:
+  """Whether `line` is one of unlikely_last's lines wrong where they stand. The line's code is
+  read once (LineContext.code_of): the unknown names read it, and where the line completes a
+  statement that `starts` on the cursor's line and ends there (no bracket left open, no string),
+  so do the rules for the code it serves and for the docstring below."""
   code = where.code_of(line.text, line.replaces)
-  return (code is not None and not where.leaves_open(line.text, line.replaces)
-          and wanted_names.leaves_unbound(code))
+  statement = (code if starts and code is not None
+               and not where.leaves_open(line.text, line.replaces) else None)
+  return ((unknown is not None and unknown.read_in(code))
+          or (statement is not None and wanted_names.leaves_unbound(statement))
+          or (wanted_names is not None
+              and _misplaces_docstring(line, where, wanted_names, statement is not None))
+          or where.jumps_over_code(line.text, line.replaces)
+          or where.breaks_brackets_below(line.text, line.replaces)
+          or where.repeats_an_element(line.text, line.replaces))
 
 
 def _misplaces_docstring(line: decoding.Line, where: line_filters.LineContext,
-                         wanted_names: wanted.Wanted, starts: bool) -> bool:
+                         wanted_names: wanted.Wanted, whole_statement: bool) -> bool:
   """Whether `line` leaves the file's docstrings wrong: it writes triple quotes that open one over
-  the code below, or leave open one the lines below do not close; or, a whole statement without
-  triple quotes that `starts` on the cursor's line, it does not open the one whose text the lines
+  the code below, or leave open one the lines below do not close; or, a `whole_statement`
+  without triple quotes on the cursor's line, it does not open the one whose text the lines
   below start with."""
+  completed = where.completed(line.text, line.replaces)
   if '"""' in line.text or "'''" in line.text:
-    return wanted_names.docstrings.misplaced(where.completed(line.text, line.replaces))
-  return (starts and where.code_of(line.text, line.replaces) is not None
-          and not where.leaves_open(line.text, line.replaces)
-          and wanted_names.docstrings.unopened(where.completed(line.text, line.replaces)))
+    return wanted_names.docstrings.misplaced(completed)
+  return whole_statement and wanted_names.docstrings.unopened(completed)
 
 
 def last_if_hopeless(lines: Sequence[decoding.Line]) -> List[decoding.Line]:
@@ -1297,8 +1303,9 @@ def _why_nothing(completer: "Completer", result: Completion) -> str:
     why = ("every line that passed the filters is one the engine ranks as unlikely here (a "
            "guessed or repeated import, a def its block has, a loop, a line that does not fit, "
            "or lines whose best copies the line above or below, reads a name nothing binds, "
-           "leaves unbound a name the code below reads, opens a docstring over code, jumps "
-           "over code or repeats an element), which the confidence gate never shows "
+           "leaves unbound a name the code below reads, opens a docstring over code or leaves "
+           "one's text unopened, jumps over code, breaks the brackets below or repeats an "
+           "element), which the confidence gate never shows "
            "(--min-score=-inf shows them)")
   elif hidden_by == "confidence":
     why = (f"the best line is exact with probability {result.confidence:.2f}, below the gate "
