@@ -3,10 +3,13 @@
 At the start of a method the model often writes one the class already has (`def setUp(self):`
 where `setUp` is defined above and `tearDown` is wanted; `def server_close(self):` twice in
 socketserver.py). `Definitions(prefix, below).redefines(line)` says whether a candidate line
-defines a function or class that its block (the lines at the same indentation under the same header, above
-and below the cursor) already defines. Redefinitions are real where a decorator makes them (a
-property's setter, `typing.overload`, `functools.singledispatch`'s `register`), so a definition
-with a decorator on either side does not count. Such lines are ranked after the others
+defines a function or class that its block (the lines at the same indentation under the same
+header, above and below the cursor) already defines. Decorators often make real redefinitions (a
+property's setter, `typing.overload`, `functools.singledispatch`'s `register`, a registry's or a
+cache's decorator in tests that define `f` again and again), so a definition under a decorator on
+either side does not count, unless its decorators are only `property`, `staticmethod`,
+`classmethod` and their kin (`@property def username(self):` in a class that has that property,
+where `password` was due: urllib/parse.py). Such lines are ranked after the others
 (code_t5.engine.complete), not dropped.
 
 Reading is by indentation only (no parse): the block ends at the first line indented less than the
@@ -24,6 +27,12 @@ _DEFINITION = re.compile(r"([ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]
 _SELF = re.compile(r"(?<![\w.])self\b")
 _DEF_PARAMETERS = re.compile(r"[ \t]*(?:async[ \t]+)?def[ \t]+\w+[ \t]*\((.*)")
 _COMMENT = re.compile(r"#.*")
+# Decorators that change what a def makes, not its name's binding: a def under these (or none)
+# in a block that defines its name already is a redefinition. Others often make real ones (a
+# property's setter, `typing.overload`, `functools.singledispatch`'s `register`, a registry's or
+# a cache's decorator in tests that define `f` again and again).
+_PLAIN = re.compile(r"@[ \t]*(?:(?:abc|functools|builtins)\.)?(?:property|cached_property|staticmethod"
+                    r"|classmethod|abstractmethod|abstractproperty)[ \t]*(?:#.*)?$")
 
 
 def defined_name(line: str) -> Optional[Tuple[str, int]]:
@@ -36,9 +45,10 @@ def _indent(line: str) -> str:
   return line[:len(line) - len(line.lstrip(" \t"))]
 
 
-def _block_names(lines, indent: str, decorated_before) -> Set[str]:
+def _block_names(lines, indent: str, redefining) -> Set[str]:
   """The names that `lines` (read away from the cursor) define at `indent` before the block
-  ends; `decorated_before(i)` says whether the definition at lines[i] has a decorator."""
+  ends; `redefining(i)` says whether the definition at lines[i] has a decorator that makes
+  redefinitions (_redefining_decorator), whose name does not count."""
   names = set()
   for i, line in enumerate(lines):
     stripped = line.strip()
@@ -50,7 +60,7 @@ def _block_names(lines, indent: str, decorated_before) -> Set[str]:
     if own != indent:
       continue
     match = _DEFINITION.match(line)
-    if match and not decorated_before(i):
+    if match and not redefining(i):
       names.add(match.group(2))
   return names
 
@@ -65,7 +75,7 @@ class Definitions:
     self._above = prefix[:head_start]
     self._below = below
     self._lines = None  # (above, nearest first; below, in order): split for the first definition
-    self._names = {}  # indentation -> names its block defines without a decorator
+    self._names = {}  # indentation -> names its block defines, redefining decorators aside
     self._self_taken = None  # whether a function around the cursor takes `self` (read once)
 
   def reads_absent_self(self, line: str) -> bool:
@@ -106,7 +116,7 @@ class Definitions:
 
   def redefines(self, line: str) -> bool:
     """Whether the cursor's line (its typed part + `line`) defines a name that its block already
-    defines, above the cursor or below it, without a decorator on either definition."""
+    defines, above the cursor or below it, neither under a decorator that makes redefinitions."""
     match = _DEFINITION.match(self._head + line)
     if match is None:
       return False
@@ -115,21 +125,27 @@ class Definitions:
       above = self._above.rsplit("\n", MAX_LINES + 1)[-MAX_LINES - 1:-1]
       self._lines = (above[::-1], self._below.split("\n", MAX_LINES)[:MAX_LINES])
     above, after = self._lines
-    if _decorator_next(above, 0):
-      return False  # the candidate itself is decorated
+    if _redefining_decorator(above, 0):
+      return False  # the candidate itself is a setter, an overload...
     names = self._names.get(indent)
     if names is None:
       before_after = after[::-1]
-      names = (_block_names(above, indent, lambda i: _decorator_next(above, i + 1))
+      names = (_block_names(above, indent, lambda i: _redefining_decorator(above, i + 1))
                | _block_names(after, indent,
-                              lambda i: _decorator_next(before_after, len(after) - i)))
+                              lambda i: _redefining_decorator(before_after, len(after) - i)))
       self._names[indent] = names
     return name in names
 
 
-def _decorator_next(lines, start: int) -> bool:
-  """Whether the first line of lines[start:] that is not blank is a decorator."""
+def _redefining_decorator(lines, start: int) -> bool:
+  """Whether the definition whose lines above it are lines[start:] (nearest first) has a
+  decorator other than the _PLAIN ones (or one over several lines: a line that starts with `)`)."""
   for line in lines[start:start + 20]:
-    if line.strip():
-      return line.lstrip().startswith("@")
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#"):
+      continue
+    if not stripped.startswith("@"):
+      return stripped.startswith(")")
+    if not _PLAIN.match(stripped):
+      return True
   return False
