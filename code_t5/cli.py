@@ -34,7 +34,8 @@ DEFAULT_STEPS = 300
 SUBCOMMANDS = {"import": "code_t5.data.corpus", "complete": "code_t5.engine.complete",
                "export": "code_t5.engine.complete", "serve": "code_t5.engine.serve",
                "cache": "code_t5.training.cache", "vocab": "code_t5.data.vocab",
-               "baseline": "code_t5.evaluation.baseline", "convert": "code_t5.convert.t5x",
+               "baseline": "code_t5.evaluation.baseline",
+               "keystrokes": "code_t5.evaluation.keystrokes", "convert": "code_t5.convert.t5x",
                "pack": "code_t5.convert.pack", "lsp": "code_t5.engine.lsp"}
 
 

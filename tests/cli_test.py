@@ -379,6 +379,8 @@ def test_help_and_argument_errors_import_nothing_heavy(tmp_path):
              ["vocab", "--root", missing, "--out", str(tmp_path / "v.model")],
              ["vocab", "--root", str(tmp_path), "--out", str(tmp_path / "v.model"), "--size", "9"],
              ["baseline", "--root", missing, "--out", str(tmp_path / "b.json")],
+             ["keystrokes", "--root", missing, "--out", str(tmp_path / "k.json")],
+             ["keystrokes", "--checkpoint", missing, "--out", str(tmp_path / "k.json")],
              ["convert", missing, missing], ["pack", missing, "--out", missing]]
   report = tmp_path / "report.json"
   driver = subprocess.run(

@@ -294,6 +294,20 @@ def _read_splits(root, splits: flcc.Splits, names: Sequence[str]
   return found
 
 
+def split_points(root, split: str, max_files: Optional[int] = None,
+                 splits: flcc.Splits = flcc.Splits(validation=0.05, test=0.05)):
+  """(the split's files, the sampled files, their points as (text, point)): the points `evaluate`
+  scores, for other judges of the same lines (code_t5.evaluation.keystrokes)."""
+  if not pathlib.Path(root).exists():
+    raise BaselineError(f"--root {root} does not exist: give the folder that holds v3/")
+  if max_files is not None and max_files < 1:
+    raise BaselineError(f"--max-files must be at least 1, got {max_files}")
+  try:
+    return _split_points(root, _read_splits(root, splits, [split])[split], split, max_files)
+  except flcc.FlccError as e:
+    raise BaselineError(str(e)) from None
+
+
 def _split_points(root, split_files: List[flcc.SourceFile], split: str,
                   max_files: Optional[int]):
   """(the split's files, the sampled files, the points as (text, point))."""
