@@ -27,6 +27,7 @@ def test_a_line_is_taken_where_the_line_shown_is_its_rest():
   row = keystrokes.summary(typed, 0.3)
   assert row["keys_saved_percent"] == pytest.approx(100 * (8 - 2) / 8, abs=0.05)
   assert (row["completed_percent"], row["completed_at_start_percent"]) == (100.0, 0.0)
+  assert row["completed_half_left_percent"] == 100.0  # taken after 1 of 8 characters
   assert (row["wrong_lines"], row["right_percent"]) == (1, 50.0)
   # Behind a gate the wrong line passes and the right one does not: the user types it all.
   row = keystrokes.summary(typed, 0.95)
@@ -41,6 +42,9 @@ def test_a_wrong_line_shown_again_as_the_user_types_along_it_is_one_line():
                  ("t = 1", 0.5))]
   row = keystrokes.summary(typed, 0.0)
   assert (row["wrong_lines"], row["completed_percent"]) == (1, 100.0)
+  assert row["completed_half_left_percent"] == 100.0  # taken with 5 of its 8 characters left
+  late = _line("ab = 12", *[(None, None)] * 5, ("12", 0.5))  # taken with 2 of 7 left
+  assert keystrokes.summary([late], 0.0)["completed_half_left_percent"] == 0.0
   assert row["wrong_keystrokes_percent"] == pytest.approx(100 * 3 / 4, abs=0.05)
   # Another line, not the one before minus the key typed, is a new wrong line.
   typed = [_line("rest = 1", ("return y", 0.5), ("aise", 0.5), (None, None), ("t = 1", 0.01))]

@@ -10,7 +10,8 @@ it and the rest of its repository open, as the engine's default rung reads them)
 for the model's own gate, and for others beside it:
 
     keys saved        the share of the lines' characters the user did not type (a key to accept)
-    completed         the share of lines the engine finished; at start: before any key
+    completed         the share of lines the engine finished; at start: before any key; half
+                      left: with at least half of the line's characters still to type
     wrong lines/line  the wrong lines shown, per line typed: what a user reads and types past (a
                       line shown again as the user types what it said is still one line)
     keys under one    the share of the keys pressed after which a wrong line was on screen
@@ -123,7 +124,7 @@ def summary(lines: Sequence[TypedLine], gate: float) -> dict:
   if not lines:
     raise ValueError("no lines typed")  # a figure from nothing is a bug, not a 0
   chars = sum(len(line.text) for line in lines)
-  keys = completed = at_start = wrong = wrong_keystrokes = 0
+  keys = completed = at_start = half_left = wrong = wrong_keystrokes = 0
   for line in lines:
     typed, before = len(line.text), None
     for position, (text, value) in enumerate(line.keystrokes):
@@ -133,6 +134,7 @@ def summary(lines: Sequence[TypedLine], gate: float) -> dict:
       if text == line.text[position:]:
         completed += 1
         at_start += position == 0
+        half_left += 2 * position <= len(line.text)
         typed = position + 1  # the characters typed, and the key that takes the line
         break
       wrong_keystrokes += 1
@@ -142,6 +144,7 @@ def summary(lines: Sequence[TypedLine], gate: float) -> dict:
   return {"keys_saved_percent": round(100 * (chars - keys) / chars, 1),
           "completed_percent": round(100 * completed / len(lines), 1),
           "completed_at_start_percent": round(100 * at_start / len(lines), 1),
+          "completed_half_left_percent": round(100 * half_left / len(lines), 1),
           "wrong_lines": wrong, "wrong_per_line": round(wrong / len(lines), 2),
           "wrong_keystrokes_percent": round(100 * wrong_keystrokes / keys, 1),
           "right_percent": (round(100 * completed / (completed + wrong), 1) if completed + wrong
@@ -188,13 +191,14 @@ def _print(results: dict) -> None:
   print(f"typed {results['lines']} lines of {results['files']} {results['split']} files "
         f"({results['characters']:,} characters), a line shown where its "
         f"{results['gate_reads']} reaches the gate:")
-  print(f"  {'gate':<20} {'keys saved':>10} {'completed':>10} {'at start':>9} "
+  print(f"  {'gate':<20} {'keys saved':>10} {'completed':>10} {'half left':>9} {'at start':>9} "
         f"{'wrong lines/line':>16} {'keys under one':>14} {'lines right':>11}")
   for row in results["rows"]:
     gate = ("every line" if row["gate"] is None
             else f"{row['gate']:g}" + (" (the model's)" if row["model_gate"] else ""))
     right = "-" if row["right_percent"] is None else f"{row['right_percent']:.1f} %"
     print(f"  {gate:<20} {row['keys_saved_percent']:>8.1f} % {row['completed_percent']:>8.1f} % "
+          f"{row['completed_half_left_percent']:>7.1f} % "
           f"{row['completed_at_start_percent']:>7.1f} % {row['wrong_per_line']:>16.2f} "
           f"{row['wrong_keystrokes_percent']:>12.1f} % {right:>11}")
 
