@@ -104,3 +104,8 @@ def test_the_command_types_a_splits_lines_and_writes_every_keystroke(tmp_path):
                            capture_output=True, text=True, check=False)
   assert missing.returncode != 0 and "--root" in missing.stderr
   assert len(missing.stderr.strip().splitlines()) == 1
+  # An --out inside a file is refused before any typing, in one line.
+  blocked = subprocess.run(command[:-1] + [str(out / "k.json")], capture_output=True, text=True,
+                           check=False)
+  assert blocked.returncode != 0 and "give another --out" in blocked.stderr
+  assert len(blocked.stderr.strip().splitlines()) == 1
