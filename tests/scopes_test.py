@@ -42,6 +42,9 @@ CLASS = "class Case:\n    def setUp(self):\n        self.x = 1\n\n    "
     ("class A:\n    @property\n    def username(self):\n        pass\n\n    @property\n    ",
      "def username(self):", "", True),
     ("class A:\n    @staticmethod\n    def f():\n        pass\n\n    ", "def f(self):", "", True),
+    # a `)` deeper than the def ends the block above, not a decorator (PIL's ImageText.py)
+    ("class A:\n    def _get_bbox(self):\n        return f(\n            1,\n        )\n\n    ",
+     "def _get_bbox(self):", "", True),
     ("class A:\n    ", "def f(cls):",
      "\n    @classmethod  # the factory\n    def f(cls):\n        pass\n", True),
     ("def f():\n    pass\n", "f()", "", False),  # not a definition

@@ -125,27 +125,34 @@ class Definitions:
       above = self._above.rsplit("\n", MAX_LINES + 1)[-MAX_LINES - 1:-1]
       self._lines = (above[::-1], self._below.split("\n", MAX_LINES)[:MAX_LINES])
     above, after = self._lines
-    if _redefining_decorator(above, 0):
+    if _redefining_decorator(above, 0, indent):
       return False  # the candidate itself is a setter, an overload...
     names = self._names.get(indent)
     if names is None:
       before_after = after[::-1]
-      names = (_block_names(above, indent, lambda i: _redefining_decorator(above, i + 1))
+      names = (_block_names(above, indent, lambda i: _redefining_decorator(above, i + 1, indent))
                | _block_names(after, indent,
-                              lambda i: _redefining_decorator(before_after, len(after) - i)))
+                              lambda i: _redefining_decorator(before_after, len(after) - i,
+                                                             indent)))
       self._names[indent] = names
     return name in names
 
 
-def _redefining_decorator(lines, start: int) -> bool:
-  """Whether the definition whose lines above it are lines[start:] (nearest first) has a
-  decorator other than the _PLAIN ones (or one over several lines: a line that starts with `)`)."""
-  for line in lines[start:start + 20]:
+def _redefining_decorator(lines, start: int, indent: str) -> bool:
+  """Whether the definition at `indent` whose lines above it are lines[start:] (nearest first)
+  has a decorator other than the _PLAIN ones: one line, or a decorator whose arguments take
+  several lines (a `)` at `indent` whose line that opened it, the nearest above at `indent`,
+  starts with `@`; a deeper `)`, or one that closes a statement, is no decorator's)."""
+  for k, line in enumerate(lines[start:start + 20], start):
     stripped = line.strip()
     if not stripped or stripped.startswith("#"):
       continue
+    if stripped.startswith(")") and _indent(line) == indent:
+      opener = next((above for above in lines[k + 1:k + 50]
+                     if above.strip() and _indent(above) == indent), "")
+      return opener.lstrip().startswith("@")
     if not stripped.startswith("@"):
-      return stripped.startswith(")")
+      return False
     if not _PLAIN.match(stripped):
       return True
   return False
