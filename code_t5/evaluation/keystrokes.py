@@ -55,7 +55,7 @@ def type_line(completer: complete.Completer, text: str, start: int, end: int,
               repository=None, path: str = "") -> List[Keystroke]:
   """The engine's best line before each character of text[start:end] (one line, no newline) is
   typed, `text`'s lines below it read as the code below the cursor; `completer` shows every line
-  it keeps (by_confidence's options)."""
+  it keeps (every_line_options)."""
   below = text[end + 1:]
   target = text[start:end]
   keystrokes = []
@@ -97,9 +97,8 @@ def type_lines(model_dir, points: Sequence[Tuple[str, object]],
       continue
     seen.add((point.repo, point.path, point.line))
     line_start = text.rfind("\n", 0, point.cursor) + 1
-    code_start = line_start + len(text[line_start:point.end]) - len(
-        text[line_start:point.end].lstrip(" \t"))
-    lines.append((text, point, code_start))
+    line = text[line_start:point.end]
+    lines.append((text, point, line_start + len(line) - len(line.lstrip(" \t"))))
   chars = sum(point.end - code_start for _, point, code_start in lines)
   done, start, last = 0, time.monotonic(), time.monotonic()
   typed_lines = []
