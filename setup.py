@@ -65,6 +65,7 @@ setuptools.setup(
         "tqdm",
         "matplotlib",
         "threadpoolctl",
+        "pyflakes",
     ],
     entry_points={"console_scripts": ["code-t5=code_t5.cli:main"]},
 )

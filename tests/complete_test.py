@@ -761,3 +761,21 @@ def test_lines_whose_best_closes_a_bracket_the_code_below_closes_show_nothing(de
   text, cursor, repository = dev_cursor(path, "        'The user has sent too many req",
                                         "uests in '")
   assert _hidden_as_unlikely(text, cursor, repository, path)[0] == "uests')"
+
+
+
+def test_lines_whose_best_reads_a_name_nothing_binds_there_show_nothing(dev_cursor):
+  """In urllib/error.py's HTTPError, at `self.hdrs =|` in the `headers` setter (`def
+  headers(self, headers):`), the shipped model's best line was ` hdrs`, shown at a confidence of
+  0.84: `hdrs` is `__init__`'s parameter, not the setter's. In urllib/request.py's urlretrieve, at
+  `return re|`, it was `sponse` (0.55), where the function binds `result` and no `response`. A best
+  line reading a name that nothing binds where it stands was never right at the 9,204 held-out and
+  test-split points it was checked at, nor was any target one: nothing is shown there now
+  (code_t5.engine.undefined, pyflakes)."""
+  path = "urllib/error.py"
+  text, cursor, repository = dev_cursor(path, "    def headers(self, headers):\n        self.hdrs =",
+                                        " headers")
+  assert _hidden_as_unlikely(text, cursor, repository, path)[0] == " hdrs"
+  path = "urllib/request.py"
+  text, cursor, repository = dev_cursor(path, "% (read, size), result)\n\n        return re", "sult")
+  assert _hidden_as_unlikely(text, cursor, repository, path)[0] == "sponse"

@@ -58,6 +58,7 @@ from code_t5.engine import runtime
 from code_t5.engine import saved_pieces
 from code_t5.engine import scopes
 from code_t5.engine import similar_code
+from code_t5.engine import undefined
 from code_t5.engine import wanted
 from code_t5.training import checkpoints
 from code_t5.training import launcher
@@ -824,9 +825,21 @@ def unlikely_last(ranked, where: line_filters.LineContext,
            for line, _ in ranked]
   best = next((k for k, (line, reason) in enumerate(ranked) if _kept(line, reason)), None)
   if best is not None and (wrong[best] or where.repeats_a_neighbour(
-      ranked[best][0].text, ranked[best][0].replaces)):
+      ranked[best][0].text, ranked[best][0].replaces)
+                           or _reads_undefined(ranked[best][0], where, wanted_names)):
     return [(dataclasses.replace(line, unlikely=True), reason) for line, reason in ranked]
   return _moved_last(ranked, wrong)
+
+
+def _reads_undefined(line: decoding.Line, where: line_filters.LineContext,
+                     wanted_names: Optional[wanted.Wanted]) -> bool:
+  """Whether `line` reads, in the part the engine wrote, a name that nothing binds where it stands
+  (undefined.UndefinedNames, pyflakes over the file around it: a parse, so the best line alone is
+  checked); never where the lines below are not read (`wanted_names` None)."""
+  if wanted_names is None:
+    return False
+  return undefined.UndefinedNames(wanted_names).read_by(
+      where.completed(line.text, line.replaces), len(where.head))
 
 
 def _wrong_where_it_stands(line: decoding.Line, where: line_filters.LineContext,

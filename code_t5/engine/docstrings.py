@@ -88,6 +88,11 @@ class Docstrings:
     self._starts = read_above.starts + [len(above) + k for k in below_starts]
     self._ends = read_above.ends + [len(above) + k for k in below_ends]
 
+  @property
+  def line_starts_inside(self) -> bool:
+    """Whether the cursor's line starts inside a triple-quoted string that the lines above open."""
+    return bool(self._open_above)
+
   def inside(self, position: int) -> bool:
     """Whether the character at `position` of `above + below` is in a triple-quoted string."""
     k = bisect.bisect(self._starts, position) - 1

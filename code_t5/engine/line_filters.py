@@ -753,6 +753,11 @@ class LineContext:
     return scan.outcome == _OK and not scan.in_string and (
         bool(stack) or (not scan.in_comment and line.rstrip().endswith("\\")))
 
+  @property
+  def head(self) -> str:
+    """The cursor's line before the cursor: what the user typed of it."""
+    return self._head
+
   def completed(self, completion: str, replaces: int = 0) -> str:
     """The cursor's line as `completion` completes it, with the suffix less its first `replaces`
     characters (no final "\\r")."""

@@ -45,6 +45,8 @@ class Namespaces:
     tops = [0] if re.match(_CODE_LINE_CHARACTER, text) else []
     tops.extend(match.start() + 1 for match in _TOP_LEVEL_LINE.finditer(text)
                 if not docstrings.inside(match.start() + 1))
+    # Where each top-level statement starts (code_t5.engine.undefined reduces the file by them).
+    self.top_level: List[int] = list(tops)
     tops.append(len(text))
     spans: List[Span] = []
     for start, end in zip(tops, tops[1:]):

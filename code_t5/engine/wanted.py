@@ -171,6 +171,24 @@ class Wanted:
     self._join()
     return self._docstrings
 
+  @property
+  def above(self) -> str:
+    """The file's lines above the cursor's."""
+    return self._above
+
+  @property
+  def below(self) -> str:
+    """The file's lines after the cursor's."""
+    return self._below
+
+  @property
+  def namespaces(self) -> namespaces_lib.Namespaces:
+    """The namespaces of the file but the cursor's line (read once, when first asked)."""
+    if self._namespaces is None:
+      self._join()
+      self._namespaces = namespaces_lib.Namespaces(self._text, self._docstrings)
+    return self._namespaces
+
   def _in_import_brackets(self, line: str, line_start: int) -> bool:
     """Whether `line` (starting at line_start in the text) is one of the lines inside an
     import's brackets (`from m import (`, then lines of names and commas)."""
@@ -305,12 +323,10 @@ class Wanted:
       end = cursor + _block_end(self._below, column)
       # An attribute's dot may end the line above (`ml_transform.\\` then `with_transform(...)`).
       code = _DOT_THEN_SPACE.sub(".", line_filters.strings_emptied(text[cursor:end]))
-      if self._namespaces is None:
-        self._namespaces = namespaces_lib.Namespaces(text, self._docstrings)
       # Where the function is nested in another (a closure), that one's names are its too.
       around = {namespaces_lib.MODULE}
       if enclosing is not None:
-        around.add(self._namespaces.of(enclosing[0]))
+        around.add(self.namespaces.of(enclosing[0]))
       found = frozenset(name for name in set(_BARE_NAME.findall(code)) - _NEVER_WANTED
                         if not name.startswith("__") and self._unbound_in(name, start, end, around))
     # Where the file makes names no line binds (import *, exec), none is wanted; read last: its
@@ -330,7 +346,7 @@ class Wanted:
     bound, read_elsewhere, read_inside = set(), set(), False
     for at, binds, header in self._occurrences(
         name, inside + [k for k in positions if not start <= k < end]):
-      namespace = _FUNCTION if start <= at < end else self._namespaces.of(at, header)
+      namespace = _FUNCTION if start <= at < end else self.namespaces.of(at, header)
       if binds:
         if namespace is _FUNCTION or namespace in around:
           return False
