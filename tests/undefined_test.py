@@ -65,6 +65,14 @@ def test_a_line_that_does_not_parse_where_it_stands_is_not_judged():
   assert not _reads("        x = f(undefined_name,")
 
 
+def test_a_block_too_large_to_read_quickly_is_not_judged():
+  methods = "".join(f"    def m{k}(self):\n        return {k}\n\n" for k in range(1500))
+  above = "class Big:\n" + methods + "    def f(self):\n"
+  assert len(above) > undefined.MAX_CHARS
+  assert not _reads("        return response", above=above, below="")
+  assert _reads("        return response", above="class Small:\n    def f(self):\n", below="")
+
+
 def test_module_level_lines_and_star_imports():
   assert _reads("x = undefined_name", typed=0, above="import os\n", below="")
   assert not _reads("x = os.sep", typed=0, above="import os\n", below="")
