@@ -31,8 +31,9 @@ _COMMENT = re.compile(r"#.*")
 # in a block that defines its name already is a redefinition. Others often make real ones (a
 # property's setter, `typing.overload`, `functools.singledispatch`'s `register`, a registry's or
 # a cache's decorator in tests that define `f` again and again).
-_PLAIN = re.compile(r"@[ \t]*(?:(?:abc|functools|builtins)\.)?(?:property|cached_property|staticmethod"
-                    r"|classmethod|abstractmethod|abstractproperty)[ \t]*(?:#.*)?$")
+_PLAIN = re.compile(r"@[ \t]*(?:(?:abc|functools|builtins)\.)?"
+                    r"(?:property|cached_property|staticmethod|classmethod|abstractmethod"
+                    r"|abstractproperty)[ \t]*(?:#.*)?$")
 
 
 def defined_name(line: str) -> Optional[Tuple[str, int]]:

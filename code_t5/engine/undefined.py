@@ -33,6 +33,7 @@ from pyflakes import messages
 
 from code_t5.engine import wanted as wanted_lib
 
+# A top-level def or class header (scopes.defined_name reads them at any indentation).
 _DEFINITION = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _GLOBAL = re.compile(r"^[ \t]+global[ \t]+(\w+(?:[ \t]*,[ \t]*\w+)*)", re.MULTILINE)
 # Code that binds names no reader sees: re/_constants.py's `globals().update(...)` makes
@@ -82,7 +83,7 @@ class UndefinedNames:
     binds names at run time (_DYNAMIC), where the cursor's line is in a triple-quoted string or
     opens one (its text is no code), and where it is longer than MAX_CHARS."""
     wanted = self._wanted
-    text, cursor = wanted.above + wanted.below, len(wanted.above)
+    text, cursor = wanted.text, len(wanted.above)
     if (_DYNAMIC.search(text) or wanted.docstrings.line_starts_inside
         or wanted.docstrings.below_inside):
       return None  # names made at run time; the cursor's line in a string, or opening one

@@ -177,9 +177,10 @@ class Wanted:
     return self._above
 
   @property
-  def below(self) -> str:
-    """The file's lines after the cursor's."""
-    return self._below
+  def text(self) -> str:
+    """The file but the cursor's line: the lines above it, then those below (joined once)."""
+    self._join()
+    return self._text
 
   @property
   def namespaces(self) -> namespaces_lib.Namespaces:

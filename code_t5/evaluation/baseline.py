@@ -255,12 +255,8 @@ def evaluate(root, split: Union[str, Sequence[str]] = "validation",
   """
   names = split_names(split)
   train_root = root if train_root is None else train_root
-  for flag, path in (("--root", root), ("--train-root", train_root),
-                     *(("--held-out-root", r) for r in held_out_roots)):
-    if not pathlib.Path(path).exists():
-      raise BaselineError(f"{flag} {path} does not exist: give the folder that holds v3/")
-  if max_files is not None and max_files < 1:
-    raise BaselineError(f"--max-files must be at least 1, got {max_files}")
+  _check_inputs([("--root", root), ("--train-root", train_root),
+                 *(("--held-out-root", r) for r in held_out_roots)], max_files)
   splits = flcc.Splits(validation=validation_fraction, test=test_fraction)
   # Everything that can fail does so before the n-gram is fitted.
   models = {name: [model_predictions(pathlib.Path(d), name, pathlib.Path(root).resolve().name)
@@ -294,14 +290,21 @@ def _read_splits(root, splits: flcc.Splits, names: Sequence[str]
   return found
 
 
+def _check_inputs(roots: Sequence[Tuple[str, object]], max_files: Optional[int]) -> None:
+  """One line naming the flag for a root (flag, path) that does not exist or a --max-files below
+  1, before anything is read."""
+  for flag, path in roots:
+    if not pathlib.Path(path).exists():
+      raise BaselineError(f"{flag} {path} does not exist: give the folder that holds v3/")
+  if max_files is not None and max_files < 1:
+    raise BaselineError(f"--max-files must be at least 1, got {max_files}")
+
+
 def split_points(root, split: str, max_files: Optional[int] = None,
                  splits: flcc.Splits = flcc.Splits(validation=0.05, test=0.05)):
   """(the split's files, the sampled files, their points as (text, point)): the points `evaluate`
   scores, for other judges of the same lines (code_t5.evaluation.keystrokes)."""
-  if not pathlib.Path(root).exists():
-    raise BaselineError(f"--root {root} does not exist: give the folder that holds v3/")
-  if max_files is not None and max_files < 1:
-    raise BaselineError(f"--max-files must be at least 1, got {max_files}")
+  _check_inputs([("--root", root)], max_files)
   try:
     return _split_points(root, _read_splits(root, splits, [split])[split], split, max_files)
   except flcc.FlccError as e:

@@ -80,12 +80,12 @@ def every_line_options(model_dir) -> complete.EngineOptions:
                              min_confidence=0.0 if has_confidence else None)
 
 
-def type_lines(model_dir, points: Sequence[Tuple[str, object]],
+def type_lines(completer: complete.Completer, points: Sequence[Tuple[str, object]],
                repository_files=None, echo: Callable[[str], None] = print) -> List[TypedLine]:
   """Each distinct line of `points` ((file text, line_completion.Point)) typed from its
-  indentation; repository_files: repo id -> its (path, text) files (each line's own file is left
-  out of its repository). Progress (characters, rate, ETA) goes to `echo`."""
-  completer = complete.Completer(model_dir, every_line_options(model_dir), echo=echo)
+  indentation by `completer` (every_line_options); repository_files: repo id -> its (path, text)
+  files (each line's own file is left out of its repository). Progress (characters, rate, ETA)
+  goes to `echo`."""
   repositories = {}
   for repo, files in (repository_files or {}).items():
     repositories[repo] = repository_lib.Repository(completer.tokenizer)
@@ -154,13 +154,13 @@ def summary(lines: Sequence[TypedLine], gate: float) -> dict:
 # The gates reported beside the model's own: every kept line shown, then the confidence gates
 # of `code-t5 baseline` (engine_eval.CONFIDENCE_THRESHOLDS), or its score thresholds for a model
 # without a confidence model.
-def gates(model_dir) -> Tuple[str, Optional[float], List[float]]:
-  """(what the gate reads: "confidence" or "score", the model's own gate, the gates to report)."""
-  about = complete.model_about(model_dir)
-  if "confidence" in about:
-    own = float(about["confidence"]["min"])
+def gates(completer: complete.Completer) -> Tuple[str, Optional[float], List[float]]:
+  """(what the gate reads: "confidence" or "score", the model's own gate, the gates to report),
+  for the model `completer` loaded."""
+  if completer.confidence_model:
+    own = float(completer.confidence_model["min"])
     return "confidence", own, sorted({-math.inf, own, *engine_eval.CONFIDENCE_THRESHOLDS[1:]})
-  own = float(about.get("min_score", complete.DEFAULT_MIN_SCORE))
+  own = float(completer.about.get("min_score", complete.DEFAULT_MIN_SCORE))
   return "score", own, sorted({own, *engine_eval.THRESHOLDS})
 
 
@@ -174,8 +174,9 @@ def evaluate(root, split: str = "validation", model_dir=complete.SHIPPED_MODEL,
   repository_files = {}
   for source_file in split_files:
     repository_files.setdefault(source_file.repo, []).append((source_file.path, source_file.text))
-  typed = type_lines(model_dir, points, repository_files, echo)
-  reads, own, reported = gates(model_dir)
+  completer = complete.Completer(model_dir, every_line_options(model_dir), echo=echo)
+  typed = type_lines(completer, points, repository_files, echo)
+  reads, own, reported = gates(completer)
   return {
       "root": str(root), "split": split, "model_dir": str(model_dir), "max_files": max_files,
       "files": len(sampled), "lines": len(typed), "characters": sum(len(t.text) for t in typed),
