@@ -14,6 +14,8 @@ from code_t5.data import flcc
 from code_t5.data import sources
 from code_t5.engine import complete
 from code_t5.engine import confidence
+from code_t5.engine import line_filters
+from code_t5.engine import wanted
 from code_t5.engine.decoding import Line
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -25,6 +27,15 @@ def _load_script(name):
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
   return module
+
+
+def test_an_alternatives_features_are_its_own_as_if_it_were_the_best():
+  lines = [Line("return x", -0.5, 3), Line("return y", -2.0, 4), Line("return z", -1.0, 2)]
+  assert confidence.features_of(lines, 0, True) == confidence.features(lines, True)
+  # Its margin is over the best-scoring other line: negative below the best.
+  assert confidence.features_of(lines, 1, False) == [-2.0, -1.5, math.log1p(4), 0.0]
+  assert confidence.features_of(lines, 2, False)[1] == pytest.approx(-0.5)
+  assert confidence.features_of(lines[:1], 0, False)[1] == confidence.NO_SECOND_MARGIN
 
 
 def test_features_are_the_best_lines_score_margin_length_and_the_line_start():
@@ -114,6 +125,47 @@ def test_the_shipped_model_gates_on_its_confidence_and_reports_it(shipped):
   strict = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(min_confidence=1.0))
   assert strict.complete(sure_prefix := "x = 1\ny = x\nz = y\nw = ").candidates == ()
   assert strict.complete(sure_prefix).confidence is not None
+
+
+# A new line in `total`'s loop. `count` is bound only in `first`, and the line above is
+# `result += item`.
+_LOOP = ("def first(values):\n    count = len(values)\n    return count\n\n\n"
+         "def total(items):\n    result = 0\n    for item in items:\n        result += item\n"
+         "        ")
+_BELOW = "    return result\n"
+
+
+def _ranking_of(lines, prefix=_LOOP, below=_BELOW):
+  """A Ranking of hand-made `lines` (all passing the filters) at the end of `prefix`, judged by
+  the engine's own readers of the cursor's line and the file."""
+  return complete.Ranking(prefix, [(line, None) for line in lines],
+                          line_filters.LineContext.of(prefix, "", below),
+                          wanted.Wanted(prefix, below), confidence.at_line_start(prefix))
+
+
+def test_lines_beside_the_best_pass_its_gate_and_are_not_wrong_where_they_stand(shipped):
+  best = Line("print(result)", -0.2, 4)
+  close = Line("item.close()", -0.3, 4)  # near the best: its own confidence passes the gate
+  far = Line("result = sum(items) + len(items) * 2", -1.8, 12)  # passes the score gate only
+  unbound = Line("print(count)", -0.4, 4)  # `count` is `first`'s
+  copy = Line("result += item", -0.35, 4)  # the line above again
+  kept = [best, close, far, unbound, copy]
+  ranking = _ranking_of(kept)
+  sure = shipped.confidence_of(confidence.features(kept, ranking.line_start))
+  assert sure >= shipped.min_confidence and far.score >= shipped.min_score
+  for line in (far, unbound, copy):
+    k = kept.index(line)
+    own = shipped.confidence_of(confidence.features_of(kept, k, True))
+    assert (own < shipped.min_confidence) == (line is far)
+  assert shipped.listed(ranking, kept, sure, 5) == [best, close]
+  assert shipped.listed(ranking, kept, sure, 1) == [best]
+  # Below the gate nothing is listed; behind the score gate, every line that passes it.
+  assert shipped.listed(ranking, kept, shipped.min_confidence / 2, 5) == []
+  assert shipped.listed(ranking, kept, None, 5, gates=(None, -1.0)) == [best, close, unbound, copy]
+  # Through `complete`: the engine's own lines at a cursor, every alternative passing the gate.
+  completion = shipped.complete(_LOOP, below=_BELOW)
+  texts = [c.text for c in completion.candidates]
+  assert "result += item" not in texts[1:] and "print(count)" not in texts[1:]
 
 
 def test_min_confidence_needs_a_model_that_has_one(tmp_path):

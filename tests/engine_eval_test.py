@@ -9,6 +9,7 @@ from code_t5.data import sources
 from code_t5.engine import complete
 from code_t5.engine import confidence
 from code_t5.engine import line_filters
+from code_t5.engine import repository as repository_lib
 from code_t5.evaluation import baseline
 from code_t5.evaluation import engine_eval
 
@@ -97,3 +98,32 @@ def test_the_points_an_auto_pairing_editor_has_closers_at_are_scored_again_with_
   assert autopairs["shown_exact"] <= autopairs["shown"] <= autopairs["kept"] <= len(paired)
   # `self):` replaces the ")" at `def _callTearDown(|)`, as it is without it.
   assert autopairs["exact"] >= 1 and autopairs["exact"] == autopairs["exact_without_closers"]
+
+
+def test_the_list_figures_are_what_an_editors_default_list_shows(results):
+  """`listed`: at each point, the lines `lsp` and `serve` list with their default --top (5) and
+  the model's gates, with the point's repository read, counted against the target."""
+  validation = list(flcc.read_files(sources.DEV_ROOT, only_split="validation"))
+  points = list(line_completion.points_of_files(line_completion.sample_files(validation, FILES)))
+  completer = complete.Completer(test_utils.PRETRAINED, echo=lambda _: None)
+  assert completer.options.top == engine_eval.LIST_TOP == 5
+  repositories = {}
+  for source_file in validation:
+    repositories.setdefault(source_file.repo, repository_lib.Repository(completer.tokenizer)).add(
+        source_file.path, source_file.text)
+  lists = []
+  for source_file, point in points:
+    text, cursor = source_file.text, point.cursor
+    line_end = text.find("\n", cursor)
+    lines = completer.complete(text[:cursor], "", repository=repositories[point.repo],
+                               path=point.path, below=text[line_end + 1:]).candidates
+    if lines:
+      lists.append(([line.text for line in lines], point.target(text)))
+  [engine] = results["engine"].values()
+  listed = engine["listed"]
+  assert listed["points"] == len(lists) > 0
+  assert listed["best_correct"] == sum(lines[0] == target for lines, target in lists)
+  assert listed["alternatives"] == sum(len(lines) - 1 for lines, _ in lists)
+  assert listed["alternatives_correct"] == sum(target in lines[1:] for lines, target in lists)
+  assert listed["points_with_alternatives"] <= listed["points"]
+  assert listed["correct_only_beside_the_best"] <= listed["alternatives_correct"]

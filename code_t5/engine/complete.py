@@ -670,6 +670,19 @@ class EngineOptions:
   # its last pieces that fit, as line_completion's tasks cut it
 
 
+@dataclasses.dataclass(frozen=True)
+class Ranking:
+  """What `Completer.rank` read and found at a cursor."""
+  context: str  # the code the model read
+  lines: List[Tuple[decoding.Line, Optional[str]]]  # best first, each with the line_filters
+  # reason that drops it (None: it passes, or filters are off)
+  where: Optional[line_filters.LineContext]  # the cursor's line and its neighbours (None: filters
+  # are off)
+  wanted_names: Optional[wanted.Wanted]  # what the file reads and binds (None: the lines below
+  # are not read)
+  line_start: bool  # whether the cursor has only indentation before it on its line
+
+
 # The most lines one completion returns: each line more widens the beam, and the request's time,
 # by one more beam entry. complete, serve (a request's "top") and lsp share it.
 MAX_TOP = 20
@@ -842,6 +855,15 @@ def _reads_undefined(line: decoding.Line, where: line_filters.LineContext,
       where.completed(line.text, line.replaces), len(where.head))
 
 
+def _wrong_beside_the_best(line: decoding.Line, ranking: Ranking) -> bool:
+  """Whether `line`, an alternative listed beside the best line, copies the line above or below
+  or reads a name nothing binds where it stands (unlikely_last's checks of the best line alone);
+  never where filters are off."""
+  where = ranking.where
+  return where is not None and (where.repeats_a_neighbour(line.text, line.replaces)
+                                or _reads_undefined(line, where, ranking.wanted_names))
+
+
 def _wrong_where_it_stands(line: decoding.Line, where: line_filters.LineContext,
                            unknown: Optional[names.UnknownNames],
                            wanted_names: Optional[wanted.Wanted], starts: bool) -> bool:
@@ -986,17 +1008,23 @@ class Completer:
            "(give the project's own folder)")
     self.about = model_about(self.info.model_dir)
     self.description = describe_model(self.info, self.about)
-    gate = self.about.get("min_score")
-    self.min_score = (options.min_score if options.min_score is not None
-                      else DEFAULT_MIN_SCORE if gate is None else float(gate))
-    # The confidence gate: the model's unless --min-score chose the score gate.
     self.confidence_model = self.about.get("confidence")
     if options.min_confidence is not None and self.confidence_model is None:
       raise CompletionError(f"--min-confidence: {self.info.model_dir} has no confidence model "
                             f"(\"confidence\" in its {ABOUT_FILE}): use --min-score")
-    self.min_confidence = (None if options.min_score is not None or self.confidence_model is None
-                           else options.min_confidence if options.min_confidence is not None
-                           else float(self.confidence_model["min"]))
+    self.min_confidence, self.min_score = self.gates(options)
+
+  def gates(self, options: EngineOptions) -> Tuple[Optional[float], float]:
+    """(the confidence gate, None for none; the score gate) that `options` ask of this model: the
+    confidence gate is the model's unless --min-score chose the score gate; the score gate is
+    --min-score, else the model's own (its about.json), else none."""
+    gate = self.about.get("min_score")
+    min_score = (options.min_score if options.min_score is not None
+                 else DEFAULT_MIN_SCORE if gate is None else float(gate))
+    min_confidence = (None if options.min_score is not None or self.confidence_model is None
+                      else options.min_confidence if options.min_confidence is not None
+                      else float(self.confidence_model["min"]))
+    return min_confidence, min_score
 
   def path_in_repo(self, path) -> str:
     """`path` (a file's path, absolute or relative to the working directory) as the repository
@@ -1097,6 +1125,12 @@ class Completer:
              ) -> Tuple[str, List[Tuple[decoding.Line, Optional[str]]]]:
     """(the context the model read, its lines best first, each with the line_filters reason that
     drops it, None if it passes or filters are off); the threshold is not applied."""
+    ranking = self.rank(prefix, suffix, top, repository, path, below)
+    return ranking.context, ranking.lines
+
+  def rank(self, prefix: str, suffix: str = "", top: Optional[int] = None, repository=None,
+           path: str = "", below: str = "") -> Ranking:
+    """`ranked`'s lines with what judged them (Ranking), for `listed`."""
     options = self.options
     top = options.top if top is None else top
     if top < 1:
@@ -1127,10 +1161,11 @@ class Completer:
     lines = last_if_hopeless(last_if_unlikely(lines, prefix, below, repository, path))
     where = line_filters.LineContext.of(prefix, suffix, below) if options.filters else None
     ranked = _fitted(lines, suffix, where)
+    read_below = wanted_names if options.below else None
     if where is not None:
       unknown = names.UnknownNames(prefix, suffix, below) if options.below else None
-      ranked = unlikely_last(ranked, where, unknown, wanted_names if options.below else None)
-    return context, ranked
+      ranked = unlikely_last(ranked, where, unknown, read_below)
+    return Ranking(context, ranked, where, read_below, confidence.at_line_start(prefix))
 
   def complete(self, prefix: str, suffix: str = "", top: Optional[int] = None,
                repository=None, path: str = "", below: str = "") -> Completion:
@@ -1142,25 +1177,46 @@ class Completer:
     top = self.options.top if top is None else top
     repository = self.repository if repository is None else repository
     prefix, suffix, below = lf_line_ends(prefix), lf_line_ends(suffix), lf_line_ends(below)
-    context, ranked = self.ranked(prefix, suffix, top, repository, path, below)
+    ranking = self.rank(prefix, suffix, top, repository, path, below)
+    context, ranked = ranking.context, ranking.lines
     kept = kept_lines(ranked)
-    sure = self.confidence_of(confidence.features(kept, confidence.at_line_start(prefix)))
-    if ends_as_it_stands(ranked, suffix):
-      shown = []
-    elif self.min_confidence is not None:
-      # Whether to show anything is the confidence's call; beside the best line, only the
-      # alternatives that pass the score gate too and that the engine did not rank as unlikely
-      # (an editor's list is no place for guesses).
-      shown = ([kept[0]] + [line for line in kept[1:]
-                            if line.score >= self.min_score and not line.unlikely]
-               if sure is not None and sure >= self.min_confidence else [])
-    else:
-      shown = [line for line in kept if line.score >= self.min_score]
+    sure = self.confidence_of(confidence.features(kept, ranking.line_start))
+    shown = [] if ends_as_it_stands(ranked, suffix) else self.listed(ranking, kept, sure, top)
     return Completion(candidates=tuple(Candidate(line.text, line.score, line.replaces)
-                                       for line in shown[:top]),
+                                       for line in shown),
                       context_chars=len(context), truncated=len(context) < len(prefix),
                       ms=(time.perf_counter() - start) * 1000, confidence=sure,
                       hidden_by="" if shown else self._hidden_by(ranked, kept, sure, suffix))
+
+  def listed(self, ranking: Ranking, kept: Sequence[decoding.Line], sure: Optional[float],
+             top: int, gates: Optional[Tuple[Optional[float], float]] = None
+             ) -> List[decoding.Line]:
+    """The lines shown, best first, at most `top`, of `kept` (kept_lines of `ranking`) whose best
+    line has the confidence `sure`, behind `gates` (default: this Completer's; `gates` gives
+    them). Behind a confidence gate, whether to show anything is the confidence's call, and each
+    alternative beside the best line must pass the same gate (its own probability of being
+    exact, confidence.features_of), the score gate too, and not be wrong where it stands: ranked
+    unlikely by the engine, or, judged here since they cost a parse each, a copy of the line
+    above or below or a line reading a name nothing binds where it stands (the checks that hide
+    every line when the best is such a line). Alternatives that passed only the score gate were
+    right 6 % of the time (docs/engine.md, "The list an editor shows"). Behind a score gate,
+    every kept line that passes it."""
+    min_confidence, min_score = (self.min_confidence, self.min_score) if gates is None else gates
+    if min_confidence is None:
+      return [line for line in kept if line.score >= min_score][:top]
+    if sure is None or sure < min_confidence:
+      return []
+    shown = [kept[0]]
+    for k in range(1, len(kept)):
+      if len(shown) == top:
+        break
+      line = kept[k]
+      if (line.score >= min_score and not line.unlikely
+          and self.confidence_of(confidence.features_of(kept, k, ranking.line_start))
+          >= min_confidence
+          and not _wrong_beside_the_best(line, ranking)):
+        shown.append(line)
+    return shown
 
   def _hidden_by(self, ranked, kept: Sequence[decoding.Line], sure: Optional[float],
                  suffix: str = "") -> str:
@@ -1208,8 +1264,9 @@ def add_engine_flags(parser, top: int = EngineOptions.top) -> None:
   parser.add_argument("--top", type=int, default=top, metavar="N",
                       help="at most N lines, best first, of those that pass the filters and the "
                       "gate (default %(default)s): behind the model's confidence gate, a line "
-                      "beside the best must also score at least its --min-score and not be one "
-                      "the engine ranks as unlikely, so often fewer; --min-score=-inf shows N")
+                      "beside the best must pass that gate on its own, score at least its "
+                      "--min-score and not be one the engine ranks as unlikely, so often fewer; "
+                      "--min-score=-inf shows N")
   parser.add_argument("--beam-size", type=int, default=None,
                       help=f"open lines kept per step (default: max(--top, {EngineOptions.beam_size}))")
   parser.add_argument("--max-tokens", type=int, default=None,

@@ -395,7 +395,7 @@ def _evaluate_split(root, split, train_root, model, models, model_dirs, split_fi
           systems[key + suffix][f"vs_{reference}"] = paired.compare(
               targets, predictions, found["predictions"][reference], files)
     engine[str(checkpoint)] = {"filters": found["filters"], "autopairs": found["autopairs"],
-                               "threshold": found["threshold"]}
+                               "listed": found["listed"], "threshold": found["threshold"]}
   # Each system against the n-gram at the same points (all of them, or a model eval's first
   # `count`): the difference with its interval, so one line more or less is not read as a win.
   for key, predictions in {"empty": [""] * len(points), **system_predictions}.items():
@@ -534,6 +534,7 @@ def _print_split(split: str, results: dict) -> None:
     print(f"engine filters on {checkpoint}: of {filters['candidates']} candidate lines removed "
           f"{removed or 'none'}")
     _print_autopairs(found.get("autopairs"))
+    _print_listed(found.get("listed"))
     _print_thresholds("--min-score", "min_score", found["threshold"]["rows"])
     if found["threshold"].get("confidence_rows"):
       _print_thresholds("--min-confidence", "min_confidence", found["threshold"]["confidence_rows"])
@@ -550,6 +551,19 @@ def _print_autopairs(autopairs: Optional[dict]) -> None:
         f"whose typed part leaves brackets or a string open): best line exact at "
         f"{autopairs['exact']} ({autopairs['exact_without_closers']} without the closers); the "
         f"model's gate shows {shown}{right}")
+
+
+def _print_listed(listed: Optional[dict]) -> None:
+  """engine_eval's "listed" in a sentence (nothing where no line is shown)."""
+  if not listed:
+    return
+  precision = listed["alternatives_precision"]
+  right = f" ({precision:g} %)" if precision is not None else ""
+  print(f"the list at --top {listed['top']} ({listed['points']} points with a line shown, the "
+        f"best right at {listed['best_correct']}): {listed['alternatives']} lines beside the best "
+        f"at {listed['points_with_alternatives']} points, {listed['alternatives_correct']} of them "
+        f"right{right}, {listed['correct_only_beside_the_best']} where the best is not; of all "
+        f"lines listed {listed['lines_precision']:g} % right")
 
 
 def _print_thresholds(flag: str, key: str, rows) -> None:

@@ -23,9 +23,11 @@ model at every held-out line-completion point, once per rung of a ladder; each r
                   editor
 
 and scores each rung's best line like any other system (EM, ES by point kind). For the last rung
-(the engine's default) it also counts what each filter removed, and how a confidence threshold
-(--min-score) trades suggestions shown against suggestions that are wrong: the IDE's view, where
-showing nothing costs less than showing a wrong line.
+(the engine's default) it also counts what each filter removed, how a confidence threshold
+(--min-score) trades suggestions shown against suggestions that are wrong (the IDE's view, where
+showing nothing costs less than showing a wrong line), and the list an editor shows beside the
+best line at the model's gates (`Completer.listed` with `lsp`'s and `serve`'s default --top):
+its alternatives and how often they are the line.
 """
 
 import collections
@@ -94,6 +96,18 @@ class _Paired:
   score: Optional[float]
 
 
+# The lines `lsp` and `serve` list by default (their --top): what the list figures are of.
+LIST_TOP = complete.EngineOptions.top
+
+
+@dataclasses.dataclass
+class _Listed:
+  """The last rung's list at a point where the model's gate shows a line (Completer.listed)."""
+  best_correct: bool
+  alternatives: int  # the lines listed beside the best
+  alternative_correct: bool  # one of them is the target
+
+
 @dataclasses.dataclass
 class _Shown:
   score: float
@@ -114,12 +128,13 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
         repository_files: Optional[Mapping[str, Sequence[Tuple[str, str]]]] = None,
         rungs: Optional[Sequence[str]] = None) -> dict:
   """{"systems": {"engine:<rung>": ...}, "predictions": {...}, "scores": {...}, "features": [...],
-  "filters": ..., "autopairs": ..., "threshold": ...}: per rung its metrics, and per point its
-  best line and that line's score (None where it shows nothing); per point the last rung's
-  confidence features (code_t5.engine.confidence.FEATURES, None where no line was kept), which
-  scripts/fit_confidence.py fits a model's confidence gate from; "autopairs": the last rung again
-  at the points whose typed part of the line leaves brackets or a string open, with the closers
-  an auto-pairing editor put after the cursor (_autopairs).
+  "filters": ..., "autopairs": ..., "listed": ..., "threshold": ...}: per rung its metrics, and
+  per point its best line and that line's score (None where it shows nothing); per point the last
+  rung's confidence features (code_t5.engine.confidence.FEATURES, None where no line was kept),
+  which scripts/fit_confidence.py fits a model's confidence gate from; "autopairs": the last rung
+  again at the points whose typed part of the line leaves brackets or a string open, with the
+  closers an auto-pairing editor put after the cursor (_autopairs); "listed": the last rung's
+  lists as `lsp` and `serve` show them (_list_figures).
 
   points: (file text, line_completion.Point); score(predictions) -> the baseline's metrics;
   repository_files: repo id -> its (path, text) files in the root, for the rungs that read the
@@ -134,6 +149,7 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
   shown: List[_Shown] = []
   point_features: List[Optional[List[float]]] = []
   paired: List[_Paired] = []
+  listed: List[_Listed] = []
   completer = None
   for rung_name in chosen:
     rung = RUNGS[rung_name]
@@ -147,23 +163,30 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
     completer.options = rung.options
     complete.check_options(rung.options)
     start = last = time.time()
+    listing_seconds = 0.0
     best, best_scores = [], []
     for k, (text, point) in enumerate(points):
       repository = repositories.get(point.repo) if rung.repository else None
       line_end = text.find("\n", point.cursor)
       below = text[line_end + 1:] if rung.below and line_end >= 0 else ""
-      _, ranked = completer.ranked(text[:point.cursor], repository=repository, path=point.path,
-                                   below=below)
+      ranking = completer.rank(text[:point.cursor], repository=repository, path=point.path,
+                               below=below)
+      ranked = ranking.lines
       kept = complete.kept_lines(ranked)
       if rung_name == chosen[-1]:
         candidates_seen += len(ranked)
         filtered.update(reason for _, reason in ranked if reason)
-        values = confidence.features(kept, confidence.at_line_start(text[:point.cursor]))
+        values = confidence.features(kept, ranking.line_start)
         point_features.append(None if values is None else [round(v, 4) for v in values])
         if kept:
           target = point.target(text)
           shown.append(_Shown(kept[0].score, kept[0].text == target, len(target),
                               completer.confidence_of(values)))
+          listing = time.time()
+          item = _listed(completer, text, point, repository, below)
+          if item is not None:
+            listed.append(item)
+          listing_seconds += time.time() - listing  # a second search: not the rung's time
         closers = line_filters.auto_closers(text[text.rfind("\n", 0, point.cursor) + 1:
                                                  point.cursor])
         if closers:
@@ -176,7 +199,7 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
         rate = (k + 1) / (last - start)
         echo(f"engine {rung_name}: {k + 1}/{len(points)} points, {rate:.1f}/s, "
              f"ETA {(len(points) - k - 1) / rate:.0f} s")
-    seconds = time.time() - start
+    seconds = time.time() - start - listing_seconds
     echo(f"engine {rung_name}: {len(points)} points in {seconds:.0f} s "
          f"({1000 * seconds / max(len(points), 1):.0f} ms each)")
     key = f"engine:{rung_name}"
@@ -210,6 +233,7 @@ def run(model_dir, points: Sequence[Tuple[str, object]], score: Callable, echo=p
           "features": point_features,
           "filters": {"candidates": candidates_seen, "removed": dict(filtered)},
           "autopairs": _autopairs(paired, sure_gate, gate),
+          "listed": _list_figures(listed),
           "threshold": {"rung": chosen[-1], "points": count, "rows": thresholds,
                         **({"confidence_rows": sure_rows} if model else {})}}
 
@@ -247,6 +271,43 @@ def _autopairs(paired: Sequence[_Paired], sure_gate: Optional[float], gate: Opti
           "exact": sum(p.exact for p in paired),
           "exact_without_closers": sum(p.exact_without for p in paired),
           "shown": len(shown), "shown_exact": sum(p.exact for p in shown)}
+
+
+def _listed(completer, text: str, point, repository, below: str) -> Optional[_Listed]:
+  """The list `lsp` and `serve` show at `point` with their default --top (LIST_TOP) and the
+  model's gates, searched for that many lines as they do (the ladder's rungs search for one and
+  show every line); None where it is empty."""
+  prefix = text[:point.cursor]
+  ranking = completer.rank(prefix, top=LIST_TOP, repository=repository, path=point.path,
+                           below=below)
+  kept = complete.kept_lines(ranking.lines)
+  sure = completer.confidence_of(confidence.features(kept, ranking.line_start))
+  lines = completer.listed(ranking, kept, sure, LIST_TOP,
+                           gates=completer.gates(complete.EngineOptions()))
+  if not lines:
+    return None
+  target = point.target(text)
+  return _Listed(lines[0].text == target, len(lines) - 1,
+                 any(line.text == target for line in lines[1:]))
+
+
+def _list_figures(listed: Sequence[_Listed]) -> Optional[dict]:
+  """The lists an editor shows at the points where the model's gate shows a line: how many lines
+  beside the best, how many of them are the target, and at how many points one is where the best
+  line is not. None where no line is shown (a count of nothing is no figure)."""
+  if not listed:
+    return None
+  top = LIST_TOP
+  alternatives = sum(item.alternatives for item in listed)
+  right = sum(item.alternative_correct for item in listed)
+  best = sum(item.best_correct for item in listed)
+  return {"top": top, "points": len(listed), "best_correct": best,
+          "points_with_alternatives": sum(item.alternatives > 0 for item in listed),
+          "alternatives": alternatives, "alternatives_correct": right,
+          "alternatives_precision": round(100 * right / alternatives, 1) if alternatives else None,
+          "correct_only_beside_the_best": sum(item.alternative_correct and not item.best_correct
+                                              for item in listed),
+          "lines_precision": round(100 * (best + right) / (len(listed) + alternatives), 1)}
 
 
 def _describe(rung: Rung) -> str:
