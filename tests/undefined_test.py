@@ -92,3 +92,44 @@ def test_no_target_of_dataset_dev_reads_a_name_nothing_binds(dev_points):
     assert not names.read_by(head + target, len(head)), (point.path, point.line)
     judged += 1
   assert judged > 2000
+
+
+# A class whose other methods, decorated, come above and below the cursor's: they are read as
+# stubs, their names and decorators kept, their bodies (and the names they bind) gone.
+_CLASS_ABOVE = ("import functools\n"
+                "\n"
+                "class B:\n"
+                "    @functools.lru_cache(\n"
+                "        maxsize=None)\n"
+                "    def first(self, item):\n"
+                "        found = item\n"
+                "        return found\n"
+                "\n"
+                "    @property\n"
+                "    def size(self):\n"
+                "        return 1\n"
+                "\n"
+                "    def g(self, key):\n")
+_CLASS_BELOW = ("        return key\n"
+                "\n"
+                "    @staticmethod\n"
+                "    def last(value):\n"
+                "        later = value\n"
+                "        return later\n")
+
+
+@pytest.mark.parametrize("line, unbound", [
+    ("        return found", True),  # another method's local, above
+    ("        return later", True),  # another method's local, below
+    ("        return self.first(key), self.size, functools", False),
+    ("        return first", True),  # a method's name is no bare name in its class's methods
+])
+def test_the_other_methods_of_the_cursors_class_are_read_as_their_names(line, unbound):
+  names = undefined.UndefinedNames(wanted.Wanted(_CLASS_ABOVE + line[:8], _CLASS_BELOW))
+  assert names.read_by(line, 8) is unbound
+  # What pyflakes reads: the cursor's method whole, the others one line each, decorators kept.
+  above, below = names._reduce(True)  # pylint: disable=protected-access
+  assert "    def first(): pass\n" in above and "found = item" not in above
+  assert "    @functools.lru_cache(\n        maxsize=None)\n" in above
+  assert "    def last(): pass\n" in below and "later = value" not in below
+  assert above.endswith("    def g(self, key):\n") and below.startswith("        return key\n")

@@ -57,6 +57,9 @@ class Namespaces:
         spans.extend(self._methods(start, end))
     spans.sort()
     self._spans = spans
+    # The methods of the top-level classes (code_t5.engine.undefined stubs those away from the
+    # cursor).
+    self.methods: List[Span] = [span for span in spans if span[0] not in self.top_level]
     self._starts = [start for start, _ in spans]
 
   def _methods(self, start: int, end: int) -> List[Span]:
