@@ -135,9 +135,9 @@ class UndefinedNames:
     """The lines above and below the cursor's, each top-level def and class replaced by a binding
     of its name and each top-level decorator dropped, but for the block an `indented` cursor's
     line is in, whose other methods are stubs (_stubbed); the names `global` statements declare
-    bound after all. None for a file that
-    binds names at run time (_DYNAMIC), where the cursor's line is in a triple-quoted string or
-    opens one (its text is no code), and where it is longer than MAX_CHARS."""
+    bound after all. None for a file that binds names at run time (_DYNAMIC), where the cursor's
+    line is in a triple-quoted string or opens one (its text is no code), and where it is longer
+    than MAX_CHARS."""
     wanted = self._wanted
     text, cursor = wanted.text, len(wanted.above)
     if (_DYNAMIC.search(text) or wanted.docstrings.line_starts_inside
