@@ -680,6 +680,8 @@ class Ranking:
   # are off)
   wanted_names: Optional[wanted.Wanted]  # what the file reads and binds (None: the lines below
   # are not read)
+  undefined_names: Optional[undefined.UndefinedNames]  # its reader of names nothing binds where
+  # the line stands (its reduced file kept for every line checked; None with wanted_names)
   line_start: bool  # whether the cursor has only indentation before it on its line
 
 
@@ -810,7 +812,8 @@ def _fitted(lines: Sequence[decoding.Line], suffix: str, where
 
 def unlikely_last(ranked, where: line_filters.LineContext,
                   unknown: Optional[names.UnknownNames],
-                  wanted_names: Optional[wanted.Wanted] = None) -> list:
+                  wanted_names: Optional[wanted.Wanted] = None,
+                  undefined_names: Optional[undefined.UndefinedNames] = None) -> list:
   """(line, reason) pairs of `ranked` (best first) with those unlikely where they stand marked
   `unlikely` and moved after the others (each group in its order): a clause nothing above owns;
   a line leaving its statement open above a line that starts another; a statement the line below
@@ -823,36 +826,39 @@ def unlikely_last(ranked, where: line_filters.LineContext,
   docstrings.Docstrings.misplaced and unopened), a jump above code that would never run, a line
   that breaks the brackets below, an element its collection already has (`where`'s
   `jumps_over_code`, `breaks_brackets_below`, `repeats_an_element`). Where the best line that
-  passes the filters is one of those or copies the line above or below
-  (LineContext.repeats_a_neighbour), the search has lost its way: the lines after it were seldom
-  better (docs/engine.md). Then all are marked unlikely, so the confidence gate shows none, and
-  their order stays."""
+  passes the filters is one of those, copies the line above or below
+  (LineContext.repeats_a_neighbour) or reads a name nothing binds where it stands
+  (`undefined_names`, made from `wanted_names` when not given), the search has lost its way: the
+  lines after it were seldom better (docs/engine.md). Then all are marked unlikely, so the
+  confidence gate shows none, and their order stays."""
   ends = where.ends_before()
   ranked = _moved_last(ranked, [
       where.owns_nothing(line.text) or where.misfits_below(line.text, line.replaces)
       or (ends and where.leaves_open(line.text, line.replaces))
       or where.repeats_operand(line.text) or where.assigns_itself(line.text, line.replaces)
       for line, _ in ranked])
+  if undefined_names is None and wanted_names is not None:
+    undefined_names = undefined.UndefinedNames(wanted_names)
   starts = wanted_names is not None and where.starts_statement()
   wrong = [_wrong_where_it_stands(line, where, unknown, wanted_names, starts)
            for line, _ in ranked]
   best = next((k for k, (line, reason) in enumerate(ranked) if _kept(line, reason)), None)
   if best is not None and (wrong[best] or where.repeats_a_neighbour(
       ranked[best][0].text, ranked[best][0].replaces)
-                           or _reads_undefined(ranked[best][0], where, wanted_names)):
+                           or _reads_undefined(ranked[best][0], where, undefined_names)):
     return [(dataclasses.replace(line, unlikely=True), reason) for line, reason in ranked]
   return _moved_last(ranked, wrong)
 
 
 def _reads_undefined(line: decoding.Line, where: line_filters.LineContext,
-                     wanted_names: Optional[wanted.Wanted]) -> bool:
+                     undefined_names: Optional[undefined.UndefinedNames]) -> bool:
   """Whether `line` reads, in the part the engine wrote, a name that nothing binds where it stands
-  (undefined.UndefinedNames, pyflakes over the file around it: a parse, so the best line alone is
-  checked); never where the lines below are not read (`wanted_names` None)."""
-  if wanted_names is None:
+  (`undefined_names`, pyflakes over the file around it: a parse per line, so only the best line
+  and the lines listed beside it are checked); never where the lines below are not read
+  (`undefined_names` None)."""
+  if undefined_names is None:
     return False
-  return undefined.UndefinedNames(wanted_names).read_by(
-      where.completed(line.text, line.replaces), len(where.head))
+  return undefined_names.read_by(where.completed(line.text, line.replaces), len(where.head))
 
 
 def _wrong_beside_the_best(line: decoding.Line, ranking: Ranking) -> bool:
@@ -861,7 +867,7 @@ def _wrong_beside_the_best(line: decoding.Line, ranking: Ranking) -> bool:
   never where filters are off."""
   where = ranking.where
   return where is not None and (where.repeats_a_neighbour(line.text, line.replaces)
-                                or _reads_undefined(line, where, ranking.wanted_names))
+                                or _reads_undefined(line, where, ranking.undefined_names))
 
 
 def _wrong_where_it_stands(line: decoding.Line, where: line_filters.LineContext,
@@ -1162,10 +1168,12 @@ class Completer:
     where = line_filters.LineContext.of(prefix, suffix, below) if options.filters else None
     ranked = _fitted(lines, suffix, where)
     read_below = wanted_names if options.below else None
+    undefined_names = undefined.UndefinedNames(read_below) if read_below is not None else None
     if where is not None:
       unknown = names.UnknownNames(prefix, suffix, below) if options.below else None
-      ranked = unlikely_last(ranked, where, unknown, read_below)
-    return Ranking(context, ranked, where, read_below, confidence.at_line_start(prefix))
+      ranked = unlikely_last(ranked, where, unknown, read_below, undefined_names)
+    return Ranking(context, ranked, where, read_below, undefined_names,
+                   confidence.at_line_start(prefix))
 
   def complete(self, prefix: str, suffix: str = "", top: Optional[int] = None,
                repository=None, path: str = "", below: str = "") -> Completion:
