@@ -139,10 +139,10 @@ _BELOW = "    return result\n"
 def _ranking_of(lines, prefix=_LOOP, below=_BELOW):
   """A Ranking of hand-made `lines` (all passing the filters) at the end of `prefix`, judged by
   the engine's own readers of the cursor's line and the file."""
-  wanted_names = wanted.Wanted(prefix, below)
   return complete.Ranking(prefix, [(line, None) for line in lines],
-                          line_filters.LineContext.of(prefix, "", below), wanted_names,
-                          undefined.UndefinedNames(wanted_names), confidence.at_line_start(prefix))
+                          line_filters.LineContext.of(prefix, "", below),
+                          undefined.UndefinedNames(wanted.Wanted(prefix, below)),
+                          confidence.at_line_start(prefix))
 
 
 def test_lines_beside_the_best_pass_its_gate_and_are_not_wrong_where_they_stand(shipped):

@@ -678,10 +678,9 @@ class Ranking:
   # reason that drops it (None: it passes, or filters are off)
   where: Optional[line_filters.LineContext]  # the cursor's line and its neighbours (None: filters
   # are off)
-  wanted_names: Optional[wanted.Wanted]  # what the file reads and binds (None: the lines below
-  # are not read)
-  undefined_names: Optional[undefined.UndefinedNames]  # its reader of names nothing binds where
-  # the line stands (its reduced file kept for every line checked; None with wanted_names)
+  undefined_names: Optional[undefined.UndefinedNames]  # the reader of names nothing binds where
+  # the line stands, its reduced file kept for every line checked (None: the lines below are not
+  # read)
   line_start: bool  # whether the cursor has only indentation before it on its line
 
 
@@ -1172,8 +1171,7 @@ class Completer:
     if where is not None:
       unknown = names.UnknownNames(prefix, suffix, below) if options.below else None
       ranked = unlikely_last(ranked, where, unknown, read_below, undefined_names)
-    return Ranking(context, ranked, where, read_below, undefined_names,
-                   confidence.at_line_start(prefix))
+    return Ranking(context, ranked, where, undefined_names, confidence.at_line_start(prefix))
 
   def complete(self, prefix: str, suffix: str = "", top: Optional[int] = None,
                repository=None, path: str = "", below: str = "") -> Completion:

@@ -49,17 +49,18 @@ class Namespaces:
     self.top_level: List[int] = list(tops)
     tops.append(len(text))
     spans: List[Span] = []
+    # The methods of the top-level classes (code_t5.engine.undefined stubs those away from the
+    # cursor), in the text's order.
+    self.methods: List[Span] = []
     for start, end in zip(tops, tops[1:]):
       if _DEF.match(text, start):
         spans.append((start, end))
       elif _CLASS.match(text, start):
         spans.append((start, end))
-        spans.extend(self._methods(start, end))
+        self.methods.extend(self._methods(start, end))
+    spans.extend(self.methods)
     spans.sort()
     self._spans = spans
-    # The methods of the top-level classes (code_t5.engine.undefined stubs those away from the
-    # cursor).
-    self.methods: List[Span] = [span for span in spans if span[0] not in self.top_level]
     self._starts = [start for start, _ in spans]
 
   def _methods(self, start: int, end: int) -> List[Span]:

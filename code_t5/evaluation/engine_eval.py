@@ -297,11 +297,10 @@ def _list_figures(listed: Sequence[_Listed]) -> Optional[dict]:
   line is not. None where no line is shown (a count of nothing is no figure)."""
   if not listed:
     return None
-  top = LIST_TOP
   alternatives = sum(item.alternatives for item in listed)
   right = sum(item.alternative_correct for item in listed)
   best = sum(item.best_correct for item in listed)
-  return {"top": top, "points": len(listed), "best_correct": best,
+  return {"top": LIST_TOP, "points": len(listed), "best_correct": best,
           "points_with_alternatives": sum(item.alternatives > 0 for item in listed),
           "alternatives": alternatives, "alternatives_correct": right,
           "alternatives_precision": round(100 * right / alternatives, 1) if alternatives else None,

@@ -157,11 +157,11 @@ def summary(lines: Sequence[TypedLine], gate: float) -> dict:
 def gates(completer: complete.Completer) -> Tuple[str, Optional[float], List[float]]:
   """(what the gate reads: "confidence" or "score", the model's own gate, the gates to report),
   for the model `completer` loaded."""
-  if completer.confidence_model:
-    own = float(completer.confidence_model["min"])
-    return "confidence", own, sorted({-math.inf, own, *engine_eval.CONFIDENCE_THRESHOLDS[1:]})
-  own = float(completer.about.get("min_score", complete.DEFAULT_MIN_SCORE))
-  return "score", own, sorted({own, *engine_eval.THRESHOLDS})
+  own_confidence, own_score = completer.gates(complete.EngineOptions())
+  if own_confidence is not None:
+    return "confidence", own_confidence, sorted(
+        {-math.inf, own_confidence, *engine_eval.CONFIDENCE_THRESHOLDS[1:]})
+  return "score", own_score, sorted({own_score, *engine_eval.THRESHOLDS})
 
 
 def evaluate(root, split: str = "validation", model_dir=complete.SHIPPED_MODEL,
