@@ -15,6 +15,7 @@ import warnings
 from typing import Optional
 
 from code_t5 import errors
+from code_t5 import stranger_paths
 from code_t5.data import flcc
 from code_t5.training import launcher
 from code_t5.training import operative_config
@@ -209,12 +210,22 @@ def _show_decodes(eval_dir: pathlib.Path, step: int) -> None:
   the metrics alone, and 0.000 from a model that ends every line at once looks like no points."""
   from code_t5.data import postprocessors  # pylint: disable=g-import-not-at-top
   for path in sorted(eval_dir.glob(f"*_{step}_predictions")):
-    decodes = [postprocessors.from_json_line(line)
-               for line in path.read_text(encoding="utf-8").splitlines()]
-    empty = sum(not decode.strip() for decode in decodes)
+    points = empty = 0
+    try:  # line by line, a regular file of a bounded size: the model dir may be a stranger's
+      with stranger_paths.open_regular(path, postprocessors.MAX_DECODES_BYTES) as f:
+        for line in f:
+          points += 1
+          try:
+            decode = postprocessors.from_json_line(line.decode("utf-8", "replace"))
+          except ValueError:  # not a decode: counted as empty
+            decode = None
+          empty += not (isinstance(decode, str) and decode.strip())
+    except OSError as e:
+      print(f"decodes: {path} (not read: {e.strerror})")
+      continue
     why = ("; the model ends every line at once: train it longer"
-           if decodes and empty == len(decodes) else "")
-    print(f"decodes: {path} ({len(decodes)} points, {empty} empty{why})")
+           if points and empty == points else "")
+    print(f"decodes: {path} ({points} points, {empty} empty{why})")
 
 
 def _prepare(args):

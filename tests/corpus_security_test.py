@@ -1,4 +1,4 @@
-"""code_t5/corpus.py (`code-t5 import`) on hostile git checkouts: a checkout's own config (and the
+"""code_t5/data/corpus.py (`code-t5 import`) on hostile git checkouts: a checkout's own config (and the
 files it includes) names programs for git to run; importing it must run none of them, and must
 read the same history whatever the checkout's or the caller's git settings.
 
@@ -11,6 +11,7 @@ ends) and checkouts whose history lies outside them: the import skips what it ca
 nothing outside the sources, and goes on."""
 
 import contextlib
+import hashlib
 import os
 import pathlib
 import pty
@@ -360,21 +361,81 @@ GIT_FIFOS = {
 }
 
 
-def test_a_fifo_in_a_checkout_s_git_folder_skips_it_and_the_import_goes_on(tmp_path, capsys,
-                                                                         monkeypatch):
-  monkeypatch.setattr(corpus, "_GIT_SECONDS", 3)  # (a minute in use)
+def test_a_fifo_in_a_checkout_s_git_folder_is_found_before_git_runs_and_the_import_goes_on(
+    tmp_path, capsys, monkeypatch):
+  """Each of these blocked git until it was killed after _GIT_SECONDS and the repository was
+  skipped; now git never runs on them and the checkout's files are read as a plain folder's."""
+  monkeypatch.setattr(corpus, "_GIT_SECONDS", 3)  # (a minute in use: a wait would fail the test)
   _checkout(tmp_path / "src" / "good")
   fifos = []
   for name, setup in GIT_FIFOS.items():
-    _checkout(tmp_path / "src" / name)
+    _checkout(tmp_path / "src" / name, **{"a.py": f"name = {name!r}\n"})  # (no duplicates)
     fifos.append(setup(tmp_path / "src" / name / ".git"))
   with _fifos_released_after(fifos, 20):
     code, err = _import(capsys, tmp_path / "src", "--out", tmp_path / "root")
   assert code == 0, err
-  for name in GIT_FIFOS:  # each skipped with one line, after the short time (not the hour)
-    assert f"{name} (git_failed: git was stopped after running 3 s" in err, err
-  assert _imported(tmp_path / "root") == [("src/good", "a.py")]
+  assert "git_failed" not in err, err
+  for name in GIT_FIFOS:
+    assert f"import: {tmp_path / 'src' / name}: its git folder holds " in err, err
+  assert _imported(tmp_path / "root") == sorted(
+      [("src/good", "a.py")] + [(f"src/{name}", "a.py") for name in GIT_FIFOS])
   assert not [fifo for fifo in fifos if _has_a_reader(fifo)]  # no git left waiting on one
+
+
+def _linked_ref(repo, private):
+  """The checkout's branch is a link to another repository's (git read that history: its
+  METADATA and init-hash were the other repository's)."""
+  ref = repo / ".git" / "refs" / "heads" / "main"
+  ref.unlink(missing_ok=True)
+  ref.symlink_to(private / ".git" / "refs" / "heads" / "main")
+
+
+def _borrowed_objects(repo, private):
+  (repo / ".git" / "objects" / "info" / "alternates").write_text(f"{private / '.git' / 'objects'}\n")
+
+
+def _included_config(repo, private):
+  """The config includes another repository's (its origin then named the imported repository)."""
+  with open(repo / ".git" / "config", "a") as f:
+    f.write(f"[Include]\n\tpath = {private / '.git' / 'config'}\n")
+
+
+@pytest.mark.parametrize("lead_out", [_linked_ref, _borrowed_objects, _included_config])
+def test_a_git_folder_that_would_lead_git_to_another_repository_is_not_read(lead_out, tmp_path,
+                                                                             capsys):
+  """helper-32's audit: through a link in .git, alternates or an [include], git read another
+  repository of the user's, and its history and names went into the imported root."""
+  private = tmp_path / "private"
+  _checkout(private, **{"private_customer_list.py": "customers = []\n"})
+  _git(private, "branch", "-M", "main")
+  _git(private, "remote", "add", "origin", "https://example.com/private_owner/private_repo.git")
+  repo = tmp_path / "src" / "repo"
+  _checkout(repo)
+  _git(repo, "branch", "-M", "main")
+  lead_out(repo, private)
+  code, err = _import(capsys, repo, "--out", tmp_path / "root")
+  assert code == 0, err
+  assert f"import: {repo}: its git folder holds " in err, err
+  assert _imported(tmp_path / "root") == [("src/repo", "a.py")]  # as a plain folder
+  assert not [p for p in (tmp_path / "root").rglob("*")
+              if p.is_file() and b"private" in p.read_bytes()]
+
+
+def test_an_index_entry_that_is_no_path_inside_the_checkout_is_counted_not_followed(tmp_path,
+                                                                                     capsys):
+  """helper-32's audit: an index entry /etc/passwd.py (the index edited by hand) made the import
+  loop for good, its memory growing."""
+  repo = tmp_path / "src" / "repo"
+  _checkout(repo)
+  (repo / "xetc").mkdir()
+  (repo / "xetc" / "passwd.py").write_text("p = 1\n")
+  _commit_all(repo, "second")
+  index = (repo / ".git" / "index").read_bytes()[:-20].replace(b"xetc/passwd.py", b"/etc/passwd.py")
+  (repo / ".git" / "index").write_bytes(index + hashlib.sha1(index).digest())
+  code, err = _import(capsys, repo, "--out", tmp_path / "root")
+  assert code == 0, err
+  assert _imported(tmp_path / "root") == [("src/repo", "a.py")]
+  assert "outside_source 1" in err, err
 
 
 def _distribution(top, name, **replace):
@@ -442,6 +503,16 @@ def test_a_dist_info_file_over_the_size_limit_is_never_read(tmp_path, capsys):
   assert _imported(tmp_path / "root") == [("pypi/pkg-good", "pkg_good/__init__.py")]
   assert "pkg_huge-1.0.dist-info (not_a_repository: no readable METADATA and RECORD (RECORD: " \
       f"over {corpus.MAX_FILE_BYTES:,} bytes))" in err
+
+
+def test_a_name_with_a_nul_in_a_record_is_counted_not_a_traceback(tmp_path, capsys):
+  """helper-32's audit: `ValueError: embedded null byte` ended the whole import."""
+  top = tmp_path / "site-packages"
+  _distribution(top, "nul", RECORD=b"pkg_nul/__init__.py,,\npkg_nul/a\0b.py,,\n")
+  code, err = _import(capsys, top, "--out", tmp_path / "root")
+  assert code == 0, err
+  assert _imported(tmp_path / "root") == [("pypi/pkg-nul", "pkg_nul/__init__.py")]
+  assert "unreadable 1" in err, err
 
 
 def _private_checkout(repo):

@@ -283,6 +283,28 @@ def test_a_claim_over_a_hole_in_a_sparse_data_file_is_refused_before_it_takes_me
                   f"({_EMBEDDING}: [2097152, 256] bfloat16, 1,073,741,824 bytes), more than the ")
 
 
+def test_a_folder_at_the_checkpoint_prefix_leads_no_reader_to_another_checkpoint(
+    model, source, tmp_path):
+  """A folder named as the checkpoint itself beside its .index, holding a `checkpoint` file that
+  names the user's own checkpoint: TensorFlow's reader takes a folder for a model dir and read
+  the user's weights (`pack` and `convert` wrote them into their output) past every check of
+  the .index and .data files (helper-32's audit)."""
+  mine = tmp_path / "mine"
+  shutil.copytree(test_utils.PRETRAINED, mine)
+  (model / _CHECKPOINT).mkdir()
+  (model / _CHECKPOINT / "checkpoint").write_text(
+      f'model_checkpoint_path: "{mine / _CHECKPOINT}"\n')
+  shutil.rmtree(model / runtime.RUNTIME_DIR)  # so that `complete` reads the checkpoint
+  for out, command in ((tmp_path / "pack", ["pack", model, "--out", tmp_path / "pack"]),
+                       (tmp_path / "t5x", ["convert", model, tmp_path / "t5x", "--params-only"]),
+                       (None, ["complete", source, "--checkpoint", model]),
+                       (tmp_path / "run", ["train", "--init-from", model, "--steps", "1",
+                                           "--no-eval", "--model-dir", tmp_path / "run"])):
+    _one_line_error(_code_t5(*command), f"{model / _CHECKPOINT} is there as a folder of its own",
+                    "remove it")
+    assert out is None or not out.exists()
+
+
 @pytest.mark.parametrize("linked", ["operative_config.gin", f"{_CHECKPOINT}.index", _DATA])
 def test_pack_and_convert_copy_no_file_a_link_leads_to(model, tmp_path, linked):
   """The model folder's operative_config.gin, or a file of its checkpoint, a link to a file of the
@@ -351,11 +373,28 @@ def test_baseline_reads_a_model_folder_s_decodes_as_data(tmp_path, decodes, says
   assert says in str(error.value)
 
 
+def test_eval_counts_a_model_folder_s_decodes_line_by_line_and_not_past_a_bound(tmp_path,
+                                                                                capsys):
+  """`code-t5 eval` says how many points each decode file of the step covers: it read each whole
+  into memory (a 3 GB sparse file named as a decode file of another task: a MemoryError;
+  helper-32's audit), and a line that was no JSON was a traceback."""
+  from code_t5 import cli  # pylint: disable=g-import-not-at-top
+  (tmp_path / "a_task_7_predictions").write_text('"x = 1"\n""\nnot json\n')
+  with open(tmp_path / "b_task_7_predictions", "wb") as f:
+    f.truncate(3 << 30)
+  os.mkfifo(tmp_path / "c_task_7_predictions")
+  cli._show_decodes(tmp_path, 7)  # pylint: disable=protected-access
+  out = capsys.readouterr().out.splitlines()
+  assert out[0] == f"decodes: {tmp_path / 'a_task_7_predictions'} (3 points, 2 empty)"
+  assert out[1].startswith(f"decodes: {tmp_path / 'b_task_7_predictions'} (not read: ")
+  assert out[2].startswith(f"decodes: {tmp_path / 'c_task_7_predictions'} (not read: ")
+
+
 def test_baseline_reads_no_more_predictions_than_targets_nor_a_large_file(tmp_path):
   """200 MB of `""` lines (the cap was 1 GB) took 5.46 GB of memory and 70 s, read whole and
   split, before the count was found wrong. Now the predictions stop at the first past the
   targets, and a file over 16 MB is refused unread."""
-  cap = 16 << 20  # (not baseline.MAX_DECODES_BYTES: the bound is what is tested)
+  cap = 16 << 20  # (not postprocessors.MAX_DECODES_BYTES: the bound is what is tested)
   predictions = _eval_decodes(tmp_path, b'""\n' * (cap // 3))
   with pytest.raises(baseline.BaselineError, match=f"^{predictions} holds more decodes than the 2 "
                      "targets of flcc_py_line_completion_v1_targets: run the eval again$"):

@@ -17,7 +17,7 @@ Each SRC is one of
       (or, if it has .git, a git checkout as above), its files every *.py file below it except in
       hidden folders and __pycache__; the init-hash is the sha1 of "<owner>/<repo>".
 
-The root is exactly the layout code_t5/flcc.py reads and dataset-dev/ uses:
+The root is exactly the layout code_t5/data/flcc.py reads and dataset-dev/ uses:
 
   ROOT/v3/languages/Python/.py/<owner>/<repo>/<init-hash>/<stem>_<unix_time_ns>.py
   ROOT/v3/repositories/<owner>/<repo>/<init-hash>/{files.json, paths.json, METADATA}
@@ -40,7 +40,8 @@ Bad input never stops an import: a file is dropped and counted under one reason
   not_in_a_record a *.py file in site-packages that no dist-info/RECORD lists
   git_failed      its checkout's history cannot be read (e.g. a partial clone lacks an object,
                   which the import never fetches, or git is stopped after running too long,
-                  as on a FIFO in .git), so its repository is skipped
+                  as on a FIFO in the folders above an empty .git), so its repository is
+                  skipped
 
 and a folder that yields no repository (not_a_repository, no_python_files, editable_install,
 git_failed, no_commits, duplicate_repository) is counted as a skipped repository. Nothing outside
@@ -49,7 +50,10 @@ dist-info's METADATA, RECORD and direct_url.json, read only as regular files of 
 MAX_FILE_BYTES), and a checkout whose git folder lies outside it (a .git file or link naming
 another folder, as worktrees and submodules have) is read as a plain folder, named as a
 checkout without origin, with a line that says so: git is asked where that folder is, and
-nothing of its history is read. Nor is anything run that a checkout names: its git config
+nothing of its history is read. So is a checkout whose own git folder holds what git would
+follow out of it or block on (a link, a FIFO or device, alternates, an [include] in its config),
+found before git runs; and an index entry that is no relative path inside the checkout is
+counted as outside_source. Nor is anything run that a checkout names: its git config
 cannot make git start a program, fetch, or change the history that is read (the list is
 _GIT_CONFIG in code_t5/data/corpus.py).
 
@@ -75,6 +79,7 @@ import os
 import pathlib
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -387,6 +392,47 @@ def _git_dir_outside(top: str) -> Optional[str]:
   return None
 
 
+# What in a checkout's git folder git would follow out of it, reading whatever it leads to (the
+# user's other repositories, /dev/zero into memory) or blocking on it: found before git runs.
+_GIT_INCLUDE = re.compile(rb"^\s*\[\s*include", re.IGNORECASE | re.MULTILINE)
+_GIT_ALTERNATES = ("objects/info/alternates", "objects/info/http-alternates")
+
+
+def _git_folder_problem(top: str) -> Optional[str]:
+  """What in the checkout `top`'s own git folder (its .git folder, or the folder inside `top` that
+  a .git file or link names) would lead git out of `top` or block it, or None: a link (hooks/
+  aside: git runs no hook here), a FIFO or device, a borrowed object store (alternates), or an
+  [include] in its config. Read with lstat and as regular files only: nothing here blocks."""
+  git_dir = os.path.realpath(os.path.join(top, ".git"))
+  dot_git = os.path.join(top, ".git")
+  if os.path.isfile(dot_git) and not os.path.islink(dot_git):  # "gitdir: PATH"
+    reason, _, data = flcc.read_regular_file(dot_git, 4096)
+    if reason is None and data.startswith(b"gitdir:"):
+      git_dir = os.path.realpath(os.path.join(top, os.fsdecode(data[7:].strip())))
+  if not _inside(git_dir, top) or not os.path.isdir(git_dir):
+    return None  # no git folder of its own: _git_dir_outside says where git finds one
+  for entry, depth in stranger_paths.walk(git_dir, lambda e, depth: not (depth == 1 and
+                                                                          e.name == "hooks")):
+    mode = entry.stat(follow_symlinks=False).st_mode
+    if stat.S_ISLNK(mode):
+      return f"a link ({entry.path})"
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+      return f"a FIFO or device ({entry.path})"
+  for name in _GIT_ALTERNATES:
+    if os.path.lexists(os.path.join(git_dir, name)):
+      return f"{name}, which borrows objects from other folders"
+  for name in ("config", "config.worktree"):
+    path = os.path.join(git_dir, name)
+    if not os.path.lexists(path):
+      continue
+    reason, _, data = flcc.read_regular_file(path, MAX_FILE_BYTES)
+    if reason is not None:
+      return f"a {name} it cannot check ({reason})"
+    if _GIT_INCLUDE.search(data):
+      return f"an [include] of other files in its {name}"
+  return None
+
+
 def _origin_url(top: str) -> str:
   try:
     return _git(top, "config", "--get", "remote.origin.url").decode("utf-8", "replace")
@@ -400,13 +446,21 @@ def _git_repository(folder: pathlib.Path, plain_owner: str,
   git folder lies outside it is read as a plain folder (owner `plain_owner`): its history is
   not part of the source."""
   top = os.path.realpath(folder)
+  problem = _git_folder_problem(top)
+  if problem is not None:
+    report.note(folder, f"its git folder holds {problem}, which git would read past the checkout "
+                "or wait on for good, so its history is not read: imported as a plain folder "
+                "(every *.py below it)")
+    return _plain_repository(folder, plain_owner, report)
   try:
     outside = _git_dir_outside(top)
     if outside is not None:
       report.note(folder, f"its git folder {outside} is outside it, so its history is not read: "
                   "imported as a plain folder (every *.py below it)")
       return _plain_repository(folder, plain_owner, report)
-    # The commands of _GIT_SECONDS first: they reach every file a FIFO could block git on.
+    # The commands of _GIT_SECONDS first: they reach every file a FIFO could block git on
+    # (_git_folder_problem found none in the checkout's own git folder; these bound the wait
+    # where git finds one elsewhere, as in a folder above an empty .git).
     commit_time = int(_git(top, *_GIT_LOG, "-1", "--pretty=%ct", "HEAD").strip())
     listed = _git(top, "ls-files", "-z", "--cached").split(b"\0")
     url = _origin_url(top)
@@ -426,6 +480,9 @@ def _git_repository(folder: pathlib.Path, plain_owner: str,
   for raw in listed:
     if raw.endswith(b".py"):
       rel = os.fsdecode(raw)
+      if os.path.isabs(rel) or os.path.normpath(rel) != rel:  # an index entry made by hand
+        report.add("outside_source")
+        continue
       files.append(Candidate(rel=rel, path=os.path.join(top, rel)))
 
   def metadata(unused_kept):  # git's own history lists every file, as FLCC's METADATA does
@@ -621,6 +678,8 @@ class RealPaths:
     folder, name = os.path.split(rel)
     missing = []  # the folders above `rel` not resolved yet, nearest first
     while folder not in self._folders:
+      if os.path.isabs(folder):  # (examine's callers give none: "/" is its own dirname)
+        raise ValueError(f"not a relative path: {rel!r}")
       missing.append(folder)
       folder = os.path.dirname(folder)
     real = self._folders[folder]

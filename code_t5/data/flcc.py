@@ -499,7 +499,7 @@ def read_regular_file(path: str, max_bytes: Optional[int]) -> tuple[Optional[str
       if max_bytes is not None and size > max_bytes:
         return "too_large", size, b""
       data = f.read()
-  except OSError:
+  except (OSError, ValueError):  # ValueError: a NUL in the name (from a stranger's RECORD)
     return "unreadable", 0, b""
   if max_bytes is not None and len(data) > max_bytes:  # it grew after the check
     return "too_large", len(data), b""

@@ -7,6 +7,12 @@ predictions into JSON string literals: one line each, reversible, and readable. 
 
 import json
 
+# A decode file holds a JSON string a line, about 50 bytes a point: 16 MB is some 300,000 points.
+# Read line by line, such a file is at most about 270 MB of Python strings (17 bytes of memory a
+# byte of file, for lines of one character past Latin-1), and `code-t5 baseline` reads two:
+# targets and predictions, no more of these than of those.
+MAX_DECODES_BYTES = 16 << 20
+
 
 def to_json_line(text, example=None, is_target=False):
   """Turns decoded text (str or bytes) into a one-line JSON string literal."""

@@ -172,11 +172,6 @@ def _score(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str, floa
   return {k: round(v, 3) for k, v in result.items()}
 
 
-# A decode file holds a JSON string a line, about 50 bytes a point: 16 MB is some 300,000 points.
-# Read line by line, such a file is at most about 270 MB of Python strings (17 bytes of memory a
-# byte of file, for lines of one character past Latin-1), and there are two: targets and
-# predictions, no more of these than of those.
-MAX_DECODES_BYTES = 16 << 20
 
 
 def model_predictions(model_dir: pathlib.Path, split: str, root_name: str
@@ -207,7 +202,7 @@ def _read_decodes(path: pathlib.Path, targets_file: Optional[pathlib.Path] = Non
   `most` of them (the count in `targets_file`)."""
   decodes = []
   try:
-    with stranger_paths.open_regular(path, MAX_DECODES_BYTES) as f:
+    with stranger_paths.open_regular(path, postprocessors.MAX_DECODES_BYTES) as f:
       for number, line in enumerate(f, 1):
         if most is not None and number > most:
           raise BaselineError(f"{path} holds more decodes than the {most} targets of "
