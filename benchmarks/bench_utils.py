@@ -1,7 +1,9 @@
 """Shared pieces of the benchmark scripts: machine load, matmul peak, timed Mesh TF runs.
 
 Not a test helper: the scripts print figures, they assert nothing. Run them when the machine is
-idle (`uptime` 1-minute load < ~1.5 on 2 cores); every script prints the load before and after.
+idle (`uptime` 1-minute load < ~1.5 on 2 cores); every script that times something prints the load
+before and after (ab_benchmark.py through the train_benchmark.py runs it makes; vocab_benchmark.py
+counts pieces and times nothing).
 """
 
 import dataclasses
@@ -72,17 +74,6 @@ def numpy_blas() -> str:
   return "; ".join(found) or "no BLAS found"
 
 
-def wait_for_idle(max_load: float = 1.5, timeout_s: float = 600, echo=print) -> float:
-  """Waits (up to timeout_s) until the 1-minute load average is below max_load; returns it."""
-  deadline = time.time() + timeout_s
-  while True:
-    load = float(load_average().split()[0])
-    if load < max_load or time.time() > deadline:
-      return load
-    echo(f"  waiting for an idle machine: load {load:.2f} >= {max_load}")
-    time.sleep(20)
-
-
 def matmul_peak_gflops(n: int = 1024, repeats: int = 10,
                        products: str = "fp32") -> Dict[str, float]:
   """Best GFLOP/s of an n x n float32 matmul with TensorFlow and with PyTorch (default threads),
@@ -130,6 +121,13 @@ def set_torch_products(torch, products: str):
   to bfloat16 and sums in float32, as TensorFlow's TF_SET_ONEDNN_FPMATH_MODE=BF16 asks)."""
   if products == "bf16":
     torch.backends.mkldnn.matmul.fp32_precision = "bf16"
+
+
+def p50_p95(values: Sequence[float]) -> Tuple[float, float]:
+  """The median and the 95th percentile of `values` (the nearest rank, no interpolation)."""
+  ordered = sorted(values)
+  pick = lambda q: ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+  return pick(50), pick(95)
 
 
 def in_subprocess(function: str, *args, module: str = "bench_utils"):
@@ -257,13 +255,3 @@ def run_timed(command: Sequence[str], log_path: pathlib.Path,
       if t > timeout_s:
         process.kill()
   return Timeline(lines=lines, wall_s=time.monotonic() - start, returncode=process.returncode)
-
-
-def fmt(figures: Dict[str, float], keys: Optional[Sequence[str]] = None) -> str:
-  keys = keys or list(figures)
-  out = []
-  for k in keys:
-    if k in figures:
-      v = figures[k]
-      out.append(f"{k}={v:,.3f}" if isinstance(v, float) else f"{k}={v}")
-  return "  ".join(out)

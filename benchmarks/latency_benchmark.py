@@ -89,12 +89,6 @@ NO_SIMILAR = complete.EngineOptions(top=1, similar=False)
 FILE_ONLY = complete.EngineOptions(top=1, cache=False, retrieval=False, below=False)
 
 
-def _percentiles(values):
-  ordered = sorted(values)
-  pick = lambda q: ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
-  return pick(50), pick(95)
-
-
 def _points(count, typed=True):
   """(text, cursor, repo, path) at dataset-dev's validation line-completion points (the first
   `count`); typed: the text as the point's line is typed, its rest (the target) not there yet,
@@ -191,8 +185,8 @@ def _kept_and_afresh(model_dir, requests) -> dict:
         completer.forget_requests()
       result = completer.complete_at(text, cursor, repository=repositories.get(repo), path=path)
       times["kept" if kept else "afresh"].append(result.ms)
-  return {"requests": len(requests), "kept": _percentiles(times["kept"]),
-          "afresh": _percentiles(times["afresh"])}
+  return {"requests": len(requests), "kept": bench_utils.p50_p95(times["kept"]),
+          "afresh": bench_utils.p50_p95(times["afresh"])}
 
 
 class _CountingNetwork:
@@ -291,7 +285,7 @@ def _serve(model_dir, points) -> dict:
   finally:
     process.stdin.close()
     process.wait(timeout=30)
-  p50, p95 = _percentiles(times)
+  p50, p95 = bench_utils.p50_p95(times)
   return {"p50_ms": p50, "p95_ms": p95, "rss_mb": rss_mb}
 
 
@@ -351,8 +345,8 @@ def _concurrency(model_dir, points, clients: int, workers=None, serve_from=None)
     process.terminate()
     process.wait(timeout=60)
   return {"clients": clients, "workers": workers, "from": str(root),
-          "single": _percentiles(single), "single_rps": len(single) / single_s,
-          "many": _percentiles(many), "many_rps": len(many) / many_s}
+          "single": bench_utils.p50_p95(single), "single_rps": len(single) / single_s,
+          "many": bench_utils.p50_p95(many), "many_rps": len(many) / many_s}
 
 
 def _report_concurrency(rows):
@@ -428,7 +422,7 @@ print(json.dumps({{"times": times,
   if result.returncode:
     return {"error": result.stderr.strip().splitlines()[-1]}
   found = json.loads(result.stdout.strip().splitlines()[-1])
-  p50, p95 = _percentiles(found["times"])
+  p50, p95 = bench_utils.p50_p95(found["times"])
   return {"p50_ms": p50, "p95_ms": p95, "rss_mb": found["rss_mb"]}
 
 
@@ -463,7 +457,7 @@ def measure(name, model_dir, points, args) -> dict:
       ("top5", TOP5, True, False), ("no_similar", NO_SIMILAR, True, False)):
     times, lengths = timed(f"{label}, {len(points)} requests", _in_process, model_dir, options,
                            points, with_repository, prepared)
-    figures[label] = _percentiles(times)
+    figures[label] = bench_utils.p50_p95(times)
     figures[f"{label}_chars"] = statistics.mean(lengths)
   # The whole lines of the points, typed key by key.
   figures["typing"] = timed(f"typing, {args.keystrokes} keystrokes x 2", _typing, model_dir,
@@ -473,7 +467,7 @@ def measure(name, model_dir, points, args) -> dict:
   if native.available:
     figures["breakdown_numpy"] = timed("breakdown, the network in NumPy", _breakdown, model_dir,
                                        points, False)
-  figures["uncached"] = _percentiles(timed("no cache", _uncached_greedy, model_dir, points))
+  figures["uncached"] = bench_utils.p50_p95(timed("no cache", _uncached_greedy, model_dir, points))
   figures["serve"] = timed("serve", _serve, model_dir, points)
   figures["concurrency"] = [timed(f"serve, 1 then {args.clients} clients", _concurrency,
                                   model_dir, points, args.clients, args.workers,

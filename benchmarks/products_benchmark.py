@@ -106,6 +106,7 @@ def main(argv=None):
     sparse_rate = f"{sparse[name]:.0f}{mark_sparse}" if name in sparse else "-"
     print(f"{name:45s} {eigen[name]:8.0f} {onednn[name]:7.0f}{mark_onednn or ' '} "
           f"{sparse_rate:>13s}")
+  print(f"load average after: {bench_utils.load_average()}")
 
 
 if __name__ == "__main__":

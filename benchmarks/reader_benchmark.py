@@ -10,7 +10,10 @@ import argparse
 import pathlib
 import time
 
-from code_t5.data import flcc
+import bench_utils  # pylint: disable=g-import-not-at-top  (benchmarks/; puts the repository on
+# sys.path and keeps the libraries' log off the output, so it comes before code_t5)
+
+from code_t5.data import flcc  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 DEV_ROOT = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev"
 
@@ -35,6 +38,7 @@ def main(argv=None):
   parser.add_argument("--runs", type=int, default=5)
   args = parser.parse_args(argv)
 
+  print(f"{bench_utils.cpu_kind()}; load average before: {bench_utils.load_average()}")
   seconds, stats = min((_timed(lambda: _read_all(args.root)) for _ in range(args.runs)),
                        key=lambda result: result[0])
   totals = stats.to_dict()
@@ -49,6 +53,7 @@ def main(argv=None):
         f" -> {files / seconds:,.0f} files/s, {megabytes / seconds:.1f} MB/s")
   print(f"fingerprint, best of {args.runs}: {fingerprint_seconds * 1e3:.1f} ms")
   print(stats.summary())
+  print(f"load average after: {bench_utils.load_average()}")
 
 
 if __name__ == "__main__":

@@ -79,12 +79,6 @@ def points_in(texts: Dict[str, str], count: int, seed: int, folder: Optional[str
   return points
 
 
-def _percentiles(values):
-  ordered = sorted(values)
-  pick = lambda q: ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
-  return pick(50), pick(95)
-
-
 def run(completer, repo, points, prepared: bool):
   """ms per request, in the points' order."""
   times = []
@@ -139,7 +133,7 @@ def main(argv=None):
   as_it_runs = run(completer, repo, points, prepared=False)
   prepared = run(completer, repo, points, prepared=True)
   print(f"load average after: {bench_utils.load_average()}")
-  a, b = _percentiles(as_it_runs), _percentiles(prepared)
+  a, b = bench_utils.p50_p95(as_it_runs), bench_utils.p50_p95(prepared)
   print("\nthe default best line, ms (p50 / p95):")
   print(f"{'as it runs':>14}{'prepared':>14}{'ratio p50':>11}{'ratio p95':>11}"
         f"{'mean ratio':>12}")

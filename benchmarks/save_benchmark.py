@@ -15,7 +15,6 @@ without the preparation, alternated in one run. Prints the medians and their rat
 import argparse
 import pathlib
 import statistics
-import sys
 import time
 
 import bench_utils  # pylint: disable=g-import-not-at-top  (benchmarks/; puts the repository on

@@ -4,6 +4,7 @@ called)."""
 
 import contextlib
 import hashlib
+import importlib.util
 import itertools
 import json
 import pathlib
@@ -19,6 +20,15 @@ PRETRAINED = pathlib.Path(__file__).parent / "pretrained" / "causal_lm-mini-spm_
 PRETRAINED_STEP = json.loads((PRETRAINED / "pack.json").read_text())["step"]
 # Fixed fake flattening times, so trees built by the same call are identical.
 _BASE_TIME_NS = 1_600_000_000_000_000_000
+
+
+def load_script(name: str):
+  """A checkout's scripts/<name>.py as a module (the scripts are not a package; in a checkout only)."""
+  path = pathlib.Path(__file__).resolve().parent.parent / "scripts" / f"{name}.py"
+  spec = importlib.util.spec_from_file_location(name, path)
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
 
 
 def make_flcc_tree(root, repos: Mapping[str, Mapping[str, Union[str, bytes]]], *,

@@ -145,14 +145,14 @@ def test_export_is_reused_on_the_second_call(model_dir, first_export):
 # ---- the context --------------------------------------------------------------------------------
 
 
-def test_model_context_is_the_left_truncated_code_before_the_cursor():
+def test_the_context_is_the_left_truncated_code_before_the_cursor():
   byte_vocab = vocab.byte_vocabulary()
   text = "".join(f"line_{i} = {i}\n" for i in range(100))
   cursor = 700
-  context = complete.model_context(text, cursor, byte_vocab, 255)
+  context = complete.left_truncate(text[:cursor], byte_vocab, 255)
   assert context == text[cursor - 255:cursor]  # ASCII: one token per character
-  assert complete.model_context(text, 40, byte_vocab, 255) == text[:40]  # short: all of it
-  assert complete.model_context(text, 0, byte_vocab, 255) == ""
+  assert complete.left_truncate(text[:40], byte_vocab, 255) == text[:40]  # short: all of it
+  assert complete.left_truncate("", byte_vocab, 255) == ""
   # Multi-byte characters are kept or dropped whole: 2 bytes each, so 127 fit in 255 tokens.
   assert complete.left_truncate("é" * 200, byte_vocab, 255) == "é" * 127
   assert complete.left_truncate("ab\tc\n  d", byte_vocab, 0) == ""

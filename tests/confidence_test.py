@@ -1,9 +1,7 @@
 """The confidence gate: code_t5/engine/confidence.py, the Completer's use of it, scripts/fit_confidence.py."""
 
-import importlib.util
 import json
 import math
-import pathlib
 import random
 import shutil
 
@@ -19,15 +17,7 @@ from code_t5.engine import undefined
 from code_t5.engine import wanted
 from code_t5.engine.decoding import Line
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
 
-
-
-def _load_script(name):
-  spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-  module = importlib.util.module_from_spec(spec)
-  spec.loader.exec_module(module)
-  return module
 
 
 def test_an_alternatives_features_are_its_own_as_if_it_were_the_best():
@@ -189,7 +179,7 @@ def test_min_confidence_needs_a_model_that_has_one(tmp_path):
 
 
 def test_fit_confidence_writes_the_gate_into_about_json(tmp_path, capsys):
-  fit_confidence = _load_script("fit_confidence")
+  fit_confidence = test_utils.load_script("fit_confidence")
   rng = random.Random(1)
   per_point = []
   for i in range(300):

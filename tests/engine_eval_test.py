@@ -1,5 +1,7 @@
 """`code-t5 baseline --checkpoint`: the engine's ladder scored at the n-gram's points."""
 
+import argparse
+
 import pytest
 
 from code_t5 import test_utils
@@ -9,7 +11,9 @@ from code_t5.data import sources
 from code_t5.engine import complete
 from code_t5.engine import confidence
 from code_t5.engine import line_filters
+from code_t5.engine import lsp
 from code_t5.engine import repository as repository_lib
+from code_t5.engine import serve
 from code_t5.evaluation import baseline
 from code_t5.evaluation import engine_eval
 
@@ -106,7 +110,11 @@ def test_the_list_figures_are_what_an_editors_default_list_shows(results):
   validation = list(flcc.read_files(sources.DEV_ROOT, only_split="validation"))
   points = list(line_completion.points_of_files(line_completion.sample_files(validation, FILES)))
   completer = complete.Completer(test_utils.PRETRAINED, echo=lambda _: None)
-  assert completer.options.top == engine_eval.LIST_TOP == 5
+  commands = argparse.ArgumentParser().add_subparsers()
+  lsp.register_cli(commands)
+  serve.register_cli(commands)
+  for command in ("lsp", "serve"):  # the --top they list with when none is given
+    assert commands.choices[command].parse_args([]).top == engine_eval.LIST_TOP
   repositories = {}
   for source_file in validation:
     repositories.setdefault(source_file.repo, repository_lib.Repository(completer.tokenizer)).add(

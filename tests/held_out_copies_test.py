@@ -1,21 +1,10 @@
 """scripts/held_out_copies.py: held-out files that a training root holds near-copies of."""
 
-import importlib.util
-import pathlib
 
 import pytest
 
 from code_t5 import test_utils
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
-
-
-def _script():
-  spec = importlib.util.spec_from_file_location(
-      "held_out_copies", REPO / "scripts" / "held_out_copies.py")
-  module = importlib.util.module_from_spec(spec)
-  spec.loader.exec_module(module)
-  return module
 
 
 def _module(name: str, count: int) -> str:
@@ -45,7 +34,7 @@ def roots(tmp_path):
 def test_a_held_out_file_with_a_copy_in_the_train_split_is_reported_with_its_points(
     roots, capsys):
   train, held_out = roots
-  assert _script().main(["--train-root", str(train), "--root", str(held_out)]) == 0
+  assert test_utils.load_script("held_out_copies").main(["--train-root", str(train), "--root", str(held_out)]) == 0
   out = capsys.readouterr().out.splitlines()
   reported = [line for line in out if "copied.py" in line]
   assert len(reported) == 1 and not any("own.py" in line for line in out)
@@ -56,17 +45,17 @@ def test_a_held_out_file_with_a_copy_in_the_train_split_is_reported_with_its_poi
   assert f"validation: {points} of " in "\n".join(out)
   assert "test: 0 of " in "\n".join(out)  # (the split of three repositories holds one out)
   # Above the share it holds, nothing is reported.
-  assert _script().main(["--train-root", str(train), "--root", str(held_out),
+  assert test_utils.load_script("held_out_copies").main(["--train-root", str(train), "--root", str(held_out),
                          "--min-share", "0.8"]) == 0
   assert "copied.py" not in capsys.readouterr().out
 
 
 def test_bad_arguments_are_one_line_errors(roots, tmp_path, capsys):
   train, held_out = roots
-  assert _script().main(["--train-root", str(train), "--root", str(held_out),
+  assert test_utils.load_script("held_out_copies").main(["--train-root", str(train), "--root", str(held_out),
                          "--min-share", "0"]) == 2
   assert capsys.readouterr().err.strip() == "--min-share 0 must be in (0, 1]"
-  assert _script().main(["--train-root", str(tmp_path / "missing"), "--root",
+  assert test_utils.load_script("held_out_copies").main(["--train-root", str(tmp_path / "missing"), "--root",
                          str(held_out)]) == 2
   err = capsys.readouterr().err.strip()
   assert len(err.splitlines()) == 1 and "missing" in err

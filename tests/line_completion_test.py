@@ -21,6 +21,14 @@ from code_t5.evaluation import baseline
 SPM_TASK = "flcc_py_line_completion_spm_dev_v1"
 
 
+def model_input_ids(context, vocabulary, length):
+  """The context as the seqio task cuts it, in Python: the last `length - 1` pieces (EOS takes the
+  last slot) of its last MAX_CHARS_PER_TOKEN * length characters (line_completion.py)."""
+  window = context[-line_completion.MAX_CHARS_PER_TOKEN * length:] if length else ""
+  ids = list(vocabulary.encode(window))
+  return ids[len(ids) - (length - 1):] if len(ids) > length - 1 else ids
+
+
 @pytest.fixture(scope="module")
 def held_out_files():
   return [f for split in ("validation", "test") for f in flcc.read_files(sources.DEV_ROOT,
@@ -80,13 +88,13 @@ def test_left_truncation_keeps_the_end_of_the_context():
   context = "".join(f"line_{i} = {i}\n" for i in range(500)) + "    value = compu"
   for vocabulary, min_chars in ((vocab.byte_vocabulary(), 31),
                                 (spm_vocabulary.dev_spm_vocabulary(), 60)):
-    ids = line_completion.model_input_ids(context, vocabulary, 32)
+    ids = model_input_ids(context, vocabulary, 32)
     assert len(ids) == 31  # one slot is left for EOS
     kept = vocabulary.decode(ids)
     assert context.endswith(kept) and len(kept) >= min_chars  # the end, not the start
   short = "x = 1\n"
   assert vocab.byte_vocabulary().decode(
-      line_completion.model_input_ids(short, vocab.byte_vocabulary(), 32)) == short
+      model_input_ids(short, vocab.byte_vocabulary(), 32)) == short
 
 
 # The seqio task.
@@ -109,7 +117,7 @@ def test_task_examples_are_the_points_left_truncated_with_eos(task_name):
     inputs, targets = list(ex["inputs"]), list(ex["targets"])
     assert 1 <= len(inputs) <= lengths["inputs"] and inputs[-1] == vocabulary.eos_id  # may be empty
     assert 2 <= len(targets) <= lengths["targets"] and targets[-1] == vocabulary.eos_id
-    assert inputs[:-1] == list(line_completion.model_input_ids(p.context(f.text), vocabulary,
+    assert inputs[:-1] == list(model_input_ids(p.context(f.text), vocabulary,
                                                                lengths["inputs"]))
     assert ex["targets_pretokenized"].decode("utf-8") == p.target(f.text)
     assert targets[:-1] == list(vocabulary.encode(p.target(f.text)))[:lengths["targets"] - 1]

@@ -1,7 +1,6 @@
 """scripts/make_dev_dataset.py: FLCC layout, comment stripping, determinism and safe output."""
 
 import ast
-import importlib.util
 import io
 import json
 import pathlib
@@ -14,19 +13,10 @@ import pytest
 from code_t5 import test_utils
 from code_t5.data import flcc
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
 STDLIB = pathlib.Path(sysconfig.get_paths()["stdlib"])
 
 
-def _load_script():
-  spec = importlib.util.spec_from_file_location("make_dev_dataset",
-                                                REPO / "scripts" / "make_dev_dataset.py")
-  module = importlib.util.module_from_spec(spec)
-  spec.loader.exec_module(module)
-  return module
-
-
-make_dev_dataset = _load_script()
+make_dev_dataset = test_utils.load_script("make_dev_dataset")
 
 COMMENTED = '''\
 #!/usr/bin/env python3

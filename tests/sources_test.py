@@ -68,6 +68,14 @@ def test_a_missing_root_is_a_one_line_error(tmp_path):
     sources.prepare(_spec(tmp_path / "nowhere", tmp_path / "prepared"))
 
 
+def test_gins_dataset_defaults_are_the_readers_so_prepare_and_train_keep_the_same_files(tmp_path):
+  # flcc_dataset spells its defaults out for gin; flcc.read_files and `code-t5 baseline` default
+  # to Filters() and Splits(): were they to drift, the tasks would train and evaluate on other
+  # files than the baseline's points come from.
+  spec = sources.flcc_dataset(prepared_dir=tmp_path)
+  assert spec.filters == flcc.Filters() and spec.splits == flcc.Splits()
+
+
 def test_data_source_reads_the_gin_bound_root(root, tmp_path):
   source = sources.FlccDataSource(lambda: _spec(root, tmp_path / "prepared"))
   dataset = source.get_dataset("train", shuffle=False)

@@ -11,7 +11,6 @@ from t5.models import mesh_transformer
 import code_t5  # pylint: disable=unused-import  (registers the tasks)
 from code_t5.data import flcc
 from code_t5.data import line_completion
-from code_t5.data import mixtures
 from code_t5.data import preprocessors
 from code_t5.data import sources
 from code_t5.data import spm_vocabulary
@@ -46,7 +45,7 @@ def _examples(task_name, count=20):
 def test_tasks_and_mixture_are_registered():
   assert {tasks.PREFIX_LM, tasks.COMPLETION_LM, tasks.SPAN_CORRUPTION} <= set(
       seqio.TaskRegistry.names())
-  mixture = seqio.get_mixture_or_task(mixtures.PREFIX_LM_AND_SPAN_CORRUPTION)
+  mixture = seqio.get_mixture_or_task("flcc_py_prefix_lm_span_corruption_v1")  # as gin names it
   assert {t.name for t in mixture.tasks} == {tasks.PREFIX_LM, tasks.SPAN_CORRUPTION}
 
 

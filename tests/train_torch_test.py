@@ -6,7 +6,6 @@ back as a checkpoint Mesh TF and the engine read.
 """
 
 import errno
-import importlib.util
 import json
 import lzma
 import os
@@ -27,14 +26,7 @@ SHIPPED_RUNTIME = runtime.runtime_dir(test_utils.PRETRAINED, test_utils.PRETRAIN
 VOCAB = REPO / "code_t5" / "vocabs" / "flcc_dev_spm.model"
 
 
-def _load_script(name):
-  spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-  module = importlib.util.module_from_spec(spec)
-  spec.loader.exec_module(module)
-  return module
-
-
-train_torch = _load_script("train_torch")
+train_torch = test_utils.load_script("train_torch")
 
 TEXT = ("import os\n\n\nclass Widget:\n\tdef __init__(self, name):\n        self.name = name  # ok\n"
         "    \n    def run(self):\n        return os.path.join(self.name, 'x')\n\fx = 1\n")
@@ -237,7 +229,7 @@ def test_more_layers_than_the_init_start_as_no_ops():
 
 def test_export_texts_writes_a_splits_files_for_the_trainer(tmp_path):
   from code_t5.data import flcc  # pylint: disable=g-import-not-at-top
-  export_texts = _load_script("export_texts")
+  export_texts = test_utils.load_script("export_texts")
   root = REPO / "dataset-dev"
   expected = [f.text.encode("utf-8") for f in flcc.read_files(root, only_split="validation")]
   out = tmp_path / "texts.xz"
@@ -285,7 +277,7 @@ def test_similar_code_comes_first_as_the_engine_reads_it(tmp_path):
   from code_t5.data import flcc  # pylint: disable=g-import-not-at-top
   from code_t5.engine import complete  # pylint: disable=g-import-not-at-top
   from code_t5.engine import similar_code  # pylint: disable=g-import-not-at-top
-  export_texts = _load_script("export_texts")
+  export_texts = test_utils.load_script("export_texts")
   out, paths_file = tmp_path / "texts.xz", tmp_path / "paths.json"
   assert export_texts.main(["--root", str(REPO / "dataset-dev"), "--split", "validation",
                             "--out", str(out), "--paths", str(paths_file)]) == 0

@@ -6,7 +6,7 @@ checkpoint except the optimizer's slots, Mesh TF's `checkpoint` state file, the 
 `operative_config.gin` (the whole training composition, which `eval`/`export` rebuild the model
 from; less the run's `init_checkpoint`, a path on the machine that trained it), the same weights
 as the NumPy runtime `complete`/`serve`/`lsp` load (`OUT/runtime/step<step>/`,
-code_t5/runtime.py), and `pack.json` saying where it came from. Written to a temporary folder
+code_t5/engine/runtime.py), and `pack.json` saying where it came from. Written to a temporary folder
 and renamed; an existing OUT is replaced only with --force, and only if it is an earlier pack (it
 has pack.json) or empty: never another folder given by mistake, and never the model dir, a folder
 inside it or one that holds it."""
@@ -81,7 +81,7 @@ def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
     (tmp / "checkpoint").write_text(f'model_checkpoint_path: "{prefix.name}"\n'
                                     f'all_model_checkpoint_paths: "{prefix.name}"\n')
     (tmp / operative_config.FILE_NAME).write_text(config_text, encoding="utf-8")
-    # The NumPy runtime `complete`/`serve`/`lsp` load (code_t5/runtime.py): shipped with the
+    # The NumPy runtime `complete`/`serve`/`lsp` load (code_t5/engine/runtime.py): shipped with the
     # weights, so that completing needs no TensorFlow at all.
     # (No import cycle: complete does not import pack.)
     from code_t5.engine import complete  # pylint: disable=g-import-not-at-top

@@ -149,15 +149,3 @@ def points_of_files(files: Iterable, seed: int = DEFAULT_SEED) -> Iterator[Tuple
       yield source_file, point
 
 
-def context_window(context: str, length: int) -> str:
-  """The characters of the context that can reach the model's last `length` tokens."""
-  return context[-MAX_CHARS_PER_TOKEN * length:] if length else ""
-
-
-def model_input_ids(context: str, vocabulary, length: int) -> Sequence[int]:
-  """The context as the model sees it: its last `length - 1` tokens (EOS takes the last slot).
-
-  The same as the seqio task's inputs without the EOS (tested); for tools that encode in Python.
-  """
-  ids = list(vocabulary.encode(context_window(context, length)))
-  return ids[len(ids) - (length - 1):] if len(ids) > length - 1 else ids

@@ -8,8 +8,9 @@ wherever tf.data runs, and its examples come in a fixed order: files in reader o
 cursor — the order of `line_completion.points_of_files` over `flcc.read_files`, which the
 baseline uses. Written to a temporary folder and renamed, like the prepared shards.
 
-Examples: inputs = the context (cut from the left to the inputs length, see
-line_completion.context_window / model_input_ids), targets = the rest of the line.
+Examples: inputs = the context, cut from the left to its last `inputs length - 1` pieces (of its
+last line_completion.MAX_CHARS_PER_TOKEN characters a piece; tests/line_completion_test.py's
+`model_input_ids` says the same in Python), targets = the rest of the line.
 """
 
 import collections

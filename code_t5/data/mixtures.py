@@ -5,8 +5,6 @@ import seqio
 from code_t5.data import tasks
 from code_t5.data import vocab
 
-PREFIX_LM_AND_SPAN_CORRUPTION = "flcc_py_prefix_lm_span_corruption_v1"
-
 for _vocabulary_name in vocab.VOCABULARIES:
   # Equal rates: both tasks read the same files, so "proportional to size" would also be 1:1.
   seqio.MixtureRegistry.add(

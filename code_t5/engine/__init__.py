@@ -3,6 +3,6 @@ search over lines, the vocabularies' TensorFlow-free tokenizers, the filters and
 candidate lines, and the commands that serve completions (`code-t5 export`, `complete`, `serve`,
 `lsp`).
 
-Imports data/, training/ and the top-level errors, processes and registration; never
-evaluation/, convert/ or the command line (tests/package_test.py).
+Imports data/, training/ and the top-level errors, cache_dirs, processes, registration and
+stranger_paths; never evaluation/, convert/ or the command line (tests/package_test.py).
 """

@@ -4,19 +4,20 @@ library behind `code-t5 serve` and `code-t5 lsp`.
 How a completion is made (`Completer`):
 
 1. Once per checkpoint: its weights are written as a NumPy runtime
-   (`<model_dir>/runtime/step<N>/`, code_t5/runtime.py; the only step that needs TensorFlow, and
+   (`<model_dir>/runtime/step<N>/`, code_t5/engine/runtime.py; the only step that needs TensorFlow, and
    `code-t5 pack` ships it with the weights). Once per process: the runtime is loaded (no
    TensorFlow: ~0.1 s and ~100 MB for the shipped model).
 2. Per request: the context is the code before the cursor, cut from the LEFT to the model's input
    length (the last tokens are kept; one slot is the EOS the model reads after its inputs). With
    token healing (default) its last pieces are taken back and must start the completion
    (decoding.split_heal: those a whole piece would cover, spaces after code with their word).
-3. Beam search (code_t5/decoding.py) continues it to the end of the line: a line ends at the
+3. Beam search (code_t5/engine/decoding.py) continues it to the end of the line: a line ends at the
    first newline in any piece, or at EOS. Lines are ranked by log-probability / sqrt(pieces),
    those that complete a half-typed word to a name the file already uses first among near
-   equals (code_t5/names.py); lines that cannot be valid Python at the cursor are dropped
-   (code_t5/line_filters.py), and so are lines scoring below --min-score: nothing is shown
-   rather than a line the model doubts.
+   equals (code_t5/engine/names.py); lines that cannot be valid Python at the cursor are dropped
+   (code_t5/engine/line_filters.py); and where the model is not confident enough that the best
+   line is exact (its confidence model, else --min-score) nothing is shown rather than a line
+   it doubts.
 
 `code-t5 export` writes Mesh TF's own SavedModel (the canonical
 `python -m t5.models.mesh_transformer_main ... --gin_file=runs/export.gin` command, greedy or
@@ -259,11 +260,6 @@ def _start_of_last_pieces(text: str, last_ids: Sequence[int], vocabulary) -> Opt
     return None
   tail = b"".join(pieces).decode("utf-8", errors="ignore")
   return len(text) - len(tail) if text.endswith(tail) else None
-
-
-def model_context(text: str, cursor: int, vocabulary, max_tokens: int) -> str:
-  """What the model reads: the code before the cursor, keeping its last `max_tokens` tokens."""
-  return left_truncate(text[:cursor], vocabulary, max_tokens)
 
 
 def newline_token(vocabulary) -> Optional[int]:
@@ -649,7 +645,7 @@ class EngineOptions:
   max_tokens: Optional[int] = None  # a line still open after this many tokens is dropped
   # (default: DEFAULT_MAX_TOKENS of the model's vocabulary)
   heal: bool = True  # token healing at the cursor
-  filters: bool = True  # drop lines that cannot be valid Python here (code_t5.line_filters)
+  filters: bool = True  # drop lines that cannot be valid Python here (code_t5.engine.line_filters)
   # a half-typed word: prefer lines completing it to a name the file uses (code_t5.engine.names);
   # and lines binding a name the file reads and nothing binds (code_t5.engine.wanted)
   names: bool = True
@@ -974,7 +970,7 @@ def lf_line_ends(text: str) -> str:
 class Completer:
   """A model dir's checkpoint, loaded once into the NumPy runtime; `complete` per request.
 
-  No TensorFlow once the runtime is written (code_t5.runtime): start-up is reading ~10-100 MB of
+  No TensorFlow once the runtime is written (code_t5.engine.runtime): start-up is reading ~10-100 MB of
   arrays, and a request is one pass over the context plus one cached step per piece and beam.
   """
 

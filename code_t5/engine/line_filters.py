@@ -175,8 +175,8 @@ _BRACKET_PAIRS = re.compile(r"\(\)|\[\]|\{\}")
 _INNERMOST_BRACKETS = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
 # Lines read back to find the indentation levels: a bound on the cost of a dedent check.
 _MAX_LEVEL_LINES = 400
-# A cursor's line longer than this (FLCC's own cap on a line, flcc.MAX_LINE_CHARS) is not judged:
-# each candidate is tokenized with the whole line, twice, and a line of 1 MB (a data file, a
+# A cursor's line longer than this (FLCC's own cap on a line, flcc.Filters.max_line_chars) is not
+# judged: each candidate is tokenized with the whole line, twice, and a line of 1 MB (a data file, a
 # minified module) took 12 s a request (helper-17's audit).
 _MAX_JUDGED_LINE_CHARS = 1000
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")

@@ -112,7 +112,7 @@ class NgramModel:
       counts = np.diff(first, append=valid)
       positions = order[first]
       del order, first
-      self._rank(n, grams, counts, positions, total, vocab_size, context_count)
+      self._rank(grams, counts, positions, total, vocab_size, context_count)
       del counts, positions
       if 1 <= n < self.order - 1:
         self._gram_keys.append(grams)
@@ -152,8 +152,9 @@ class NgramModel:
     return (np.frombuffer(ids, dtype=np.int32) if ids else np.zeros(0, np.int32),
             np.frombuffer(lengths, dtype=np.int64) if lengths else np.zeros(0, np.int64))
 
-  def _rank(self, n, grams, counts, positions, total, vocab_size, context_count) -> None:
-    """Keeps the top continuations of each context of length n: count desc, first position asc."""
+  def _rank(self, grams, counts, positions, total, vocab_size, context_count) -> None:
+    """Keeps the top continuations of each context (of the length being counted; appended to the
+    tables in that order): count desc, first position asc."""
     contexts = grams // vocab_size
     # The distinct (n+1)-grams in order of first position (positions are distinct), then a stable
     # sort by (context, count desc).

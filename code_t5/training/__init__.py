@@ -3,6 +3,6 @@ Mesh TF is configured with through gin (the loss, attention, embedding lookup an
 options), seqio's cache job, and what a model dir says about itself (its operative_config.gin,
 its checkpoints, its loss curve).
 
-Imports data/ and the top-level errors, processes and registration; never engine/, evaluation/,
-convert/ or the command line (tests/package_test.py).
+Imports data/ and the top-level errors, processes, registration and stranger_paths; never engine/,
+evaluation/, convert/ or the command line (tests/package_test.py).
 """
