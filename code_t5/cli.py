@@ -4,6 +4,7 @@ import argparse
 import ast
 import collections
 import contextlib
+import errno
 import importlib
 import logging
 import os
@@ -192,14 +193,20 @@ def _train(args):
 
 
 def _eval(args):
+  if args.max_files is not None and not args.line_completion:
+    raise launcher.LaunchError("--max-files needs --line-completion: it chooses the files whose "
+                               "points the line-completion eval decodes")
   experiment = _experiment(args)
   launcher.check_model_dir(experiment.model_dir)
   if launcher.latest_step(experiment.model_dir) is None:  # checked before anything is written
     raise launcher.LaunchError(
         f"--model-dir {experiment.model_dir} has no checkpoints (model.ckpt-*.index): train first "
         "(`code-t5 train` with the same flags) or give the model dir that holds them")
-  code = launcher.run(experiment.eval_command(args.line_completion, args.max_files),
-                      experiment.model_dir / "logs" / "eval.log")
+  # Mesh TF writes its eval's decodes, summaries and log into the model dir.
+  with errors.writing(f"the eval of {experiment.model_dir}", experiment.model_dir,
+                      "copy the model dir where you can write and evaluate the copy"):
+    code = launcher.run(experiment.eval_command(args.line_completion, args.max_files),
+                        experiment.model_dir / "logs" / "eval.log")
   if code == 0 and args.line_completion:
     _show_decodes(experiment.line_completion_dir(), launcher.latest_step(experiment.model_dir))
   return code
@@ -277,12 +284,25 @@ def _reader_summary(reader: dict) -> str:
 def _plot(args):
   if not args.model_dir.is_dir():
     raise launcher.LaunchError(f"--model-dir {args.model_dir} is not a directory")
+  from code_t5 import processes  # pylint: disable=g-import-not-at-top
   from code_t5.training import curves  # pylint: disable=g-import-not-at-top  (imports TensorFlow)
   out = args.out or args.model_dir / "loss.png"
-  if not curves.plot_loss(args.model_dir, out):
-    raise launcher.LaunchError(f"--model-dir {args.model_dir} has no training loss events yet")
+  # An earlier curve is drawn again; any other file only with --force (it took a .py for a PNG).
+  processes.check_output_file(out, args.force or _is_png(out), f"the loss curve {out}",
+                              launcher.LaunchError)
+  with errors.writing(f"the loss curve {out}", out.parent, "give another --out"):
+    if not curves.plot_loss(args.model_dir, out):
+      raise launcher.LaunchError(f"--model-dir {args.model_dir} has no training loss events yet")
   print(out)
   return 0
+
+
+def _is_png(path: pathlib.Path) -> bool:
+  try:
+    with stranger_paths.open_regular(path, None, follow_link=False) as f:
+      return f.read(8) == b"\x89PNG\r\n\x1a\n"
+  except OSError:
+    return False
 
 
 def build_parser(command: Optional[str] = None):
@@ -331,7 +351,10 @@ def build_parser(command: Optional[str] = None):
   plot.add_argument("--model-dir", type=pathlib.Path, required=True,
                     help="the model dir whose training events to plot")
   plot.add_argument("--out", type=pathlib.Path,
-                    help="the PNG to write (default: <model-dir>/loss.png)")
+                    help="the PNG to write (default: <model-dir>/loss.png); an earlier PNG there "
+                    "is replaced")
+  plot.add_argument("--force", action="store_true",
+                    help="replace an --out that is not a PNG")
   plot.set_defaults(func=_plot)
 
   if command in SUBCOMMANDS:
@@ -416,6 +439,8 @@ def library_output(verbose: bool = False):
 
 # The exit status of a command stopped by Ctrl-C (SIGINT): 128 + 2, as a shell reports it.
 _INTERRUPTED = 130
+# Why a write to stdout fails: a full disk (> /dev/full), a closed pipe, a closed descriptor.
+_OUTPUT_ERRNOS = (errno.ENOSPC, errno.EPIPE, errno.EBADF)
 
 
 def main(argv=None):
@@ -425,12 +450,25 @@ def main(argv=None):
     with library_output(args.verbose):
       try:
         code = args.func(args)
+        if sys.stdout is not None:
+          sys.stdout.flush()  # (a full disk says so here, not in the interpreter's exit)
         # A child killed by a signal (launcher.run: -signal): 128 + signal, as a shell says it;
         # sys.exit(-2) was 254 (helper-19's audit).
         return 128 - code if isinstance(code, int) and code < 0 else code
       except errors.UserError as e:
         print(f"code-t5 {args.command}: {e}", file=sys.stderr)
         return 2
+      except OSError as e:
+        # A write to stdout (no file name: the files a command writes are errors.writing's).
+        if e.filename is not None or e.errno not in _OUTPUT_ERRNOS:
+          raise
+        # What is still buffered goes nowhere at exit, not into a second error.
+        with contextlib.suppress(OSError):
+          os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        if e.errno != errno.EPIPE:  # (a reader that stopped reading, `| head`, knows why)
+          print(f"code-t5 {args.command}: cannot write its output: {e.strerror}",
+                file=sys.stderr)
+        return 1
   except KeyboardInterrupt:
     # Ctrl-C is how a user ends `serve`, `lsp` or a long import: no traceback. What a command
     # writes goes to a temporary path first, and child processes die with this one.

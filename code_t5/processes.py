@@ -307,6 +307,24 @@ def write_file_beside(out: pathlib.Path, write: Callable[[IO], None], binary: bo
       os.unlink(tmp)
 
 
+def check_output_file(out: pathlib.Path, force: bool, what: str, error: Callable[[str], Exception],
+                      elsewhere: str = "give another --out") -> None:
+  """Before the work: refuses (error, one line) an --out that is a folder, or a file or link that
+  exists without `force`; makes its folder and writes a file there and removes it, so that a
+  folder that takes no file (read-only, a file in the way, full) is errors.writing's one line
+  (`what`, `elsewhere`) now, not after minutes of work."""
+  import tempfile  # pylint: disable=g-import-not-at-top  (only where a file is written)
+  if out.is_dir():
+    raise error(f"--out {out} is a folder: give the path of a file")
+  if (out.exists() or out.is_symlink()) and not force:
+    raise error(f"--out {out} exists: pass --force to replace it")
+  with errors.writing(what, out.parent, elsewhere):
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, probe = tempfile.mkstemp(prefix=temporary_name(out.name) + "-", dir=out.parent)
+    os.close(fd)
+    os.unlink(probe)
+
+
 def child_peak_rss_bytes() -> Optional[int]:
   """Peak resident memory of the largest child this process has waited for (Linux: KiB units)."""
   try:

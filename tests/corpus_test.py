@@ -19,6 +19,7 @@ from code_t5 import test_utils
 from code_t5.data import corpus
 from code_t5.data import flcc
 
+DEV_ROOT = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev"
 COMMENTED = 'import os  # why\n# a comment line\ndef f():\n    """Doc # kept."""\n    return 1\n'
 STRIPPED = 'import os\ndef f():\n    """Doc # kept."""\n    return 1\n'
 ALL = flcc.Splits(validation=0, test=0)  # every repository in train, to read all files back
@@ -190,6 +191,26 @@ def test_a_folder_without_repositories_is_a_one_line_error_and_writes_nothing(tm
   assert "no repository found in" in err and "SRC/NAME/" in err
   assert not (tmp_path / "root").exists()
   assert [p.name for p in tmp_path.iterdir()] == ["src"]  # no temporary left either
+
+
+def test_a_checkout_without_commits_or_an_flcc_root_given_as_src_says_what_to_do(tmp_path,
+                                                                                 capsys):
+  """Both were told to move their files into a folder of their own (helper-33's audit), and the
+  empty checkout was skipped as git_failed with git's usage line for a reason."""
+  checkout = tmp_path / "empty"
+  _write(checkout / "a.py", "x = 1\n")
+  subprocess.run(["git", "init", "-q", str(checkout)], check=True)
+  code, err = _import(capsys, checkout, "--out", tmp_path / "root")
+  assert code == 2
+  assert f"import: skipping {checkout} (no_commits: commit its files first)" in err
+  assert err.splitlines()[-1] == (f"code-t5 import: no repository imported from {checkout}: "
+                                  "skipped no_commits 1 (the lines above say why)")
+  code, err = _import(capsys, DEV_ROOT, "--out", tmp_path / "root")
+  assert code == 2
+  assert err.splitlines()[-1] == (f"code-t5 import: {DEV_ROOT}: an FLCC root already (it "
+                                  "holds v3/): give it to `code-t5 prepare`, `train` or `eval` as "
+                                  "--root")
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"]
 
 
 @pytest.mark.parametrize("layout", [[], ["repo/README"]], ids=["empty", "no *.py"])

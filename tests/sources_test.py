@@ -50,6 +50,17 @@ def test_prepare_is_reused_until_the_data_changes(root, tmp_path):
   assert sources.prepare(_spec(root, tmp_path / "prepared")).path != first.path
 
 
+def test_prepared_shards_are_as_readable_as_the_umask_makes_files(root, tmp_path):
+  """mkdtemp made the folder private (0700): another user of a shared --prepared-dir (or of the
+  default cache) met a PermissionError traceback on its stats.json (helper-33's audit)."""
+  umask = os.umask(0o022)
+  try:
+    prepared = sources.prepare(_spec(root, tmp_path / "prepared"))
+  finally:
+    os.umask(umask)
+  assert prepared.path.stat().st_mode & 0o777 == 0o755
+
+
 def test_an_interrupted_prepare_leaves_nothing_behind(root, tmp_path, monkeypatch):
   real_reader = flcc.read_files
 

@@ -467,9 +467,12 @@ def _git_repository(folder: pathlib.Path, plain_owner: str,
     roots = _git(top, "rev-list", "--max-parents=0", "--reverse", "HEAD",
                  seconds=_GIT_HISTORY_SECONDS).split()
   except (*_GIT_FAILED, ValueError) as e:
-    detail = _git_error(e)
-    no_commits = "unknown revision" in detail or "does not have any commits" in detail
-    report.skip_repository("no_commits" if no_commits else "git_failed", folder, detail)
+    # (git's last line of an empty checkout's error is its usage, which said nothing: helper-33)
+    stderr = (getattr(e, "stderr", None) or b"").decode("utf-8", "replace")
+    if "unknown revision" in stderr or "does not have any commits" in stderr:
+      report.skip_repository("no_commits", folder, "commit its files first")
+    else:
+      report.skip_repository("git_failed", folder, _git_error(e))
     return None
   except OSError as e:
     report.skip_repository("git_failed", folder, f"cannot run git: {e.strerror}")
@@ -836,6 +839,15 @@ def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
     # An empty root would train and evaluate on nothing. The usual mistake is a folder of *.py
     # files given as SRC, read as a folder of repositories; else no SRC holds Python code.
     given = ", ".join(map(str, sources))
+    unread = {reason: count for reason, count in report.skipped_repositories.items()
+              if reason in ("no_commits", "git_failed")}
+    if unread:  # checkouts that hold code: what to do about them is on the lines above
+      raise CorpusError(f"no repository imported from {given}: skipped "
+                        f"{', '.join(f'{reason} {count}' for reason, count in sorted(unread.items()))}"
+                        " (the lines above say why)")
+    if any((src / "v3").is_dir() for src in sources):
+      raise CorpusError(f"{given}: an FLCC root already (it holds v3/): give it to `code-t5 "
+                        "prepare`, `train` or `eval` as --root")
     if any(_walk_python_files(os.path.realpath(src), Report()) for src in sources):
       raise CorpusError(f"no repository found in {given}: a folder of *.py files is read as a "
                         "folder of repositories; move the files into a folder of their own "

@@ -18,7 +18,10 @@ byte_vocabulary() is called, and never code_t5/data/spm_vocabulary.py (which imp
 
 from __future__ import annotations  # seqio's types in annotations: seqio imports TensorFlow
 
+import os
 import pathlib
+import signal
+import sys
 from typing import TYPE_CHECKING, Dict, Iterator, Optional
 
 import sentencepiece as spm
@@ -129,11 +132,12 @@ def training_texts(root, validation_fraction: float = 0.05,
 
 
 def train_spm(root, size: int, out, force: bool = False, validation_fraction: float = 0.05,
-              test_fraction: float = 0.05, **options) -> pathlib.Path:
+              test_fraction: float = 0.05, echo=lambda line: None, **options) -> pathlib.Path:
   """Trains a code SentencePiece model on the train split of an FLCC root and writes it to `out`.
 
   Written to a temporary file beside `out` and renamed: an interrupted or failed run leaves no
-  file. Deterministic: the same root, size and options give the same bytes.
+  file. Deterministic: the same root, size and options give the same bytes. SentencePiece trains
+  in a forked child, so that Ctrl-C stops it at once. `echo`: the line said as training starts.
 
   Raises:
     VocabError: a missing root, a size below the reserved pieces, an existing `out` without
@@ -146,12 +150,10 @@ def train_spm(root, size: int, out, force: bool = False, validation_fraction: fl
                      f"the 256 byte pieces), got {size!r}")
   if not pathlib.Path(root).exists():
     raise VocabError(f"--root {root} does not exist: give the folder that holds v3/")
-  if out.exists() and not force:
-    raise VocabError(f"--out {out} exists: pass --force to replace it")
-  if out.is_dir():
-    raise VocabError(f"--out {out} is a directory: give a file name such as vocab.model")
   if not out.parent.is_dir():
-    raise VocabError(f"--out {out}: folder {out.parent} does not exist")
+    raise VocabError(f"--out {out}: {out.parent} "
+                     f"{'is not a folder' if out.parent.exists() else 'does not exist'}")
+  processes.check_output_file(out, force, f"the vocabulary {out}", VocabError)
   texts = training_texts(root, validation_fraction, test_fraction)  # raises FlccError early
   try:
     first = next(texts)
@@ -173,7 +175,39 @@ def train_spm(root, size: int, out, force: bool = False, validation_fraction: fl
       message = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
       raise VocabError(f"SentencePiece could not train on {root}: {message}") from None
 
-  processes.write_file_beside(out, train, binary=True)
+  def train_in_a_child(model_writer):
+    # SentencePiece trains in C++ without returning to Python, so Ctrl-C waited for it (minutes
+    # on a large root: helper-33's audit). A forked child trains, dies with this process, and is
+    # killed at Ctrl-C; its one-line error comes back through a pipe.
+    model_writer.flush()
+    read_end, write_end = os.pipe()
+    pid = processes.fork_dying_with_parent()
+    if pid == 0:  # the child: trains into the inherited file, then leaves at once
+      os.close(read_end)
+      status = 0
+      try:
+        train(model_writer)
+        model_writer.flush()
+      except BaseException as e:  # pylint: disable=broad-except  (told to the parent)
+        os.write(write_end, str(e).encode("utf-8", "replace")[:4096])
+        status = 1
+      os._exit(status)  # pylint: disable=protected-access  (no cleanup of the parent's state)
+    os.close(write_end)
+    try:
+      with os.fdopen(read_end, "rb") as errors_read:
+        message = errors_read.read().decode("utf-8", "replace")
+      _, status = os.waitpid(pid, 0)
+    except BaseException:
+      os.kill(pid, signal.SIGKILL)
+      os.waitpid(pid, 0)
+      raise
+    if status:
+      raise VocabError(message or f"SentencePiece's training process ended with status {status}")
+
+  echo(f"training {size} pieces on the train split of {root} (seconds for dataset-dev, minutes "
+       "for a large root)")
+  with errors.writing(f"the vocabulary {out}", out.parent, "give another --out"):
+    processes.write_file_beside(out, train_in_a_child, binary=True)
   return out
 
 
@@ -185,7 +219,8 @@ def _cli(args) -> int:
   # The flags, as train names them: flcc.Splits would name its own fields ("Splits.validation").
   flcc.check_fractions(args.validation_fraction, args.test_fraction)
   out = train_spm(args.root, args.size, args.out, force=args.force,
-                  validation_fraction=args.validation_fraction, test_fraction=args.test_fraction)
+                  validation_fraction=args.validation_fraction, test_fraction=args.test_fraction,
+                  echo=lambda line: print(line, file=sys.stderr))
   pieces = spm.SentencePieceProcessor(model_file=str(out)).GetPieceSize()
   print(f"wrote {out}: {pieces} pieces "
         f"(+{NUM_EXTRA_IDS} sentinels = {pieces + NUM_EXTRA_IDS} ids)")

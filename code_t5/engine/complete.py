@@ -136,6 +136,8 @@ def decode_utf8(data: bytes, name: str) -> str:
 def read_source(path: str) -> str:
   """The text of FILE, or of stdin for "-"; one-line errors for unreadable or non-UTF-8 input."""
   if path == "-":
+    if sys.stdin is None:  # (Python's stream of a closed fd 0)
+      raise CompletionError("stdin is closed: pipe the code in, or give FILE")
     return _text_of_code(sys.stdin.buffer.read(), "stdin")
   file = pathlib.Path(path)
   if not file.exists():
@@ -357,7 +359,7 @@ def check_settings(info: ModelInfo, settings: DecodeSettings) -> None:
     raise CompletionError(f"--beam-size {settings.beam_size} must be 1 or more")
   if settings.max_length < 1:
     raise CompletionError(f"--max-length {settings.max_length} must be 1 or more")
-  if settings.temperature < 0:
+  if not 0 <= settings.temperature < math.inf:  # (NaN too: Mesh TF's gin failed on it)
     raise CompletionError(f"--temperature {settings.temperature:g} must be 0 (greedy) or more")
   if settings.beam_size > 1 and settings.temperature:
     raise CompletionError("--beam-size > 1 needs --temperature 0 (Mesh TF's beam search does "
@@ -545,6 +547,19 @@ def export(model_dir: pathlib.Path, settings: DecodeSettings = DecodeSettings(),
     check_export(existing, info, vocabulary)
     reused(existing)
     return existing
+  if info.model_dir.resolve() == SHIPPED_MODEL:
+    # Its folder is the installed package's (in a checkout, tracked files): nothing is written
+    # there.
+    raise CompletionError(f"{model_dir} is the model shipped in the package, which export would "
+                          f"write into: copy it (cp -r {SHIPPED_MODEL} my-model) and export the "
+                          "copy")
+  with errors.writing(f"the export of {info.model_dir}", info.model_dir,
+                      "copy the model dir where you can write and export the copy"):
+    return _export_afresh(info, settings, run, model, size, gin_params, echo, vocabulary)
+
+
+def _export_afresh(info: ModelInfo, settings: DecodeSettings, run: str, model, size,
+                   gin_params: Sequence[str], echo, vocabulary) -> pathlib.Path:
   # Absolute: the export runs in an empty working folder (below).
   experiment, extra_files = experiment_from_model_dir(info.model_dir.resolve(), run, model, size,
                                                       gin_params)
@@ -698,7 +713,7 @@ def check_options(options: EngineOptions) -> None:
   if options.min_confidence is not None and not 0 <= options.min_confidence <= 1:
     raise CompletionError(f"--min-confidence {options.min_confidence:g} must be a probability "
                           "(0 to 1)")
-  if options.min_score is not None and options.min_score > RETRIEVAL_BONUS:
+  if options.min_score is not None and not options.min_score <= RETRIEVAL_BONUS:  # (NaN too)
     raise CompletionError(f"--min-score {options.min_score:g} must be {RETRIEVAL_BONUS:g} or less "
                           "(scores are log-probabilities / sqrt(pieces), + "
                           f"{RETRIEVAL_BONUS:g} for a line the file or repository holds)")
@@ -1268,7 +1283,7 @@ def add_engine_flags(parser, top: int = EngineOptions.top) -> None:
                       "gate (default %(default)s): behind the model's confidence gate, a line "
                       "beside the best must pass that gate on its own, score at least its "
                       "--min-score and not be one the engine ranks as unlikely, so often fewer; "
-                      "--min-score=-inf shows N")
+                      "--min-score=-inf shows every line the search kept, up to N")
   parser.add_argument("--beam-size", type=int, default=None,
                       help=f"open lines kept per step (default: max(--top, {EngineOptions.beam_size}))")
   parser.add_argument("--max-tokens", type=int, default=None,

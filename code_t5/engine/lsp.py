@@ -1159,6 +1159,9 @@ class _OneLine(logging.Formatter):
 
 
 def _lsp(args) -> int:
+  if sys.stdin is None or sys.stdout is None:  # (Python's streams of a closed fd 0 or 1)
+    raise complete_lib.CompletionError("stdin or stdout is closed: an editor starts `code-t5 lsp` "
+                                       "with a pipe on each")
   stdout = _private_stdout()
   handler = logging.StreamHandler(sys.stderr)
   form = f"{NAME} lsp: %(levelname)s %(name)s: %(message)s"

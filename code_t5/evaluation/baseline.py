@@ -464,17 +464,15 @@ def write_json(results: dict, out: pathlib.Path, force: bool) -> None:
     json.dump(results, f, indent=1, ensure_ascii=False)
     f.write("\n")
 
-  out.parent.mkdir(parents=True, exist_ok=True)
-  processes.write_file_beside(out, write)
+  with errors.writing(f"the results {out}", out.parent, "give another --out"):
+    out.parent.mkdir(parents=True, exist_ok=True)
+    processes.write_file_beside(out, write)
 
 
 def _cli(args) -> int:
   # Every flag is checked before the minutes of fitting and scoring.
-  if args.out.exists() and not args.force:
-    raise BaselineError(f"--out {args.out} exists: pass --force to replace it")
   # Its folder now, not after the minutes of scoring (a file there: one line, not a traceback).
-  with errors.writing(f"the results {args.out}", args.out.parent, "give another --out"):
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+  processes.check_output_file(args.out, args.force, f"the results {args.out}", BaselineError)
   # flcc.Splits would name its own fields ("Splits.validation must be ...").
   flcc.check_fractions(args.validation_fraction, args.test_fraction)
   for checkpoint in args.checkpoint:

@@ -29,7 +29,7 @@ import pathlib
 import time
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from code_t5 import errors
+from code_t5 import processes
 from code_t5.engine import complete
 from code_t5.engine import repository as repository_lib
 from code_t5.evaluation import engine_eval
@@ -206,11 +206,9 @@ def _print(results: dict) -> None:
 
 def _cli(args) -> int:
   from code_t5.evaluation import baseline  # pylint: disable=g-import-not-at-top  (as in evaluate)
-  if args.out.exists() and not args.force:
-    raise baseline.BaselineError(f"--out {args.out} exists: pass --force to replace it")
   # Its folder now, not after the minutes of typing (a file there: one line, not a traceback).
-  with errors.writing(f"the results {args.out}", args.out.parent, "give another --out"):
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+  processes.check_output_file(args.out, args.force, f"the results {args.out}",
+                              baseline.BaselineError)
   complete.model_info(args.checkpoint)
   results = evaluate(args.root or baseline.default_root(), args.split, args.checkpoint,
                      args.max_files)

@@ -102,7 +102,11 @@ def parse_gin(gin_files: Sequence[str] = (), gin_params: Sequence[str] = (),
   registration.register()  # the configurables the bindings name, and gin's search path
   files = [f if os.path.isabs(f) or not gin_location_prefix else gin_location_prefix + f
            for f in gin_files]
-  gin.parse_config_files_and_bindings(files, list(gin_params), skip_unknown=True)
+  try:
+    gin.parse_config_files_and_bindings(files, list(gin_params), skip_unknown=True)
+  except OSError as e:  # gin's "Unable to open file: X. Searched config paths: [...]"
+    raise CacheError(f"--gin-file: {str(e).split('. Searched', 1)[0]}: give a gin file, or one "
+                     "of gin_configs/ by its name there (models/causal_lm.gin)") from None
 
 
 def build_pipeline(pipeline, task_names: Sequence[str], output_cache_dir: str, *,
@@ -280,11 +284,17 @@ def verify(report: Dict[str, dict], output_cache_dir: str, echo=print) -> None:
 # --- command line ------------------------------------------------------------------------------
 
 def _cli(args) -> int:
+  if args.min_shards < 1:
+    raise CacheError(f"--min-shards {args.min_shards} must be 1 or more")
   gin_params = list(args.gin_param)
   if args.root is not None:
     if not args.root.exists():
       raise CacheError(f"--root {args.root} does not exist: give the folder that holds v3/")
     gin_params.insert(0, f"code_t5.flcc_dataset.root = {str(args.root.resolve())!r}")
+  if not str(args.output_cache_dir).startswith("gs:"):  # a local folder: checked before the job
+    with errors.writing(f"the cache in {args.output_cache_dir}", args.output_cache_dir,
+                        "give another --output-cache-dir"):
+      args.output_cache_dir.mkdir(parents=True, exist_ok=True)
   parse_gin(args.gin_file, gin_params)
   options = args.runner_options.split(",") if args.runner_options else LOCAL_MULTIPROCESS_OPTIONS
   report = run(args.tasks.split(","), str(args.output_cache_dir), pipeline_options=options,
