@@ -339,7 +339,7 @@ def test_serve_answers_bad_requests_with_one_line_errors_and_keeps_going(complet
       ({"text": "a\nb", "line": 3, "col": 1}, "text:3:1: line 3 is outside the file"),
       ({"text": "a\nb", "line": 1}, '"line" and "col" must both be integers'),
       ({"text": "ab", "cursor": -1}, "cursor -1 is outside the text"),
-      ({"text": "ab", "cursor": "1"}, "cursor '1' is not an integer"),
+      ({"text": "ab", "cursor": "1"}, 'cursor "1" is not an integer'),
       ({"prefix": "x", "top": 0}, '"top" must be an integer from 1 to 20'),
       ({"prefix": "x", "top": True}, '"top" must be an integer from 1 to 20'),
   ]

@@ -227,6 +227,11 @@ def test_http_fuzz_every_request_gets_a_json_reply_and_serving_goes_on(completer
     status, reply = _parse_http(_http(port, b"POST /complete HTTP/1.1\r\nContent-Length: "
                                       + str(len(body)).encode() + b"\r\n\r\n" + body))
     assert status == 200 and reply["id"] == "good" and "completion" in reply
+    # A health checker's HEAD, and a query string after the path (405 and 404 before).
+    response = _http(port, b"HEAD /health HTTP/1.1\r\n\r\n")
+    assert _parse_http(response, head=True)[0] == 200 and response.endswith(b"\r\n\r\n")
+    status, reply = _parse_http(_http(port, b"GET /health?probe=1 HTTP/1.1\r\n\r\n"))
+    assert status == 200 and reply["ok"]
   finally:
     server.shutdown()
     server.server_close()
@@ -360,6 +365,8 @@ def test_a_dead_worker_costs_its_request_only(completer):
     for worker in pool._all:  # pylint: disable=protected-access
       os.kill(worker.pid, signal.SIGKILL)
     replies = [pool.handle_line(good) for _ in range(4)]
+    for worker in pool._all:  # pylint: disable=protected-access
+      assert not os.path.exists(f"/proc/{worker.pid}")  # reaped, not a zombie until the end
   finally:
     pool.close()
   assert [r.get("error", "").startswith(serve.INTERNAL_ERROR) for r in replies] == [

@@ -202,8 +202,14 @@ def cursor_offset(text: str, line: int, col: int, name: str = "text") -> int:
 
 def check_offset(text: str, cursor, name: str = "text") -> int:
   if isinstance(cursor, bool) or not isinstance(cursor, int):
-    # reprlib: a request's value may be megabytes; the error stays one short line.
-    raise CompletionError(f"cursor {reprlib.repr(cursor)} is not an integer character offset")
+    # As a request spells it (true, null, "2"), cut: a request's value may be megabytes, and
+    # the error stays one short line.
+    try:
+      shown = json.dumps(cursor[:40] if isinstance(cursor, str) else cursor)
+    except (TypeError, ValueError):  # not from JSON: a caller's Python value
+      shown = reprlib.repr(cursor)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    raise CompletionError(f"cursor {shown} is not an integer character offset")
   if not 0 <= cursor <= len(text):
     raise CompletionError(f"cursor {cursor} is outside the {name} ({len(text)} characters, "
                           f"offsets 0-{len(text)})")

@@ -56,6 +56,7 @@ import signal
 import sys
 import threading
 import time
+import urllib.parse
 import warnings
 from typing import Optional
 
@@ -369,6 +370,7 @@ class WorkerPool:
       print(f"serve: worker process {worker.pid} ended ({type(e).__name__}); "
             f"{self._alive} left", file=sys.stderr)
       worker.close()
+      worker.wait(1.0)  # reaped now: it stayed a zombie until the server ended (helper-33)
       if last:
         self._idle.put(None)  # wakes the requests waiting for a worker
       return {"error": f"{INTERNAL_ERROR}: the worker process ended (the server keeps running)"}
@@ -447,7 +449,7 @@ def _handler(completer):
       del explain
       headers = ()
       if code == 501:
-        code, headers = 405, (("Allow", "GET, POST"),)
+        code, headers = 405, (("Allow", "GET, HEAD, POST"),)
         message = f"method {self.command} is not allowed: POST /complete, GET /health"
       self.close_connection = True
       self._send(code, {"error": message or self.responses.get(code, ("HTTP error",))[0]},
@@ -483,13 +485,20 @@ def _handler(completer):
     def do_POST(self):  # pylint: disable=invalid-name
       self._guarded(self._post)
 
+    def do_HEAD(self):  # pylint: disable=invalid-name  (a health checker's; _send sends no body)
+      self._guarded(self._get)
+
+    def _route(self) -> str:
+      """The request's path without its query or a trailing slash (`/health?probe=1`: /health)."""
+      return urllib.parse.urlsplit(self.path).path.rstrip("/")
+
     def _get(self):
-      if self.path.rstrip("/") in ("/complete", ""):
+      if self._route() in ("/complete", ""):
         self.close_connection = True
         return self._send(405, {"error": f"GET {self.path} is not allowed: POST the request "
                                          "to /complete (GET /health for the server's state)"},
                           (("Allow", "POST"),))
-      if self.path.rstrip("/") != "/health":
+      if self._route() != "/health":
         return self._send(404, {"error": f"no such path {self.path}: POST /complete, GET /health"})
       info = completer.info
       repository = completer.repository
@@ -510,7 +519,7 @@ def _handler(completer):
     def _post(self):
       # The body is not read on an error below: close, so its bytes are not taken for a request.
       keep_alive, self.close_connection = not self.close_connection, True
-      if self.path.rstrip("/") not in ("/complete", ""):
+      if self._route() not in ("/complete", ""):
         return self._send(404, {"error": f"no such path {self.path}: POST /complete"})
       if self.headers.get("Transfer-Encoding") is not None:
         # RFC 9112 (6.3): it would override a Content-Length, which is what is read here.
