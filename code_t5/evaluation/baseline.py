@@ -353,7 +353,8 @@ def _evaluate_split(root, split, train_root, model, models, model_dirs, split_fi
     count = len(model_targets)
     if count > len(targets) or model_targets != targets[:count] or len(predictions) != count:
       raise BaselineError(f"--model-dir {model_dir}: the targets of its {task} eval are not the "
-                          f"{split} points of --root {root} (another root, split or scheme?)")
+                          f"{split} points of --root {root} (another root, split or scheme, or "
+                          "an eval run with --max-files: give baseline the same --max-files?)")
     subset = list(range(count))
     key = f"model:{pathlib.Path(model_dir).name}"
     while key in systems:

@@ -108,7 +108,10 @@ def plot_loss(model_dir: pathlib.Path, out_png: pathlib.Path, tokens_per_step: i
   fig, ax = plt.subplots(figsize=(6, 3.5), dpi=120)
   gaps = [b - a for a, b in zip(steps, steps[1:])]
   interval = max(set(gaps), key=gaps.count) if gaps else 1  # events: step 1, then every N
-  ax.plot(xs, losses, alpha=0.3, label="each step" if interval == 1 else f"every {interval} steps")
+  # A few points (a short run's events) get markers: one point alone drew no line at all.
+  marker = "o" if len(points) < 20 else None
+  ax.plot(xs, losses, alpha=0.3, marker=marker,
+          label="each step" if interval == 1 else f"every {interval} steps")
   ax.plot(xs, smooth, label=f"mean of {window}")
   ax.legend()
   ax.set_xlabel("tokens (incl. padding)" if tokens_per_step else "step")
