@@ -11,7 +11,9 @@ import os
 import pathlib
 import re
 import shlex
+import signal
 import sys
+import threading
 import warnings
 from typing import Optional
 
@@ -439,14 +441,37 @@ def library_output(verbose: bool = False):
 
 # The exit status of a command stopped by Ctrl-C (SIGINT): 128 + 2, as a shell reports it.
 _INTERRUPTED = 130
+# The exit status of a command stopped by SIGTERM: 128 + 15.
+_TERMINATED = 143
+# The commands that write an output through a temporary path: SIGTERM (`timeout`, a CI job
+# cancelled, systemd) stops them as Ctrl-C does, so their temporary goes with them (it stayed
+# until a later run wrote into the same folder: helper-33's audit). `train` forwards SIGTERM to
+# its trainer (launcher.run); `serve` and `lsp` hold nothing half-written.
+_STOPPED_BY_SIGTERM = ("import", "prepare", "pack", "convert", "vocab", "baseline", "keystrokes",
+                       "cache", "plot")
+
+
+class _Terminated(KeyboardInterrupt):
+  """SIGTERM, raised as Ctrl-C is, so that the same clean-ups run."""
+
+
+def _raise_terminated(signum, frame):
+  del signum, frame
+  raise _Terminated()
+
+
 # Why a write to stdout fails: a full disk (> /dev/full), a closed pipe, a closed descriptor.
 _OUTPUT_ERRNOS = (errno.ENOSPC, errno.EPIPE, errno.EBADF)
 
 
 def main(argv=None):
   argv = sys.argv[1:] if argv is None else list(argv)
+  previous = None  # SIGTERM's handler before this command's (restored: main runs in tests too)
   try:
     args = _parse(argv)
+    if (args.command in _STOPPED_BY_SIGTERM
+        and threading.current_thread() is threading.main_thread()):
+      previous = signal.signal(signal.SIGTERM, _raise_terminated)
     with library_output(args.verbose):
       try:
         code = args.func(args)
@@ -469,12 +494,17 @@ def main(argv=None):
           print(f"code-t5 {args.command}: cannot write its output: {e.strerror}",
                 file=sys.stderr)
         return 1
-  except KeyboardInterrupt:
+  except KeyboardInterrupt as e:
     # Ctrl-C is how a user ends `serve`, `lsp` or a long import: no traceback. What a command
     # writes goes to a temporary path first, and child processes die with this one.
+    if isinstance(e, _Terminated):
+      return _TERMINATED
     if sys.stderr.isatty():
       print(file=sys.stderr)  # past the terminal's "^C"
     return _INTERRUPTED
+  finally:
+    if previous is not None:
+      signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":
