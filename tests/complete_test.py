@@ -475,7 +475,8 @@ def test_top_help_says_the_gates_may_show_fewer_lines_and_how_to_see_n(command):
   actions = parser._actions  # pylint: disable=protected-access
   top, = [a for a in actions if "--top" in a.option_strings]
   assert "of those that pass the filters and the gate" in top.help
-  assert top.help.endswith("so often fewer; --min-score=-inf shows N")
+  assert top.help.endswith("so often fewer; --min-score=-inf shows every line the search kept, "
+                           "up to N")
 
 
 def test_checkpoint_dir_without_checkpoints_is_a_one_line_error(tmp_path, source_file):
