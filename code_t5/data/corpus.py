@@ -413,7 +413,10 @@ def _git_folder_problem(top: str) -> Optional[str]:
     return None  # no git folder of its own: _git_dir_outside says where git finds one
   for entry, depth in stranger_paths.walk(git_dir, lambda e, depth: not (depth == 1 and
                                                                           e.name == "hooks")):
-    mode = entry.stat(follow_symlinks=False).st_mode
+    try:
+      mode = entry.stat(follow_symlinks=False).st_mode
+    except OSError as e:  # (gone since it was listed, a name too long for the system)
+      return f"an entry it cannot look at ({entry.path}: {e.strerror})"
     if stat.S_ISLNK(mode):
       return f"a link ({entry.path})"
     if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
@@ -919,8 +922,9 @@ def register_cli(subparsers) -> None:
       "an FLCC root (comments stripped as FLCC's normalized variant)",
       description="Write an FLCC root from git checkouts (the *.py files git tracks), folders of "
       "repositories (one per sub-folder) and site-packages folders (one per distribution), "
-      "comments stripped as FLCC's normalized variant. A bad file is dropped and counted, never "
-      "stops the import; --out is written beside itself and renamed into place, and an earlier "
+      "comments stripped as FLCC's normalized variant. A bad file is dropped and counted by reason "
+      "(outside_source, unreadable, too_deep, too_large, not_utf8, binary, untokenizable, empty, "
+      "not_in_a_record; a repository: git_failed, no_commits, ...), never stops the import; --out is written beside itself and renamed into place, and an earlier "
       "root is replaced only with --force. "
       "More: docs/data.md (\"Your own code: `code-t5 import`\") and code_t5/data/corpus.py.")
   parser.add_argument("sources", nargs="+", type=pathlib.Path, metavar="SRC",
