@@ -924,9 +924,9 @@ def register_cli(subparsers) -> None:
       "repositories (one per sub-folder) and site-packages folders (one per distribution), "
       "comments stripped as FLCC's normalized variant. A bad file is dropped and counted by reason "
       "(outside_source, unreadable, too_deep, too_large, not_utf8, binary, untokenizable, empty, "
-      "not_in_a_record; a repository: git_failed, no_commits, ...), never stops the import; --out is written beside itself and renamed into place, and an earlier "
-      "root is replaced only with --force. "
-      "More: docs/data.md (\"Your own code: `code-t5 import`\") and code_t5/data/corpus.py.")
+      "not_in_a_record; a repository: git_failed, no_commits, ...), never stops the import; --out "
+      "is written beside itself and renamed into place (an earlier root replaced only with "
+      "--force). More: docs/data.md.")
   parser.add_argument("sources", nargs="+", type=pathlib.Path, metavar="SRC",
                       help="git checkout, folder of repositories, or site-packages folder")
   parser.add_argument("--out", type=pathlib.Path, required=True,
