@@ -226,7 +226,7 @@ def _show_decodes(eval_dir: pathlib.Path, step: int) -> None:
           points += 1
           try:
             decode = postprocessors.from_json_line(line.decode("utf-8", "replace"))
-          except ValueError:  # not a decode: counted as empty
+          except (ValueError, RecursionError):  # not a decode (200,000 "["s): counted as empty
             decode = None
           empty += not (isinstance(decode, str) and decode.strip())
     except OSError as e:
@@ -451,6 +451,9 @@ _STOPPED_BY_SIGTERM = ("import", "prepare", "pack", "convert", "vocab", "baselin
                        "cache", "plot")
 
 
+_UNSET = object()
+
+
 class _Terminated(KeyboardInterrupt):
   """SIGTERM, raised as Ctrl-C is, so that the same clean-ups run."""
 
@@ -466,7 +469,7 @@ _OUTPUT_ERRNOS = (errno.ENOSPC, errno.EPIPE, errno.EBADF)
 
 def main(argv=None):
   argv = sys.argv[1:] if argv is None else list(argv)
-  previous = None  # SIGTERM's handler before this command's (restored: main runs in tests too)
+  previous = _UNSET  # SIGTERM's handler before this command's (restored: main runs in tests too)
   try:
     args = _parse(argv)
     if (args.command in _STOPPED_BY_SIGTERM
@@ -489,7 +492,9 @@ def main(argv=None):
           raise
         # What is still buffered goes nowhere at exit, not into a second error.
         with contextlib.suppress(OSError):
-          os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+          devnull = os.open(os.devnull, os.O_WRONLY)
+          os.dup2(devnull, 1)
+          os.close(devnull)
         if e.errno != errno.EPIPE:  # (a reader that stopped reading, `| head`, knows why)
           print(f"code-t5 {args.command}: cannot write its output: {e.strerror}",
                 file=sys.stderr)
@@ -503,8 +508,8 @@ def main(argv=None):
       print(file=sys.stderr)  # past the terminal's "^C"
     return _INTERRUPTED
   finally:
-    if previous is not None:
-      signal.signal(signal.SIGTERM, previous)
+    if previous is not _UNSET:  # (None: a handler not set from Python, which SIG_DFL stands for)
+      signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 if __name__ == "__main__":

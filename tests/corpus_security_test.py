@@ -15,6 +15,7 @@ import hashlib
 import os
 import pathlib
 import pty
+import shutil
 import subprocess
 import threading
 
@@ -382,16 +383,22 @@ def test_a_fifo_in_a_checkout_s_git_folder_is_found_before_git_runs_and_the_impo
   assert not [fifo for fifo in fifos if _has_a_reader(fifo)]  # no git left waiting on one
 
 
+def _borrow(git_dir, private):
+  """`git_dir` borrows the private repository's objects and its branch names the private head:
+  git then reads the private history (its METADATA and init-hash were the private repository's)."""
+  (git_dir / "objects" / "info" / "alternates").write_text(f"{private / '.git' / 'objects'}\n")
+  (git_dir / "refs" / "heads" / "main").write_text(_git(private, "rev-parse", "HEAD"))
+
+
 def _linked_ref(repo, private):
-  """The checkout's branch is a link to another repository's (git read that history: its
-  METADATA and init-hash were the other repository's)."""
   ref = repo / ".git" / "refs" / "heads" / "main"
-  ref.unlink(missing_ok=True)
+  ref.unlink()
   ref.symlink_to(private / ".git" / "refs" / "heads" / "main")
+  (repo / ".git" / "objects" / "info" / "alternates").write_text(f"{private / '.git' / 'objects'}\n")
 
 
 def _borrowed_objects(repo, private):
-  (repo / ".git" / "objects" / "info" / "alternates").write_text(f"{private / '.git' / 'objects'}\n")
+  _borrow(repo / ".git", private)
 
 
 def _included_config(repo, private):
@@ -400,11 +407,43 @@ def _included_config(repo, private):
     f.write(f"[Include]\n\tpath = {private / '.git' / 'config'}\n")
 
 
-@pytest.mark.parametrize("lead_out", [_linked_ref, _borrowed_objects, _included_config])
-def test_a_git_folder_that_would_lead_git_to_another_repository_is_not_read(lead_out, tmp_path,
-                                                                             capsys):
-  """helper-32's audit: through a link in .git, alternates or an [include], git read another
-  repository of the user's, and its history and names went into the imported root."""
+def _included_on_a_section_s_line(repo, private):
+  with open(repo / ".git" / "config", "a") as f:
+    f.write(f"[core][include]path = {private / '.git' / 'config'}\n")
+
+
+def _common_folder_inside(repo, private):
+  """A worktree's commondir naming a folder inside the checkout that borrows the objects (the
+  check walked the git folder alone: helper-36's review)."""
+  shutil.copytree(repo / ".git", repo / ".store")
+  _borrow(repo / ".store", private)
+  (repo / ".git" / "commondir").write_text("../.store\n")
+
+
+def _link_to_a_gitdir_file(repo, private):
+  """.git a link to a file inside the checkout that names the git folder (the check resolved the
+  link to the file and saw no folder: helper-36's review)."""
+  (repo / ".git").rename(repo / ".store")
+  _borrow(repo / ".store", private)
+  (repo / "gitdir.txt").write_text("gitdir: .store\n")
+  (repo / ".git").symlink_to("gitdir.txt")
+
+
+# Where git could still list the index (only the objects are another's), the files it lists are
+# imported; elsewhere the checkout is read as a plain folder, its untracked files too.
+TRACKED = [("src/repo", "a.py")]
+EVERY_FILE = [("src/repo", "a.py"), ("src/repo", "untracked.py")]
+
+
+@pytest.mark.parametrize("lead_out, imported", [
+    (_linked_ref, EVERY_FILE), (_borrowed_objects, TRACKED), (_included_config, EVERY_FILE),
+    (_included_on_a_section_s_line, EVERY_FILE), (_common_folder_inside, TRACKED),
+    (_link_to_a_gitdir_file, TRACKED)])
+def test_a_git_folder_that_would_lead_git_to_another_repository_is_not_read(lead_out, imported,
+                                                                             tmp_path, capsys):
+  """helper-32's audit and helper-36's review: through a link in .git, alternates or an
+  [include], git read another repository of the user's, and its history and names went into the
+  imported root."""
   private = tmp_path / "private"
   _checkout(private, **{"private_customer_list.py": "customers = []\n"})
   _git(private, "branch", "-M", "main")
@@ -412,13 +451,46 @@ def test_a_git_folder_that_would_lead_git_to_another_repository_is_not_read(lead
   repo = tmp_path / "src" / "repo"
   _checkout(repo)
   _git(repo, "branch", "-M", "main")
+  (repo / "untracked.py").write_text("u = 1\n")
   lead_out(repo, private)
   code, err = _import(capsys, repo, "--out", tmp_path / "root")
   assert code == 0, err
   assert f"import: {repo}: its git folder holds " in err, err
-  assert _imported(tmp_path / "root") == [("src/repo", "a.py")]  # as a plain folder
+  assert _imported(tmp_path / "root") == imported
   assert not [p for p in (tmp_path / "root").rglob("*")
               if p.is_file() and b"private" in p.read_bytes()]
+
+
+def test_what_git_never_reads_here_keeps_a_checkout_s_history(tmp_path, capsys):
+  """Hooks linked from the checkout (a team's shared hooks), links among a submodule's hooks and
+  an editor's lock link are not read by the commands the import runs: the checkout keeps its
+  history (they made it a plain folder, its ignored files imported: helper-36's review)."""
+  repo = tmp_path / "src" / "repo"
+  _checkout(repo)
+  (repo / "githooks").mkdir()
+  shutil.rmtree(repo / ".git" / "hooks")
+  (repo / ".git" / "hooks").symlink_to("../githooks")
+  (repo / ".git" / "modules" / "sub" / "hooks").mkdir(parents=True)
+  (repo / ".git" / "modules" / "sub" / "hooks" / "pre-commit").symlink_to("/bin/true")
+  (repo / ".git" / ".#COMMIT_EDITMSG").symlink_to("user@host.1234:1700000000")
+  (repo / "ignored.py").write_text("secret = 1\n")
+  code, err = _import(capsys, repo, "--out", tmp_path / "root")
+  assert code == 0, err
+  assert "its git folder" not in err, err
+  assert _imported(tmp_path / "root") == [("src/repo", "a.py")]
+  (imported,) = flcc.list_repositories(tmp_path / "root")
+  assert (imported.meta_dir / "METADATA").read_text().startswith("1700000000\n")  # its history
+
+
+def test_a_git_file_naming_no_folder_is_read_as_a_plain_folder(tmp_path, capsys):
+  """A NUL in a .git file's gitdir ended the import with a traceback (helper-36's review)."""
+  repo = tmp_path / "src" / "repo"
+  repo.mkdir(parents=True)
+  (repo / "a.py").write_text("a = 1\n")
+  (repo / ".git").write_bytes(b"gitdir: a\0b\n")
+  code, err = _import(capsys, repo, "--out", tmp_path / "root")
+  assert code == 0, err
+  assert _imported(tmp_path / "root") == [("src/repo", "a.py")]
 
 
 def test_an_index_entry_that_is_no_path_inside_the_checkout_is_counted_not_followed(tmp_path,

@@ -85,7 +85,7 @@ import sys
 import tempfile
 import time
 import tokenize
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from code_t5 import errors
 from code_t5 import processes
@@ -394,46 +394,83 @@ def _git_dir_outside(top: str) -> Optional[str]:
 
 # What in a checkout's git folder git would follow out of it, reading whatever it leads to (the
 # user's other repositories, /dev/zero into memory) or blocking on it: found before git runs.
-_GIT_INCLUDE = re.compile(rb"^\s*\[\s*include", re.IGNORECASE | re.MULTILINE)
+# An [include] anywhere in a config (git reads "[core][include]path=..." on one line, and skips a
+# byte-order mark): a config that merely mentions one in a value is read as a plain folder too.
+_GIT_INCLUDE = re.compile(rb"\[\s*include", re.IGNORECASE)
 _GIT_ALTERNATES = ("objects/info/alternates", "objects/info/http-alternates")
+# What git never reads on the commands run here, and a checkout often holds as links: hooks
+# (hooksPath is /dev/null; core.hooksPath's own folders, a submodule's hooks) and an editor's
+# lock files (Emacs' .#COMMIT_EDITMSG).
+_GIT_UNREAD = re.compile(r"^(hooks|\.#.*)$")
 
 
-def _git_folder_problem(top: str) -> Optional[str]:
-  """What in the checkout `top`'s own git folder (its .git folder, or the folder inside `top` that
-  a .git file or link names) would lead git out of `top` or block it, or None: a link (hooks/
-  aside: git runs no hook here), a FIFO or device, a borrowed object store (alternates), or an
-  [include] in its config. Read with lstat and as regular files only: nothing here blocks."""
-  git_dir = os.path.realpath(os.path.join(top, ".git"))
-  dot_git = os.path.join(top, ".git")
-  if os.path.isfile(dot_git) and not os.path.islink(dot_git):  # "gitdir: PATH"
-    reason, _, data = flcc.read_regular_file(dot_git, 4096)
-    if reason is None and data.startswith(b"gitdir:"):
-      git_dir = os.path.realpath(os.path.join(top, os.fsdecode(data[7:].strip())))
-  if not _inside(git_dir, top) or not os.path.isdir(git_dir):
-    return None  # no git folder of its own: _git_dir_outside says where git finds one
-  for entry, depth in stranger_paths.walk(git_dir, lambda e, depth: not (depth == 1 and
-                                                                          e.name == "hooks")):
-    try:
-      mode = entry.stat(follow_symlinks=False).st_mode
-    except OSError as e:  # (gone since it was listed, a name too long for the system)
-      return f"an entry it cannot look at ({entry.path}: {e.strerror})"
-    if stat.S_ISLNK(mode):
-      return f"a link ({entry.path})"
-    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-      return f"a FIFO or device ({entry.path})"
-  for name in _GIT_ALTERNATES:
-    if os.path.lexists(os.path.join(git_dir, name)):
-      return f"{name}, which borrows objects from other folders"
-  for name in ("config", "config.worktree"):
-    path = os.path.join(git_dir, name)
-    if not os.path.lexists(path):
-      continue
-    reason, _, data = flcc.read_regular_file(path, MAX_FILE_BYTES)
-    if reason is not None:
-      return f"a {name} it cannot check ({reason})"
-    if _GIT_INCLUDE.search(data):
-      return f"an [include] of other files in its {name}"
-  return None
+class _GitFolder(NamedTuple):
+  """What _git_folder_problem found: `problem` (or None) and whether git may still list the
+  index (`listable`: only alternates, which the index does not read)."""
+  problem: Optional[str]
+  listable: bool = False
+
+
+def _git_dir_of(top: str) -> Optional[str]:
+  """The real path of the git folder that `top`'s .git is or names (a .git file's, or a link to
+  one's, "gitdir: PATH", relative to that file), or None where .git names none."""
+  dot_git = os.path.realpath(os.path.join(top, ".git"))
+  if os.path.isdir(dot_git):
+    return dot_git
+  reason, _, data = flcc.read_regular_file(dot_git, 4096)
+  if reason is not None or not data.startswith(b"gitdir:"):
+    return None
+  named = os.fsdecode(data[len(b"gitdir:"):].strip())
+  return os.path.realpath(os.path.join(os.path.dirname(dot_git), named))
+
+
+def _git_folder_problem(top: str) -> _GitFolder:
+  """What in the git folders of the checkout `top` that lie inside it (the one its .git is or
+  names, and the common one a worktree's commondir names) would lead git out of `top` or block
+  it: a link (hooks and editor locks aside: git reads neither here), a FIFO or device, a
+  borrowed object store (alternates), or an [include] in a config. Read with lstat and as
+  regular files only: nothing here blocks. Folders outside `top` are _git_dir_outside's."""
+  try:
+    git_dir = _git_dir_of(top)
+    if git_dir is None or not _inside(git_dir, top):
+      return _GitFolder(None)
+    folders = [git_dir]
+    reason, _, data = flcc.read_regular_file(os.path.join(git_dir, "commondir"), 4096)
+    if reason is None:
+      common = os.path.realpath(os.path.join(git_dir, os.fsdecode(data.strip())))
+      if not _inside(common, top):
+        return _GitFolder(None)
+      folders.append(common)
+  except ValueError:  # a NUL in a name .git or commondir gives
+    return _GitFolder("a .git or commondir file that names no folder")
+  borrowed = None
+  for folder in dict.fromkeys(folders):
+    for entry, _ in stranger_paths.walk(folder, lambda e, depth: not _GIT_UNREAD.match(e.name)):
+      if _GIT_UNREAD.match(entry.name):
+        continue
+      try:
+        mode = entry.stat(follow_symlinks=False).st_mode
+      except FileNotFoundError:  # gone since it was listed (a lock file of a running git)
+        continue
+      except OSError as e:
+        return _GitFolder(f"an entry it cannot look at ({entry.path}: {e.strerror})")
+      if stat.S_ISLNK(mode):
+        return _GitFolder(f"a link ({entry.path})")
+      if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return _GitFolder(f"a FIFO or device ({entry.path})")
+    for name in ("config", "config.worktree"):
+      path = os.path.join(folder, name)
+      if not os.path.lexists(path):
+        continue
+      reason, _, data = flcc.read_regular_file(path, MAX_FILE_BYTES)
+      if reason is not None:
+        return _GitFolder(f"a {name} it cannot check ({reason})")
+      if _GIT_INCLUDE.search(data):
+        return _GitFolder(f"an [include] of other files in its {name}")
+    for name in _GIT_ALTERNATES:
+      if os.path.lexists(os.path.join(folder, name)):
+        borrowed = borrowed or f"{name}, which borrows objects from other folders"
+  return _GitFolder(borrowed, listable=borrowed is not None)
 
 
 def _origin_url(top: str) -> str:
@@ -449,11 +486,15 @@ def _git_repository(folder: pathlib.Path, plain_owner: str,
   git folder lies outside it is read as a plain folder (owner `plain_owner`): its history is
   not part of the source."""
   top = os.path.realpath(folder)
-  problem = _git_folder_problem(top)
-  if problem is not None:
-    report.note(folder, f"its git folder holds {problem}, which git would read past the checkout "
-                "or wait on for good, so its history is not read: imported as a plain folder "
-                "(every *.py below it)")
+  found = _git_folder_problem(top)
+  if found.listable:  # (`git clone --shared` or --reference): the objects are another's
+    report.note(folder, f"its git folder holds {found.problem}, so its history is not read: the "
+                "files its index lists are imported, as of no commit")
+    return _indexed_repository(folder, top, plain_owner, report)
+  if found.problem is not None:
+    report.note(folder, f"its git folder holds {found.problem}, which git would read past the "
+                "checkout or wait on for good, so its history is not read: imported as a plain "
+                "folder (every *.py below it)")
     return _plain_repository(folder, plain_owner, report)
   try:
     outside = _git_dir_outside(top)
@@ -482,22 +523,49 @@ def _git_repository(folder: pathlib.Path, plain_owner: str,
     return None
   owner_name = _owner_and_name_from_url(url) or (_safe_name(folder.resolve().parent.name),
                                                   _safe_name(folder.resolve().name))
-  files = []
-  for raw in listed:
-    if raw.endswith(b".py"):
-      rel = os.fsdecode(raw)
-      if os.path.isabs(rel) or os.path.normpath(rel) != rel:  # an index entry made by hand
-        report.add("outside_source")
-        continue
-      files.append(Candidate(rel=rel, path=os.path.join(top, rel)))
+  files = _listed_files(listed, top, report)
 
   def metadata(unused_kept):  # git's own history lists every file, as FLCC's METADATA does
     return _git(top, *_GIT_LOG, "--pretty=%ct", "--name-status", "--diff-filter=ACDMR", "HEAD",
                 seconds=_GIT_HISTORY_SECONDS).decode("utf-8", "surrogateescape")
 
   return RepoSource(owner=owner_name[0], name=owner_name[1], init_hash=roots[0].decode(), top=top,
-                    files=tuple(sorted(files, key=lambda c: c.rel)), metadata=metadata,
-                    commit_time=commit_time, where=str(folder))
+                    files=files, metadata=metadata, commit_time=commit_time,
+                    where=str(folder))
+
+
+def _listed_files(listed: Sequence[bytes], top: str, report: Report) -> Tuple[Candidate, ...]:
+  """The *.py files of `git ls-files -z`'s entries, sorted; an entry that is no relative path
+  inside the checkout (an index edited by hand: /etc/passwd.py) is counted outside_source."""
+  files = []
+  for raw in listed:
+    if raw.endswith(b".py"):
+      rel = os.fsdecode(raw)
+      if os.path.isabs(rel) or os.path.normpath(rel) != rel:
+        report.add("outside_source")
+        continue
+      files.append(Candidate(rel=rel, path=os.path.join(top, rel)))
+  return tuple(sorted(files, key=lambda c: c.rel))
+
+
+def _indexed_repository(folder: pathlib.Path, top: str, plain_owner: str,
+                        report: Report) -> Optional[RepoSource]:
+  """The files the checkout's index lists, named by its origin, without history (as a plain
+  folder's): for a checkout whose objects git would read from other folders. ls-files and config
+  read the index and the config, which _git_folder_problem checked, not the objects."""
+  try:
+    listed = _git(top, "ls-files", "-z", "--cached").split(b"\0")
+    url = _origin_url(top)
+  except _GIT_FAILED as e:
+    report.skip_repository("git_failed", folder, _git_error(e))
+    return None
+  except OSError as e:
+    report.skip_repository("git_failed", folder, f"cannot run git: {e.strerror}")
+    return None
+  owner, name = _owner_and_name_from_url(url) or (plain_owner, _safe_name(folder.name))
+  return RepoSource(owner=owner, name=name, init_hash=_sha1(f"{owner}/{name}"), top=top,
+                    files=_listed_files(listed, top, report), metadata=added_metadata,
+                    commit_time=COMMIT_TIME, where=str(folder))
 
 
 def _walk_python_files(top: str, report: Report) -> List[Candidate]:

@@ -18,6 +18,7 @@ byte_vocabulary() is called, and never code_t5/data/spm_vocabulary.py (which imp
 
 from __future__ import annotations  # seqio's types in annotations: seqio imports TensorFlow
 
+import json
 import os
 import pathlib
 import signal
@@ -132,12 +133,15 @@ def training_texts(root, validation_fraction: float = 0.05,
 
 
 def train_spm(root, size: int, out, force: bool = False, validation_fraction: float = 0.05,
-              test_fraction: float = 0.05, echo=lambda line: None, **options) -> pathlib.Path:
+              test_fraction: float = 0.05, echo=lambda line: None, in_a_child: bool = False,
+              **options) -> pathlib.Path:
   """Trains a code SentencePiece model on the train split of an FLCC root and writes it to `out`.
 
   Written to a temporary file beside `out` and renamed: an interrupted or failed run leaves no
-  file. Deterministic: the same root, size and options give the same bytes. SentencePiece trains
-  in a forked child, so that Ctrl-C stops it at once. `echo`: the line said as training starts.
+  file. Deterministic: the same root, size and options give the same bytes. `in_a_child`
+  (`code-t5 vocab`): SentencePiece trains in a forked child, so that Ctrl-C stops it at once (a
+  library caller's process may run threads, which a fork does not take along). `echo`: the line
+  said as training starts.
 
   Raises:
     VocabError: a missing root, a size below the reserved pieces, an existing `out` without
@@ -178,36 +182,53 @@ def train_spm(root, size: int, out, force: bool = False, validation_fraction: fl
   def train_in_a_child(model_writer):
     # SentencePiece trains in C++ without returning to Python, so Ctrl-C waited for it (minutes
     # on a large root: helper-33's audit). A forked child trains, dies with this process, and is
-    # killed at Ctrl-C; its one-line error comes back through a pipe.
+    # killed at Ctrl-C; what ended it comes back through a pipe: a VocabError's line, or the
+    # errno of a failed write (for errors.writing's line).
     model_writer.flush()
     read_end, write_end = os.pipe()
-    pid = processes.fork_dying_with_parent()
+    try:
+      pid = processes.fork_dying_with_parent()
+    except OSError as e:
+      os.close(read_end)
+      os.close(write_end)
+      raise VocabError(f"cannot start SentencePiece's training process ({e.strerror})") from None
     if pid == 0:  # the child: trains into the inherited file, then leaves at once
       os.close(read_end)
-      status = 0
+      told = b""
       try:
         train(model_writer)
         model_writer.flush()
+      except OSError as e:
+        told = json.dumps({"errno": e.errno, "message": str(e)}).encode()
       except BaseException as e:  # pylint: disable=broad-except  (told to the parent)
-        os.write(write_end, str(e).encode("utf-8", "replace")[:4096])
-        status = 1
-      os._exit(status)  # pylint: disable=protected-access  (no cleanup of the parent's state)
+        told = json.dumps({"message": str(e)}).encode()
+      os.write(write_end, told[:4096])
+      os._exit(1 if told else 0)  # pylint: disable=protected-access  (no cleanup of the parent's)
     os.close(write_end)
     try:
-      with os.fdopen(read_end, "rb") as errors_read:
-        message = errors_read.read().decode("utf-8", "replace")
+      with os.fdopen(read_end, "rb") as told_by_child:
+        told = told_by_child.read()
       _, status = os.waitpid(pid, 0)
     except BaseException:
       os.kill(pid, signal.SIGKILL)
       os.waitpid(pid, 0)
       raise
-    if status:
-      raise VocabError(message or f"SentencePiece's training process ended with status {status}")
+    if not os.waitstatus_to_exitcode(status):
+      return
+    if not told:  # killed (the kernel's OOM killer, a signal of someone else's)
+      code = os.waitstatus_to_exitcode(status)
+      raise VocabError(f"SentencePiece's training process was killed by signal {-code}"
+                       if code < 0 else f"SentencePiece's training process ended with status "
+                       f"{code}")
+    what = json.loads(told)
+    if "errno" in what:
+      raise OSError(what["errno"], os.strerror(what["errno"]))
+    raise VocabError(what["message"])
 
   echo(f"training {size} pieces on the train split of {root} (seconds for dataset-dev, minutes "
        "for a large root)")
   with errors.writing(f"the vocabulary {out}", out.parent, "give another --out"):
-    processes.write_file_beside(out, train_in_a_child, binary=True)
+    processes.write_file_beside(out, train_in_a_child if in_a_child else train, binary=True)
   return out
 
 
@@ -220,7 +241,7 @@ def _cli(args) -> int:
   flcc.check_fractions(args.validation_fraction, args.test_fraction)
   out = train_spm(args.root, args.size, args.out, force=args.force,
                   validation_fraction=args.validation_fraction, test_fraction=args.test_fraction,
-                  echo=lambda line: print(line, file=sys.stderr))
+                  echo=lambda line: print(line, file=sys.stderr), in_a_child=True)
   pieces = spm.SentencePieceProcessor(model_file=str(out)).GetPieceSize()
   print(f"wrote {out}: {pieces} pieces "
         f"(+{NUM_EXTRA_IDS} sentinels = {pieces + NUM_EXTRA_IDS} ids)")

@@ -56,7 +56,6 @@ import signal
 import sys
 import threading
 import time
-import urllib.parse
 import warnings
 from typing import Optional
 
@@ -489,8 +488,9 @@ def _handler(completer):
       self._guarded(self._get)
 
     def _route(self) -> str:
-      """The request's path without its query or a trailing slash (`/health?probe=1`: /health)."""
-      return urllib.parse.urlsplit(self.path).path.rstrip("/")
+      """The request's path without its query or a trailing slash (`/health?probe=1`: /health;
+      not urlsplit, which reads `//x/complete` as the host x)."""
+      return self.path.partition("?")[0].rstrip("/")
 
     def _get(self):
       if self._route() in ("/complete", ""):

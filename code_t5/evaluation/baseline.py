@@ -211,7 +211,7 @@ def _read_decodes(path: pathlib.Path, targets_file: Optional[pathlib.Path] = Non
           decode = postprocessors.from_json_line(line.decode("utf-8"))
         except UnicodeDecodeError:
           raise BaselineError(f"{path} is not UTF-8 text: run the eval again") from None
-        except ValueError:
+        except (ValueError, RecursionError):  # (RecursionError: JSON nested past the limit)
           decode = None
         if not isinstance(decode, str):
           raise BaselineError(f"{path}:{number} is not a decode (a JSON string, as Mesh TF's "

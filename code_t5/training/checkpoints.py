@@ -100,12 +100,11 @@ def check_checkpoint(prefix, error=ConvertError, follow_links=True) -> None:
   follow_links=False (pack, convert: they copy the checkpoint into their output) refuses an
   index or shard that is a link, which could lead to a checkpoint of the user's."""
   index_path = pathlib.Path(f"{prefix}.index")
-  if os.path.lexists(prefix):
+  if os.path.isdir(prefix):  # (or a link to one)
     # TensorFlow's reader takes a folder at the prefix for a model dir and reads the checkpoint
     # its `checkpoint` file names, anywhere, past every check below.
-    raise error(f"{prefix} is there as a {'folder' if os.path.isdir(prefix) else 'file'} of its "
-                f"own beside {index_path.name}, which TensorFlow would read instead: remove it or "
-                "copy the checkpoint again")
+    raise error(f"{prefix} is there as a folder of its own beside {index_path.name}, which "
+                "TensorFlow would read instead: remove it or copy the checkpoint again")
   try:
     if not follow_links:
       stranger_paths.not_a_link(index_path)
