@@ -50,10 +50,11 @@ dist-info's METADATA, RECORD and direct_url.json, read only as regular files of 
 MAX_FILE_BYTES), and a checkout whose git folder lies outside it (a .git file or link naming
 another folder, as worktrees and submodules have) is read as a plain folder, named as a
 checkout without origin, with a line that says so: git is asked where that folder is, and
-nothing of its history is read. So is a checkout whose own git folder holds what git would
-follow out of it or block on (a link, a FIFO or device, alternates, an [include] in its config),
-found before git runs; and an index entry that is no relative path inside the checkout is
-counted as outside_source. Nor is anything run that a checkout names: its git config
+nothing of its history is read. So is a checkout whose own git folders hold what git would
+follow out of them or block on (a link, a FIFO or device, an [include] in a config), found
+before git runs (one whose objects alone are borrowed, through alternates, keeps the files its
+index lists, without history); and an index entry that is no relative path inside the checkout
+is counted as outside_source. Nor is anything run that a checkout names: its git config
 cannot make git start a program, fetch, or change the history that is read (the list is
 _GIT_CONFIG in code_t5/data/corpus.py).
 
