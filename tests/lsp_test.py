@@ -333,7 +333,6 @@ def test_bad_input_is_answered_empty_and_the_server_keeps_answering(connect):
   empty = {"isIncomplete": True, "items": []}
   assert client.complete(0, 0, uri="file:///not/open.py")["result"] == empty
   assert client.complete(5, 0)["result"] == empty  # past the last line
-  assert client.complete(1, 6)["result"] == empty  # past the end of the line
   client.change([_edit((0, 0), (0, 0), "#")], uri="file:///not/open.py")
   client.notify("textDocument/didChange", {"nonsense": True})
   bad = client.call("textDocument/completion", {"textDocument": {"uri": URI}})
@@ -351,12 +350,59 @@ def test_bad_input_is_answered_empty_and_the_server_keeps_answering(connect):
   logs = "\n".join(client.logs)
   for expected in ("completion in file:///not/open.py, which is not open",
                    "line 5 is outside the document (2 lines)",
-                   "character 6 is outside line 1 (5 utf-16 code units)",
                    "didChange for file:///not/open.py, which is not open",
                    "the model failed at offset 15: RuntimeError: the model broke badly",
                    f"completion in {URI}, which is not open"):
     assert expected in logs
   assert all("\n" not in log for log in client.logs)
+
+
+def test_a_character_past_a_line_s_end_is_its_end_and_a_huge_word_no_point(connect):
+  """The LSP: a character past the line's length defaults back to it (it was answered empty); a
+  run of 300,000 letters before the cursor was repeated in every item (900 kB of JSON)."""
+  recorder = Recorder()
+  client = connect(recorder)
+  client.open("import os\nos.pa")
+  assert _labels(client.complete(1, 50)) == _labels(client.complete(1, 5)) == ["paab()", "paab"]
+  assert recorder.calls == [("import os\nos.pa", 15)]  # one point, asked twice
+  client.open("x = " + "a" * 300_000, uri="file:///work/long.py")
+  assert client.complete(0, 300_004, uri="file:///work/long.py")["result"]["items"] == []
+  assert len(recorder.calls) == 1
+  assert (f"code-t5: completion at 0:300004 of file:///work/long.py: the word before the cursor "
+          f"is over {lsp.MAX_WORD_CHARS} characters long: answered empty") in client.logs
+
+
+def test_an_answer_is_not_reused_once_the_workspace_changed(completer, connect, tmp_path):
+  """The same text and cursor after another file's save (or the index built, or a document
+  closed) were answered from the model call before it, which had not read that file
+  (helper-37's audit). A closed document's text leaves the index: the file on disk is read again
+  (a client opening thousands of files no disk holds kept them all)."""
+  (tmp_path / "a.py").write_text("x = 1\n")
+  recorder = Recorder()
+  # What indexing the workspace reads of the model: its tokenizer, and no --repo of its own.
+  recorder.tokenizer, recorder.repository = completer.tokenizer, None
+  client = connect(recorder, root_uri=tmp_path.as_uri())
+  test_utils.wait_for(lambda: client.server.engine.repository is not None, "the index", 30)
+  uri = (tmp_path / "a.py").as_uri()
+  client.open("import os\nos.pa", uri=uri)
+  client.complete(1, 5, uri=uri)
+  client.complete(1, 5, uri=uri)
+  assert len(recorder.calls) == 1  # asked twice, nothing changed
+  other = (tmp_path / "b.py").as_uri()
+  client.notify("textDocument/didSave", {"textDocument": {"uri": other},
+                                         "text": "def compute_the_zebra(): pass\n"})
+  client.complete(1, 5, uri=uri)
+  assert len(recorder.calls) == 2
+  index = client.server.engine.repository
+  assert index.files == 2
+  client.open("def only_in_the_editor(): pass\n", uri=(tmp_path / "c.py").as_uri())
+  client.complete(1, 5, uri=uri)  # (a request after a notification: it was handled)
+  assert index.files == 3
+  client.notify("textDocument/didClose", {"textDocument": {"uri": (tmp_path / "c.py").as_uri()}})
+  client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+  client.complete(1, 5, uri=other)
+  assert index.files == 2  # c.py gone; a.py as on disk
+  assert index._digests["a.py"] == repository._digest("x = 1\n")  # pylint: disable=protected-access
 
 
 def test_cancelled_and_stale_requests_are_answered_without_running_the_model(connect):
@@ -629,8 +675,11 @@ def test_the_word_before_the_cursor_after_a_long_run_of_word_characters():
   line = 'DATA = "' + "A" * 200_000 + '" + os.pa'
   point = lsp.point_at(lsp.Document(f"import os\n{line}\n"), 1, len(line))
   assert (point.word, point.word_units, point.character) == ("pa", 2, len(line))
-  point = lsp.point_at(lsp.Document(line[:-len('" + os.pa')]), 0, 100_000)
-  assert (point.word, point.word_units, point.cursor) == ("A" * 99_992, 99_992, 100_000)
+  # A word that long is completed by no line (every item would repeat it: helper-37's audit).
+  with pytest.raises(ValueError, match=f"over {lsp.MAX_WORD_CHARS} characters long"):
+    lsp.point_at(lsp.Document(line[:-len('" + os.pa')]), 0, 100_000)
+  point = lsp.point_at(lsp.Document(line[:-len('" + os.pa')]), 0, 8 + lsp.MAX_WORD_CHARS)
+  assert point.word == "A" * lsp.MAX_WORD_CHARS
 
 
 def test_a_document_under_a_symlink_loop_is_completed_as_outside_the_workspace(completer,
@@ -1011,6 +1060,49 @@ def test_process_answers_what_is_not_a_valid_request(spawn, completer):
   assert _labels(reply) == ["jo" + c.text for c in expected.candidates if c.text][:3]
   assert server.call("shutdown")["result"] is None
   assert server.exit() == 0
+
+
+def _initialized_server(process_id=None) -> subprocess.Popen:
+  """`code-t5 lsp` as a child, initialized (its reply read), its stdin and stdout pipes open."""
+  server = subprocess.Popen([sys.executable, "-m", "code_t5.cli", "lsp", *SERVER_FLAGS],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+  server.stdin.write(_frame(_body({"id": 1, "method": "initialize", "params": {
+      "processId": process_id, "rootUri": None, "capabilities": {}}})))
+  server.stdin.flush()
+  length = int(re.fullmatch(rb"Content-Length: (\d+)\r\n", server.stdout.readline()).group(1))
+  while server.stdout.readline() != b"\r\n":
+    pass
+  assert json.loads(server.stdout.read(length))["id"] == 1
+  return server
+
+
+def test_the_server_stops_when_its_client_is_gone(tmp_path):
+  """helper-37's audit: the server ran on after initialize's processId had ended (the LSP asks it
+  to exit), and after its output's reader had gone with stdin still open (each failed write
+  logged, every request read and never answered)."""
+  client = subprocess.Popen(["sleep", "600"])
+  server = _initialized_server(client.pid)
+  client.kill()  # (after initialize: a pid gone by then is no client's and is not watched)
+  client.wait()
+  assert server.wait(timeout=lsp.PARENT_POLL_SECONDS + TIMEOUT) == 1
+  assert f"the client's process {client.pid} is gone: stopping" in server.stderr.read().decode()
+  server.stdin.close()
+  server = _initialized_server()
+  server.stdout.close()
+  for message in ({"method": "initialized", "params": {}},
+                  {"method": "textDocument/didOpen", "params": {"textDocument": {
+                      "uri": URI, "languageId": "python", "version": 1, "text": "import os\nos.pa"}}},
+                  {"id": 2, "method": "textDocument/completion", "params": {
+                      "textDocument": {"uri": URI}, "position": {"line": 1, "character": 5}}}):
+    server.stdin.write(_frame(_body(message)))
+  server.stdin.flush()
+  assert server.wait(timeout=TIMEOUT) == 1
+  stderr = server.stderr.read().decode()
+  assert stderr.strip().splitlines()[-1].endswith("the client closed the server's output: "
+                                                  "stopping"), stderr
+  assert "Traceback" not in stderr and "Error sending data" not in stderr, stderr
+  server.stdin.close()
 
 
 def test_process_lifecycle_before_initialize_and_after_shutdown(spawn):

@@ -28,10 +28,11 @@ of the same length in every position encoding; opening such a document logs one 
 The model runs on one worker thread, one request at a time, off the event loop. A request that is
 cancelled ($/cancelRequest) before its answer is sent is answered RequestCancelled; one that a newer
 request of the same kind or an edit of the same document overtook while it waited for the model is
-answered an empty list without running the model. Bad input (an unknown document, a position
-outside it) and model errors are answered an empty list plus one line of window/logMessage; the
-server keeps running. stdout carries nothing but JSON-RPC: the process's own fd 1 is pointed at
-stderr before the model (TensorFlow, native libraries) loads.
+answered an empty list without running the model. Bad input (an unknown document, a line outside it;
+a character past a line's end is its end, as the LSP says) and model errors are answered an empty
+list plus one line of window/logMessage; the server keeps running. stdout carries nothing but
+JSON-RPC: the process's own fd 1 is pointed at stderr before the model (TensorFlow, native
+libraries) loads.
 
 Messages are read by MessageReader (its docstring has the rules), not by pygls' reader: header
 names in any case, LF-only line ends accepted; a message with a bad Content-Length (-5, abc, over
@@ -64,6 +65,8 @@ import urllib.parse
 from concurrent import futures
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from code_t5 import processes
+from code_t5 import stranger_paths
 from code_t5.engine import complete as complete_lib
 from code_t5.engine import encoding_memo
 from code_t5.engine import names
@@ -83,6 +86,11 @@ TRIGGER_CHARACTERS = [".", "(", "[", "{", ",", "="]
 # are all dropped. Searched in the line's last CMP_KEYWORD_WINDOW characters before the cursor.
 CMP_KEYWORD = re.compile(r"(?:-?[0-9]+(?:\.[0-9]+)?|[A-Za-z_][0-9A-Za-z_]*(?:-[0-9A-Za-z_]*)*)\Z")
 CMP_KEYWORD_WINDOW = 256
+# A word before the cursor longer than this (a base64 literal, a minified line) is completed by no
+# line: every item would repeat it (a run of 300,000 letters gave 900 kB of JSON an answer).
+MAX_WORD_CHARS = 256
+# How often the client's process (initialize's processId) is looked for: gone, the server exits.
+PARENT_POLL_SECONDS = 2.0
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str, every surrogate is a lone one
 
@@ -260,7 +268,10 @@ def point_at(document: Document, line: int, character: int, encoding: str = UTF1
   """The completion point of an LSP position; ValueError (one line) if it is outside the
   document. `keyword`: the client's keyword pattern (ending at the end of what it searches), when
   the items must replace the whole keyword before the cursor (CMP_KEYWORD)."""
-  cursor = document.offset(line, character, encoding)
+  # A character past the line's end is its end, as the LSP says; a line outside the document or a
+  # negative character is no position.
+  inside = 0 <= line < document.line_count and character >= 0
+  cursor = document.offset(line, character, encoding, clamp=inside)
   if cursor is None:
     lines = document.line_count
     where = (f"line {line} is outside the document ({lines} line{'' if lines == 1 else 's'})"
@@ -269,7 +280,9 @@ def point_at(document: Document, line: int, character: int, encoding: str = UTF1
              f"({code_units(document.line(line), encoding)} {encoding} code units)")
     raise ValueError(where)
   start = document.line_start(line)
-  word = names.word_before(document.text, cursor, start)
+  word = names.word_before(document.text, cursor, max(start, cursor - MAX_WORD_CHARS - 1))
+  if len(word) > MAX_WORD_CHARS:
+    raise ValueError(f"the word before the cursor is over {MAX_WORD_CHARS} characters long")
   if keyword is not None:
     found = keyword.search(document.text, max(start, cursor - CMP_KEYWORD_WINDOW), cursor)
     if found is not None and len(found.group()) > len(word):
@@ -347,9 +360,12 @@ class Engine:
     self._requests: Dict[Tuple[str, str], int] = {}  # per (URI, kind): requests so far
     self._executor = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="code-t5-model")
     self._model_free: Optional[asyncio.Lock] = None
-    # (text, cursor, lines) of the last model call: a completion and an inline completion at one
-    # point (clients may ask both) run the model once.
-    self._last: Optional[Tuple[str, int, List[complete_lib.Candidate]]] = None
+    # ((uri, text, cursor, workspace generation), lines) of the last model call: a completion and
+    # an inline completion at one point (clients may ask both) run the model once. The
+    # generation counts the workspace's changes (saves, opens, closes, the index built): the same
+    # text after another file's save was answered from before it (helper-37's audit).
+    self._last: Optional[Tuple[tuple, List[complete_lib.Candidate]]] = None
+    self._generation = 0
     # The workspace path of the document last opened or completed in: where the user types next.
     self._active_path = ""
     self._prepares = 0  # Repository.prepare requests so far: only the newest runs
@@ -406,6 +422,7 @@ class Engine:
     repository = self.repository
     if repository is not None and path and text is not None:
       repository.add(path, text)
+      self._generation += 1
       self._prepares += 1
       try:
         self._executor.submit(self._prepare, repository, self._active_path or path, self._prepares)
@@ -461,6 +478,7 @@ class Engine:
         if path:
           built.add(path, document.text)
       self.repository = built
+      self._generation += 1
       cut = (f", its limit: the rest of {self.root} is left out" if built.cut else "")
       self.log(f"indexed {built.files} Python files of {self.root} in "
                f"{time.monotonic() - start:.1f} s{cut}")
@@ -483,6 +501,25 @@ class Engine:
     self._edited(uri)
     if self.documents.pop(uri, None) is None:
       self.log(f"didClose for {uri}, which is not open: ignored")
+      return
+    self._revert(uri)
+
+  def _revert(self, uri: str) -> None:
+    """A closed document's copy in the workspace index becomes the file on disk as the index
+    reads it (a regular UTF-8 file of at most repository.MAX_FILE_BYTES), or none: its unsaved
+    text is gone with the editor's buffer, and a client that opened 4,000 files no disk holds
+    kept them all, each open costing more (helper-37's audit)."""
+    path, repository = self.path_of(uri), self.repository
+    if repository is None or not path:
+      return
+    try:
+      text = stranger_paths.read_regular(self.root / path,
+                                         repository_lib.MAX_FILE_BYTES).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+      repository.remove(path)
+    else:
+      repository.add(path, text)
+    self._generation += 1
 
   # Completion. ---------------------------------------------------------------------------------
 
@@ -538,8 +575,9 @@ class Engine:
     try:
       if self.stale(ticket):
         return None
-      if self._last is not None and self._last[:2] == (point.text, point.cursor):
-        return list(self._last[2])
+      key = (ticket[0][0], point.text, point.cursor, self._generation)
+      if self._last is not None and self._last[0] == key:
+        return list(self._last[1])
       call = asyncio.get_running_loop().run_in_executor(self._executor, self._complete,
                                                         ticket[0][0], point.text, point.cursor)
       call.add_done_callback(lambda _: self._model_free.release())
@@ -550,7 +588,7 @@ class Engine:
     if error:
       self.log(f"the model failed at offset {point.cursor}: {error}: answered empty", error=True)
     else:
-      self._last = (point.text, point.cursor, lines)
+      self._last = (key, lines)
     return lines
 
 
@@ -966,7 +1004,14 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
     def write(self, data: bytes) -> None:
       if self._output.closed and not verbose:
         return
-      super().write(data)
+      try:
+        super().write(data)
+      except BrokenPipeError:
+        # pygls catches a failed write and logs it, and the server went on reading requests it
+        # could never answer (helper-37's audit): nothing more can reach the client.
+        logger.error("the client closed the server's output: stopping")
+        logging.shutdown()
+        os._exit(1)  # pylint: disable=protected-access  (the model's thread may be mid-request)
 
   class Server(LanguageServer):
     """Logs go to the client as window/logMessage (one line each), never as pop-ups. Messages are
@@ -1093,6 +1138,7 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
     # inline completion only to clients that say they support it.
     engine.ranges_past_cursor = applies_ranges_past_cursor(params)
     engine.keyword = keyword_of(params)
+    _exit_when_gone(params.process_id)
     document = params.capabilities.text_document
     wanted = document is not None and document.inline_completion is not None
     if wanted and types.TEXT_DOCUMENT_INLINE_COMPLETION not in server.protocol.fm.features:
@@ -1111,6 +1157,24 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
     engine.close()
 
   return server
+
+
+def _exit_when_gone(pid: Optional[int]) -> None:
+  """Watches the client's process (initialize's processId) on a daemon thread and exits when it is
+  gone, as the LSP asks: a client that died without closing the server's stdin (a crash of an
+  editor whose pipes another process holds) left it running. A pid not seen alive now (another
+  pid namespace: a container's client) is not watched."""
+  if not isinstance(pid, int) or pid <= 1 or pid == os.getpid() or not processes.pid_alive(pid):
+    return
+
+  def watch():
+    while processes.pid_alive(pid):
+      time.sleep(PARENT_POLL_SECONDS)
+    logger.error("the client's process %d is gone: stopping", pid)
+    logging.shutdown()
+    os._exit(1)  # pylint: disable=protected-access  (as when stdin ends with no exit)
+
+  threading.Thread(target=watch, name="code-t5-client-watch", daemon=True).start()
 
 
 def _feed(reader: MessageReader, loop, events) -> None:
