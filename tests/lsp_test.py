@@ -95,6 +95,7 @@ class Client:
     threading.Thread(target=self._read, args=(os.fdopen(self._server_out, "rb"),),
                      daemon=True).start()
     self.responses, self.logs, self._next = {}, [], 0
+    self.server_requests = []  # the server's requests to the client (not answered)
     result = self.call("initialize", {"processId": None, "rootUri": root_uri,
                                       "capabilities": capabilities or {},
                                       **({"clientInfo": client_info} if client_info else {})})
@@ -132,6 +133,8 @@ class Client:
         self.responses[message["id"]] = message
       elif message.get("method") == "window/logMessage":
         self.logs.append(message["params"]["message"])
+      elif "method" in message and "id" in message:
+        self.server_requests.append(message)
     return self.responses.pop(request_id)
 
   def call(self, method, params) -> dict:
@@ -403,6 +406,38 @@ def test_an_answer_is_not_reused_once_the_workspace_changed(completer, connect, 
   client.complete(1, 5, uri=other)
   assert index.files == 2  # c.py gone; a.py as on disk
   assert index._digests["a.py"] == repository._digest("x = 1\n")  # pylint: disable=protected-access
+
+
+def test_files_changed_on_disk_are_read_again_where_the_client_watches_them(completer, connect,
+                                                                           tmp_path):
+  """A file deleted on disk stayed in the workspace index until the server restarted, and one
+  created there was never read (helper-37's audit): the server asks a client that can watch
+  files to watch the workspace's *.py, and reads each one it is told of again, unless the editor
+  has it open."""
+  (tmp_path / "a.py").write_text("x = 1\n")
+  (tmp_path / "b.py").write_text("y = 2\n")
+  recorder = Recorder()
+  recorder.tokenizer, recorder.repository = completer.tokenizer, None
+  client = connect(recorder, root_uri=tmp_path.as_uri(), capabilities={
+      "workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}})
+  test_utils.wait_for(lambda: client.server.engine.repository is not None, "the index", 30)
+  index = client.server.engine.repository
+  opened = (tmp_path / "a.py").as_uri()
+  client.open("import os\nos.pa", uri=opened)
+  client.complete(1, 5, uri=opened)  # (a request after the notifications: they were handled)
+  (registration,) = [r for r in client.server_requests if r["method"] == "client/registerCapability"]
+  (watch,) = registration["params"]["registrations"]
+  assert watch["method"] == "workspace/didChangeWatchedFiles"
+  assert watch["registerOptions"]["watchers"] == [{"globPattern": "**/*.py"}]
+  (tmp_path / "b.py").unlink()
+  (tmp_path / "c.py").write_text("z = 3\n")
+  (tmp_path / "a.py").unlink()  # open in the editor: its text stays
+  client.notify("workspace/didChangeWatchedFiles", {"changes": [
+      {"uri": (tmp_path / name).as_uri(), "type": kind}
+      for name, kind in (("b.py", 3), ("c.py", 1), ("a.py", 3))]})
+  test_utils.wait_for(lambda: "c.py" in index._digests, "c.py read", 30)  # pylint: disable=protected-access
+  assert sorted(index._digests) == ["a.py", "c.py"]  # pylint: disable=protected-access
+  assert index._digests["a.py"] == repository._digest("import os\nos.pa")  # pylint: disable=protected-access
 
 
 def test_cancelled_and_stale_requests_are_answered_without_running_the_model(connect):

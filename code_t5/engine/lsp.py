@@ -504,6 +504,24 @@ class Engine:
       return
     self._revert(uri)
 
+  def files_changed(self, uris: Sequence[str]) -> None:
+    """workspace/didChangeWatchedFiles: each file created, changed or deleted on disk, unless the
+    editor has it open (its text wins), is read again as the workspace index reads files, on the
+    model thread (a branch switched changes hundreds at once). A file deleted on disk stayed in
+    the index until the server restarted (helper-37's audit)."""
+    try:
+      self._executor.submit(self._files_changed, list(uris))
+    except RuntimeError:  # the server is closing
+      pass
+
+  def _files_changed(self, uris: List[str]) -> None:
+    for uri in uris:
+      path = self.path_of(uri)
+      hidden = any(part.startswith(".") or part == "__pycache__"
+                   for part in pathlib.PurePosixPath(path).parts[:-1])
+      if path.endswith(".py") and not hidden and uri not in self.documents:
+        self._revert(uri)
+
   def _revert(self, uri: str) -> None:
     """A closed document's copy in the workspace index becomes the file on disk as the index
     reads it (a regular UTF-8 file of at most repository.MAX_FILE_BYTES), or none: its unsaved
@@ -1019,6 +1037,7 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
     wrong Content-Length, dies on a huge one, and makes exit's code 0 whatever it is)."""
 
     _reporting = False
+    watch_files = False  # the client registers file watchers for the server (initialize)
 
     def log(self, message: str, error: bool = False) -> None:
       logger.info("%s", message)
@@ -1139,6 +1158,9 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
     engine.ranges_past_cursor = applies_ranges_past_cursor(params)
     engine.keyword = keyword_of(params)
     _exit_when_gone(params.process_id)
+    workspace = params.capabilities.workspace
+    watched = workspace is not None and workspace.did_change_watched_files
+    server.watch_files = bool(watched and watched.dynamic_registration)
     document = params.capabilities.text_document
     wanted = document is not None and document.inline_completion is not None
     if wanted and types.TEXT_DOCUMENT_INLINE_COMPLETION not in server.protocol.fm.features:
@@ -1150,6 +1172,16 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
     del params
     if banner:
       server.log(banner)
+    if server.watch_files:  # the client watches the workspace's *.py for us
+      server.client_register_capability(types.RegistrationParams(registrations=[
+          types.Registration(id=f"{NAME}-watched-files",
+                             method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                             register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                                 watchers=[types.FileSystemWatcher(glob_pattern="**/*.py")]))]))
+
+  @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+  def watched_files_changed(params: types.DidChangeWatchedFilesParams) -> None:
+    engine.files_changed([change.uri for change in params.changes])
 
   @server.feature(types.SHUTDOWN)
   def shutdown(params) -> None:
