@@ -131,7 +131,10 @@ def test_ctrl_c_stops_vocab_at_once_and_leaves_nothing(tmp_path):
   """SentencePiece trains in C++: Ctrl-C waited until it returned (minutes on a large root)."""
   process = subprocess.Popen([sys.executable, "-P", "-m", "code_t5.cli", "vocab", "--root",
                               str(sources.DEV_ROOT), "--size", "2000", "--out",
-                              str(tmp_path / "v.model")], stderr=subprocess.PIPE, text=True)
+                              str(tmp_path / "v.model")], stderr=subprocess.PIPE, text=True,
+                             # As from a terminal: pytest-xdist's workers ignore SIGINT, and a
+                             # child keeps that (Python then installs no KeyboardInterrupt).
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
   assert process.stderr.readline().startswith("training 2000 pieces")
   time.sleep(1)
   process.send_signal(signal.SIGINT)
