@@ -298,13 +298,19 @@ def write_file_beside(out: pathlib.Path, write: Callable[[IO], None], binary: bo
   try:
     with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
       write(f)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 -> what a plain open() would give
+    give_plain_mode(tmp, 0o666)  # mkstemp's 0600 -> what a plain open() would give
     os.replace(tmp, out)
   finally:
     if os.path.exists(tmp):
       os.unlink(tmp)
+
+
+def give_plain_mode(path, mode: int) -> None:
+  """chmod `path` to `mode` less the umask: what a plain open() (0o666) or mkdir() (0o777) would
+  have made of what mkstemp or mkdtemp made private (0600, 0700)."""
+  umask = os.umask(0)  # (read by setting it: there is no other way)
+  os.umask(umask)
+  os.chmod(path, mode & ~umask)
 
 
 def check_output_file(out: pathlib.Path, force: bool, what: str, error: Callable[[str], Exception],

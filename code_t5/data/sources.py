@@ -210,9 +210,7 @@ def new_folder(path: pathlib.Path, marker: str) -> Iterator[pathlib.Path]:
   try:
     # mkdtemp's 0700 -> what a plain mkdir would give: a --prepared-dir shared by a group (or
     # the default cache read by another user) was a PermissionError on stats.json for the others.
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)
+    processes.give_plain_mode(tmp, 0o777)
     yield tmp
     try:
       tmp.rename(path)

@@ -213,10 +213,10 @@ def train_spm(root, size: int, out, force: bool = False, validation_fraction: fl
       os.kill(pid, signal.SIGKILL)
       os.waitpid(pid, 0)
       raise
-    if not os.waitstatus_to_exitcode(status):
+    code = os.waitstatus_to_exitcode(status)
+    if not code:
       return
     if not told:  # killed (the kernel's OOM killer, a signal of someone else's)
-      code = os.waitstatus_to_exitcode(status)
       raise VocabError(f"SentencePiece's training process was killed by signal {-code}"
                        if code < 0 else f"SentencePiece's training process ended with status "
                        f"{code}")

@@ -517,9 +517,8 @@ class Engine:
   def _files_changed(self, uris: List[str]) -> None:
     for uri in uris:
       path = self.path_of(uri)
-      hidden = any(part.startswith(".") or part == "__pycache__"
-                   for part in pathlib.PurePosixPath(path).parts[:-1])
-      if path.endswith(".py") and not hidden and uri not in self.documents:
+      skipped = any(map(repository_lib.skipped_folder, pathlib.PurePosixPath(path).parts[:-1]))
+      if path.endswith(".py") and not skipped and uri not in self.documents:
         self._revert(uri)
 
   def _revert(self, uri: str) -> None:
@@ -1027,9 +1026,7 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
       except BrokenPipeError:
         # pygls catches a failed write and logs it, and the server went on reading requests it
         # could never answer (helper-37's audit): nothing more can reach the client.
-        logger.error("the client closed the server's output: stopping")
-        logging.shutdown()
-        os._exit(1)  # pylint: disable=protected-access  (the model's thread may be mid-request)
+        _stop_now("the client closed the server's output: stopping")
 
   class Server(LanguageServer):
     """Logs go to the client as window/logMessage (one line each), never as pop-ups. Messages are
@@ -1202,11 +1199,17 @@ def _exit_when_gone(pid: Optional[int]) -> None:
   def watch():
     while processes.pid_alive(pid):
       time.sleep(PARENT_POLL_SECONDS)
-    logger.error("the client's process %d is gone: stopping", pid)
-    logging.shutdown()
-    os._exit(1)  # pylint: disable=protected-access  (as when stdin ends with no exit)
+    _stop_now(f"the client's process {pid} is gone: stopping")
 
   threading.Thread(target=watch, name="code-t5-client-watch", daemon=True).start()
+
+
+def _stop_now(why: str) -> None:
+  """Ends the process with status 1 from any thread, `why` logged (on stderr): the client is gone,
+  so nothing the server still holds (a request on the model's thread) can reach it."""
+  logger.error("%s", why)
+  logging.shutdown()
+  os._exit(1)  # pylint: disable=protected-access
 
 
 def _feed(reader: MessageReader, loop, events) -> None:

@@ -141,13 +141,18 @@ def _digest(text: str) -> bytes:
   return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
+def skipped_folder(name: str) -> bool:
+  """Whether a folder of this name is left out of a project's files: hidden, or __pycache__."""
+  return name.startswith(".") or name == "__pycache__"
+
+
 def iter_python_files(folder: pathlib.Path, max_file_bytes: int) -> Iterable[pathlib.Path]:
   """*.py files below `folder` in a stable order, without following links out of it, skipping
   hidden folders and __pycache__ and files over `max_file_bytes`. os.walk's order (a folder's
   files, then each subfolder's, by name), but stranger_paths.walk's stack: Python 3.11's os.walk
   recurses once per level, and a stranger's folders nested ~1,000 deep raised RecursionError."""
   def descend(entry: os.DirEntry, depth: int) -> bool:
-    return not entry.name.startswith(".") and entry.name != "__pycache__"
+    return not skipped_folder(entry.name)
 
   for entry, _ in stranger_paths.walk(folder, descend, by_name=True):
     try:

@@ -172,8 +172,6 @@ def _score(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str, floa
   return {k: round(v, 3) for k, v in result.items()}
 
 
-
-
 def model_predictions(model_dir: pathlib.Path, split: str, root_name: str
                        ) -> Tuple[str, int, List[str], List[str]]:
   """(task, step, targets, predictions) of the newest line-completion eval of the root named
