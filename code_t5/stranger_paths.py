@@ -44,10 +44,15 @@ def open_regular(path: PathLike, max_bytes: Optional[int], *, follow_link: bool 
       raise OSError(errno.EFBIG, f"{info.st_size:,} bytes, more than the {max_bytes:,} such a "
                     "file can hold", os.fspath(path))
     os.set_blocking(fd, True)
-    return os.fdopen(fd, "rb")
   except BaseException:
     os.close(fd)
     raise
+  # From here the file object owns the descriptor. Made inside the `try`, a Ctrl-C raised as
+  # os.fdopen returned had the object close it and then os.close it again: an OSError (EBADF)
+  # in place of the KeyboardInterrupt, which a reader counted as an unreadable file and went
+  # on (`code-t5 prepare` dropped a file and ended with status 0), and a second close that
+  # could hit another thread's file opened under the same number meanwhile.
+  return open(fd, "rb")  # (the built-in, in C: no point between taking fd and returning)
 
 
 def read_regular(path: PathLike, max_bytes: int) -> bytes:
