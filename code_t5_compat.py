@@ -44,6 +44,9 @@ mini trained 1.3-1.4x faster there (docs/speed.md); on the AVX-512 machine it ch
 
 9. seqio Tasks' example shuffle buffer chosen by the run (used by code_t5/training/training.py
    while it builds the training input, if gin says so).
+
+10. JAX's hook in Python's garbage collector, left out of the `code-t5` command and the trainer
+    (activated at interpreter start-up in those processes only; JAX_GC_HOOK says why).
 """
 
 import contextlib
@@ -446,16 +449,64 @@ class _ImportOnFirstUse:  # a meta path finder
     return spec
 
   def _real_spec(self, fullname, path, target):
-    """What the finders after this one find, with the path the import system gave (the parent's
-    __path__). Not importlib.util.find_spec: it imports the parent, and the import system calls
-    finders under its global lock, so a parent another thread is running would make this thread
-    wait for it while holding that lock, which the running thread needs for its own imports."""
-    for finder in sys.meta_path:
-      if finder is not self and hasattr(finder, "find_spec"):
-        spec = finder.find_spec(fullname, path, target)
-        if spec is not None:
-          return spec
-    return None
+    return _spec_of_other_finders(self, fullname, path, target)
+
+
+def _spec_of_other_finders(finder, fullname, path, target):
+  """What the meta path finders other than `finder` find, with the path the import system gave
+  (the parent's __path__). Not importlib.util.find_spec: it imports the parent, and the import
+  system calls finders under its global lock, so a parent another thread is running would make
+  this thread wait for it while holding that lock, which the running thread needs for its own
+  imports."""
+  for other in sys.meta_path:
+    if other is not finder and hasattr(other, "find_spec"):
+      spec = other.find_spec(fullname, path, target)
+      if spec is not None:
+        return spec
+  return None
+
+
+# 10. JAX (which seqio imports at its top) puts a Python function into gc.callbacks, run before
+# and after each collection. A Ctrl-C that arrives during a collection is raised as that function
+# starts, and Python ignores what a gc callback raises: it printed "Exception ignored in:
+# <function _xla_gc_callback>" with a traceback, and the command went on as if no key had been
+# pressed (`code-t5 prepare` on the site-packages corpus, Ctrl-C 3-4.2 s after its start: lost 4
+# times of 13, the prepared folder written and exit status 0). The hook frees the device buffers
+# of JAX arrays that garbage held; the `code-t5` command and Mesh TF's trainer never make a JAX
+# array, so there it goes as JAX puts it in. Other processes (a notebook with JAX, the
+# benchmarks that run JAX) keep it.
+JAX_GC_HOOK = ("jax._src.lib", "_xla_gc_callback")  # the module that adds it, and its name
+
+
+class _AfterItsCode(_AroundLoader):
+  """A loader that runs the module's code, then `after(module)`."""
+
+  def __init__(self, real, after):
+    super().__init__(real)
+    self.after = after
+
+  def exec_module(self, module):
+    self.real.exec_module(module)
+    module.__spec__.loader = module.__loader__ = self.real
+    self.after(module)
+
+
+def _remove_jax_gc_hook(module):
+  hook = getattr(module, JAX_GC_HOOK[1], None)
+  gc.callbacks[:] = [callback for callback in gc.callbacks if callback is not hook]
+
+
+class _WithoutJaxGcHook:  # a meta path finder
+  """Removes JAX's gc callback from gc.callbacks as soon as JAX has put it in (10.)."""
+
+  def find_spec(self, fullname, path=None, target=None):
+    if fullname != JAX_GC_HOOK[0]:
+      return None
+    sys.meta_path.remove(self)
+    spec = _spec_of_other_finders(self, fullname, path, target)
+    if spec is not None and hasattr(spec.loader, "exec_module"):
+      spec.loader = _AfterItsCode(spec.loader, _remove_jax_gc_hook)
+    return spec
 
 
 # 7. Importing TensorFlow, t5 and seqio makes ~1.5M Python objects and Mesh TF's graph more. Python
@@ -475,6 +526,7 @@ class _ImportOnFirstUse:  # a meta path finder
 # collector at start-up").
 TRAINER_MODULE = "t5.models.mesh_transformer_main"
 TRAINER_SCRIPT = "t5_mesh_transformer"  # t5's console script for the same main()
+CONSOLE_SCRIPT, CONSOLE_MODULE = "code-t5", "code_t5.cli"  # this project's command (setup.py)
 START_UP_GC_THRESHOLDS = (2_000_000, 50, 100)
 _USUAL_GC_THRESHOLDS = gc.get_threshold()
 _started_as_trainer = False  # set by install()
@@ -605,6 +657,12 @@ def install():
     global _started_as_trainer
     _started_as_trainer = True
     collect_less_while_starting()
+  if (_started_as_trainer or started_as(CONSOLE_SCRIPT, CONSOLE_MODULE)) and not any(
+      isinstance(f, _WithoutJaxGcHook) for f in sys.meta_path):
+    if JAX_GC_HOOK[0] in sys.modules:
+      _remove_jax_gc_hook(sys.modules[JAX_GC_HOOK[0]])
+    else:
+      sys.meta_path.insert(0, _WithoutJaxGcHook())
   if "mesh_tensorflow" in sys.modules:
     patch_tensorflow_for_mesh_tensorflow()
   elif not any(isinstance(f, _PatchBeforeMeshTensorflow) for f in sys.meta_path):

@@ -23,7 +23,7 @@ def _in_console_script() -> bool:
   """Whether this process is the `code-t5` command: setup.py's console script, or
   `python -m code_t5.cli` (runpy imports this package while sys.argv[0] is still "-m"; the
   interpreter's own command line, sys.orig_argv, names the module)."""
-  return code_t5_compat.started_as("code-t5", "code_t5.cli")
+  return code_t5_compat.started_as(code_t5_compat.CONSOLE_SCRIPT, code_t5_compat.CONSOLE_MODULE)
 
 
 def _tensorflow_installed() -> bool:

@@ -10,6 +10,7 @@ import pytest
 
 
 _ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+_REPO = pathlib.Path(__file__).resolve().parent.parent
 
 
 def _python(code: str) -> subprocess.CompletedProcess:
@@ -299,3 +300,49 @@ def test_the_trainer_starts_with_the_collector_rarer_and_other_processes_do_not(
                          text=True, env=env)
   assert other.stdout.split() == ["thresholds", "700", "10", "10",
                                   "after", "700", "10", "10", "False"], other.stderr[-2000:]
+
+
+# A probe run at the end of a process (PYTHONPATH's sitecustomize, which `site` imports at
+# start-up): with 2M objects alive, so that each full collection takes a while, a Ctrl-C is sent
+# while the collector runs again and again; it prints whether the Ctrl-C stopped the loop, and
+# the gc callbacks that are Python functions.
+_CTRL_C_PROBE = """
+import atexit, gc, os, signal, sys, threading, time, types
+
+def probe():
+  kept = [[i] for i in range(2_000_000)]
+  threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+  try:
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+      gc.collect()
+    print("ctrl-c lost", flush=True)
+  except KeyboardInterrupt:
+    print("ctrl-c stopped it", flush=True)
+  print("hooks", *[c.__name__ for c in gc.callbacks if isinstance(c, types.FunctionType)],
+        flush=True)
+
+signal.signal(signal.SIGINT, signal.default_int_handler)  # (pytest-xdist's workers ignore it)
+atexit.register(probe)
+"""
+
+
+def test_a_ctrl_c_during_a_garbage_collection_stops_the_command_and_the_trainer(tmp_path):
+  # code_t5_compat (10.): JAX, which seqio imports, hooks a Python function into the collector,
+  # and a Ctrl-C raised in it is ignored: `code-t5 prepare` went on to its end. The command and
+  # the trainer leave the hook out; another process that imports seqio keeps it.
+  (tmp_path / "sitecustomize.py").write_text(_CTRL_C_PROBE)
+  env = dict(_ENV, PYTHONPATH=str(tmp_path))
+  import code_t5_compat  # pylint: disable=g-import-not-at-top
+  commands = {
+      "code-t5 prepare": [sys.executable, "-m", code_t5_compat.CONSOLE_MODULE, "prepare",
+                          "--prepared-dir", str(tmp_path / "prepared")],
+      "trainer": [sys.executable, "-m", code_t5_compat.TRAINER_MODULE, "--helpfull"]}
+  for name, command in commands.items():
+    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=_REPO)
+    assert result.stdout.splitlines()[-2:] == ["ctrl-c stopped it", "hooks"], (
+        name, result.stdout[-1000:], result.stderr[-2000:])
+  other = subprocess.run([sys.executable, "-c", "import seqio"], capture_output=True,
+                         text=True, env=env)
+  assert other.stdout.splitlines()[-1] == "hooks " + code_t5_compat.JAX_GC_HOOK[1], (
+      other.stdout[-1000:], other.stderr[-2000:])
