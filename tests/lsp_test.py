@@ -1022,17 +1022,26 @@ def test_process_resynchronises_after_a_wrong_content_length(spawn):
   assert server.exit() == 0
 
 
-def test_process_logs_a_message_it_cannot_read_in_one_line(spawn):
-  """pygls wrote ~50 lines of traceback to stderr for each, which clients show line by line."""
+def test_process_says_which_params_do_not_fit_and_logs_no_error_of_the_clients(spawn):
+  """pygls answered "Invalid Params" alone, and wrote an ERROR to stderr for each such message
+  (first ~50 lines of traceback, then one line), and for an unknown command: clients show a
+  server's stderr as its errors."""
   server = spawn()
   server.initialize()
   server.send("textDocument/didOpen", {"textDocument": {"uri": 3}})
-  assert _errors([server.call("textDocument/completion", {"textDocument": 5, "position": "x"},
-                              "bad")]) == [("bad", INVALID_PARAMS)]
+  reply = server.call("textDocument/completion",
+                      {"textDocument": 5, "position": {"line": "one"}}, "bad")
+  assert _errors([reply]) == [("bad", INVALID_PARAMS)]
+  assert reply["error"]["message"] == (
+      "Invalid Params: invalid value for type, expected str at $.params.textDocument.uri; "
+      "invalid value for type, expected int at $.params.position.line; "
+      "required field missing at $.params.position.character")
+  reply = server.call("workspace/executeCommand", {"command": "nope", "arguments": []}, "cmd")
+  assert _errors([reply]) == [("cmd", INVALID_PARAMS)]
+  assert "'nope' is not defined" in reply["error"]["message"]
   assert server.call("shutdown")["result"] is None
   assert server.exit() == 0
-  lines = server.stderr().splitlines()
-  assert len(lines) == 2 and all(line.startswith("code-t5 lsp: ERROR ") for line in lines), lines
+  assert server.stderr() == ""
 
 
 def test_process_refuses_a_content_length_over_the_limit_and_keeps_serving(spawn):

@@ -42,7 +42,8 @@ whose length was too large: a JSON text never holds one). A well-framed message 
 came before it. JSON-RPC's rules and the LSP's lifecycle are applied before pygls sees a message:
 what is not a request (a batch, no "jsonrpc": "2.0", no method, an id that is neither an integer
 nor a string, JSON nested too deeply to load) is answered Invalid Request, with its id when it has
-a valid one; a request before initialize is answered ServerNotInitialized and one after shutdown
+a valid one; params that do not fit the method's type are answered Invalid Params, with what
+does not fit where; a request before initialize is answered ServerNotInitialized and one after shutdown
 Invalid Request (notifications then are dropped); `exit` ends the process with code 0 after
 shutdown, else 1. "params" may be left out (an unknown method is then Method not found, as with
 them); a $/cancelRequest whose id is not an integer or a string cancels nothing and is dropped.
@@ -614,6 +615,9 @@ class Engine:
 
 # JSON-RPC and LSP error codes.
 PARSE_ERROR, INVALID_REQUEST, SERVER_NOT_INITIALIZED = -32700, -32600, -32002
+# The most problems an Invalid Params answer lists (one per field; a client that sends a wrong
+# shape can get one per item of a long list).
+MAX_PARAMS_PROBLEMS = 5
 # The largest body read: far above any real message (didOpen of a large generated file is a few
 # MiB), and low enough that a wrong or hostile Content-Length (10**12) cannot exhaust memory. A
 # longer message is refused without reading it into memory.
@@ -648,6 +652,15 @@ class Refused:
   code: int
   message: str
   id: object = None
+
+
+def _json_names(problem: str) -> str:
+  """A cattrs problem ("... @ $.params.text_document.uri") with the path in the LSP's JSON
+  names (textDocument), as the client wrote them."""
+  text, at, path = problem.rpartition(" @ ")
+  if not at:
+    return problem
+  return f"{text} at {re.sub(r'_([a-z])', lambda m: m.group(1).upper(), path)}"
 
 
 def _is_id(value) -> bool:
@@ -880,9 +893,11 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
   what is sent after exit closed the output is dropped without a word (Writer)."""
   # pylint: disable=g-import-not-at-top  (pygls loads only when a server is made)
   import attrs
+  import cattrs
   from lsprotocol import types
   from pygls.exceptions import FeatureRequestError
   from pygls.exceptions import JsonRpcException
+  from pygls.exceptions import JsonRpcInvalidParams
   from pygls.io_ import StdoutWriter
   from pygls.lsp.server import LanguageServer
   from pygls.protocol import LanguageServerProtocol
@@ -977,13 +992,31 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
         # JSON-RPC lets a message leave "params" out; pygls' types for a method it does not know
         # require it (an unknown request was answered Internal Error, not Method not found).
         data = {**data, "params": None}
+      message_type = self.get_message_type(data.get("method"))
       try:
+        if message_type is not None:
+          return self._structure_params(data, message_type)
         return super().structure_message(data)
       except JsonRpcException as error:
         if "id" in data and "method" in data:
           # pygls drops a request whose params do not parse: answer it, or the client waits.
           self._send_response(data["id"], error=error.to_response_error())
         raise
+
+    def _structure_params(self, data, message_type):
+      """A request or notification of a method pygls knows, structured; params that do not fit
+      its type are a JsonRpcInvalidParams that says where and why, in the LSP's field names
+      (pygls answered "Invalid Params" alone and logged "Unable to deserialize message" as an
+      ERROR on stderr, which clients show in their logs as the server's fault)."""
+      try:
+        return self._converter.structure(data, message_type)
+      except cattrs.ClassValidationError as error:
+        problems = [_json_names(problem) for problem in cattrs.transform_error(error)]
+        detail = "; ".join(problems[:MAX_PARAMS_PROBLEMS])
+        if len(problems) > MAX_PARAMS_PROBLEMS:
+          detail += f"; {len(problems) - MAX_PARAMS_PROBLEMS} more"
+        logger.info("invalid params of %s: %s", data.get("method"), detail)
+        raise JsonRpcInvalidParams(f"Invalid Params: {detail}") from None
 
     def _encoding(self) -> str:
       encoding = self._workspace.position_encoding if self._workspace else UTF16
@@ -1257,6 +1290,18 @@ class _OneLine(logging.Formatter):
     return f"{super().format(short)} ({type(error).__name__}: {reason})"
 
 
+def _not_answered_errors(record: logging.LogRecord) -> bool:
+  """Whether a pygls log record is kept on stderr: not the ERROR it logs for each error a
+  handler answered on purpose (an unknown workspace/executeCommand: "Invalid Params: Command
+  name ... is not defined"), which the response tells the client; an error the server did not
+  mean (Internal Error) stays."""
+  # pylint: disable=g-import-not-at-top  (pygls is imported once a server is made)
+  from pygls.exceptions import JsonRpcException
+  from pygls.exceptions import JsonRpcInternalError
+  error = record.exc_info[1] if record.exc_info else None
+  return not (isinstance(error, JsonRpcException) and not isinstance(error, JsonRpcInternalError))
+
+
 def _lsp(args) -> int:
   if sys.stdin is None or sys.stdout is None:  # (Python's streams of a closed fd 0 or 1)
     raise complete_lib.CompletionError("stdin or stdout is closed: an editor starts `code-t5 lsp` "
@@ -1269,6 +1314,7 @@ def _lsp(args) -> int:
   # pygls warns on routine traffic (a cancel for a request already answered, a notification it
   # has no handler for), and clients log a server's stderr as errors.
   logging.getLogger("pygls").setLevel(logging.ERROR)
+  logging.getLogger("pygls.protocol.json_rpc").addFilter(_not_answered_errors)
   completer = complete_lib.Completer(args.checkpoint, complete_lib.options_from(args),
                                      repo=args.repo)
   # Not on stderr: clients log a server's stderr as errors (Neovim does).
