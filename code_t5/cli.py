@@ -460,6 +460,9 @@ class _Terminated(KeyboardInterrupt):
 
 def _raise_terminated(signum, frame):
   del signum, frame
+  # A second SIGTERM (`kill` sent twice, a supervisor repeating itself) would interrupt the clean-
+  # ups the first one started: a temporary root left, or a traceback. main() restores the handler.
+  signal.signal(signal.SIGTERM, signal.SIG_IGN)
   raise _Terminated()
 
 

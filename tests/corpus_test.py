@@ -321,6 +321,27 @@ def test_a_terminated_import_removes_its_temporary_itself(plain, tmp_path):
   assert sorted(p.name for p in tmp_path.iterdir()) == ["secret.py", "src"]
 
 
+# The same, and sent SIGTERM again as it removes its temporary.
+_TERMINATED_TWICE_IMPORT = _TERMINATED_IMPORT.replace("from code_t5 import cli", """\
+import shutil
+from code_t5 import cli
+remove = shutil.rmtree
+def terminated_again_while_removing(*args, **kwargs):
+  os.kill(os.getpid(), signal.SIGTERM)
+  return remove(*args, **kwargs)
+shutil.rmtree = terminated_again_while_removing""")
+
+
+def test_a_second_sigterm_does_not_stop_the_clean_up_of_the_first(plain, tmp_path):
+  out = tmp_path / "root"
+  terminated = subprocess.run(
+      [sys.executable, "-c", _TERMINATED_TWICE_IMPORT, str(plain), str(out)],
+      capture_output=True, text=True, check=False)
+  assert terminated.returncode == 143, terminated.stderr[-3000:]
+  assert "Traceback" not in terminated.stderr
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["secret.py", "src"]
+
+
 def test_the_temporary_of_a_killed_import_is_removed_by_the_next(plain, tmp_path, capsys):
   out = tmp_path / "root"
   killed = subprocess.run([sys.executable, "-c", _KILLED_IMPORT, str(plain), str(out)],
