@@ -42,6 +42,17 @@ def test_pack_keeps_the_weights_drops_the_optimizer_and_completes_alike(trained,
           == complete.Completer(trained, options).complete(PREFIX).candidates)
 
 
+def test_two_packs_of_one_model_are_the_same_files_and_name_the_model_dir(trained, tmp_path):
+  """The runtime named the pack's temporary folder (gone once renamed, another in each pack):
+  helper-39's audit found no two packs alike."""
+  first, second = pack.pack(trained, tmp_path / "one"), pack.pack(trained, tmp_path / "two")
+  assert first == second and first["source"] == str(trained.resolve())
+  assert test_utils.tree_listing(tmp_path / "one") == test_utils.tree_listing(tmp_path / "two")
+  meta = json.loads((tmp_path / "two" / "runtime" / f"step{first['step']}" / "model.json")
+                    .read_text())
+  assert meta["source"] == str(trained.resolve())
+
+
 def test_pack_drops_the_run_s_init_checkpoint_and_keeps_the_rest_of_the_config(trained, tmp_path):
   config = trained / operative_config.FILE_NAME
   text = config.read_text()

@@ -86,8 +86,14 @@ def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
     # (No import cycle: complete does not import pack.)
     from code_t5.engine import complete  # pylint: disable=g-import-not-at-top
     complete.load_network(complete.model_info(tmp))
+    source = str(model_dir.resolve())
+    # The runtime names the folder it was read from, here the temporary (a path gone once it is
+    # renamed, and another in each pack of the same weights): the model dir they came from.
+    runtime_meta = runtime.runtime_dir(tmp, step) / runtime.MODEL_FILE
+    runtime_meta.write_text(json.dumps({**json.loads(runtime_meta.read_text(encoding="utf-8")),
+                                        "source": source}, indent=1) + "\n", encoding="utf-8")
     summary = {
-        "source": str(model_dir.resolve()), "step": step, "variables": len(names),
+        "source": source, "step": step, "variables": len(names),
         "parameters": int(sum(t.size for t in tensors if t.ndim)),
         "bytes": sum(p.stat().st_size for p in tmp.iterdir()
                      if p.name.startswith("model.ckpt")),
