@@ -46,7 +46,8 @@ mini trained 1.3-1.4x faster there (docs/speed.md); on the AVX-512 machine it ch
    while it builds the training input, if gin says so).
 
 10. JAX's hook in Python's garbage collector, left out of the `code-t5` command and the trainer
-    (activated at interpreter start-up in those processes only; JAX_GC_HOOK says why).
+    (activated at interpreter start-up in those processes only; JAX_GC_HOOK says why), and the
+    empty folder JAX makes in $TMPDIR removed (JAX_AUTOTUNE_FOLDER).
 """
 
 import contextlib
@@ -476,6 +477,12 @@ def _spec_of_other_finders(finder, fullname, path, target):
 # array, so there it goes as JAX puts it in. Other processes (a notebook with JAX, the
 # benchmarks that run JAX) keep it.
 JAX_GC_HOOK = ("jax._src.lib", "_xla_gc_callback")  # the module that adds it, and its name
+# JAX's compiler module also makes a folder with tempfile.mkdtemp as it is imported, for GPU
+# autotuning results that its processes share, and never removes it: each process that imported
+# seqio left an empty tmpXXXXXXXX in $TMPDIR (2,972 of them in this machine's /tmp). The command
+# and the trainer, which compile nothing with JAX, remove it at once (so a killed one leaves none
+# either); other processes at their exit, if it is still empty.
+JAX_AUTOTUNE_FOLDER = ("jax._src.compiler", "_compile_and_write_autotune_config")
 
 
 class _AfterItsCode(_AroundLoader):
@@ -491,22 +498,50 @@ class _AfterItsCode(_AroundLoader):
     self.after(module)
 
 
+class _AfterImport:  # a meta path finder
+  """Runs `after(module)` once the module `name`'s code has run (a module imported already: at
+  once); finds nothing itself."""
+
+  def __init__(self, name, after):
+    self.name, self.after = name, after
+
+  def find_spec(self, fullname, path=None, target=None):
+    if fullname != self.name:
+      return None
+    sys.meta_path.remove(self)
+    spec = _spec_of_other_finders(self, fullname, path, target)
+    if spec is not None and hasattr(spec.loader, "exec_module"):
+      spec.loader = _AfterItsCode(spec.loader, self.after)
+    return spec
+
+
+def after_import(name: str, after) -> None:
+  if name in sys.modules:
+    after(sys.modules[name])
+  elif not any(isinstance(f, _AfterImport) and f.name == name for f in sys.meta_path):
+    sys.meta_path.insert(0, _AfterImport(name, after))
+
+
 def _remove_jax_gc_hook(module):
   hook = getattr(module, JAX_GC_HOOK[1], None)
   gc.callbacks[:] = [callback for callback in gc.callbacks if callback is not hook]
 
 
-class _WithoutJaxGcHook:  # a meta path finder
-  """Removes JAX's gc callback from gc.callbacks as soon as JAX has put it in (10.)."""
+def _remove_empty_folder(folder) -> None:
+  try:
+    os.rmdir(folder)
+  except (OSError, TypeError):  # not empty, gone, or not a path (another JAX)
+    pass
 
-  def find_spec(self, fullname, path=None, target=None):
-    if fullname != JAX_GC_HOOK[0]:
-      return None
-    sys.meta_path.remove(self)
-    spec = _spec_of_other_finders(self, fullname, path, target)
-    if spec is not None and hasattr(spec.loader, "exec_module"):
-      spec.loader = _AfterItsCode(spec.loader, _remove_jax_gc_hook)
-    return spec
+
+def _remove_jax_autotune_folder(module):
+  _remove_empty_folder(getattr(getattr(module, JAX_AUTOTUNE_FOLDER[1], None),
+                               "autotune_configs_dir", None))
+
+
+def _remove_jax_autotune_folder_at_exit(module):
+  import atexit  # pylint: disable=g-import-not-at-top  (only where JAX is imported)
+  atexit.register(_remove_jax_autotune_folder, module)
 
 
 # 7. Importing TensorFlow, t5 and seqio makes ~1.5M Python objects and Mesh TF's graph more. Python
@@ -657,12 +692,11 @@ def install():
     global _started_as_trainer
     _started_as_trainer = True
     collect_less_while_starting()
-  if (_started_as_trainer or started_as(CONSOLE_SCRIPT, CONSOLE_MODULE)) and not any(
-      isinstance(f, _WithoutJaxGcHook) for f in sys.meta_path):
-    if JAX_GC_HOOK[0] in sys.modules:
-      _remove_jax_gc_hook(sys.modules[JAX_GC_HOOK[0]])
-    else:
-      sys.meta_path.insert(0, _WithoutJaxGcHook())
+  if _started_as_trainer or started_as(CONSOLE_SCRIPT, CONSOLE_MODULE):
+    after_import(JAX_GC_HOOK[0], _remove_jax_gc_hook)
+    after_import(JAX_AUTOTUNE_FOLDER[0], _remove_jax_autotune_folder)
+  else:
+    after_import(JAX_AUTOTUNE_FOLDER[0], _remove_jax_autotune_folder_at_exit)
   if "mesh_tensorflow" in sys.modules:
     patch_tensorflow_for_mesh_tensorflow()
   elif not any(isinstance(f, _PatchBeforeMeshTensorflow) for f in sys.meta_path):

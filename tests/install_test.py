@@ -328,11 +328,14 @@ atexit.register(probe)
 
 
 def test_a_ctrl_c_during_a_garbage_collection_stops_the_command_and_the_trainer(tmp_path):
+  # (and none of them leaves JAX's folder in $TMPDIR)
   # code_t5_compat (10.): JAX, which seqio imports, hooks a Python function into the collector,
   # and a Ctrl-C raised in it is ignored: `code-t5 prepare` went on to its end. The command and
   # the trainer leave the hook out; another process that imports seqio keeps it.
   (tmp_path / "sitecustomize.py").write_text(_CTRL_C_PROBE)
-  env = dict(_ENV, PYTHONPATH=str(tmp_path))
+  tmpdir = tmp_path / "tmpdir"
+  tmpdir.mkdir()
+  env = dict(_ENV, PYTHONPATH=str(tmp_path), TMPDIR=str(tmpdir))
   import code_t5_compat  # pylint: disable=g-import-not-at-top
   commands = {
       "code-t5 prepare": [sys.executable, "-m", code_t5_compat.CONSOLE_MODULE, "prepare",
@@ -346,3 +349,6 @@ def test_a_ctrl_c_during_a_garbage_collection_stops_the_command_and_the_trainer(
                          text=True, env=env)
   assert other.stdout.splitlines()[-1] == "hooks " + code_t5_compat.JAX_GC_HOOK[1], (
       other.stdout[-1000:], other.stderr[-2000:])
+  # JAX's import makes an empty folder in $TMPDIR, and left it there (2,972 in this machine's
+  # /tmp): each process removed it.
+  assert list(tmpdir.iterdir()) == []

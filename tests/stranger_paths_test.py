@@ -11,6 +11,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from typing import Optional
 
@@ -175,6 +176,33 @@ def test_export_writes_nothing_through_links_out_of_the_model(model, tmp_path):
 def _marker_module(folder: pathlib.Path, name: str, marker: pathlib.Path) -> None:
   folder.mkdir(parents=True, exist_ok=True)
   (folder / name).write_text(f"import pathlib\npathlib.Path({str(marker)!r}).touch()\n")
+
+
+def test_a_killed_export_leaves_nothing_outside_the_model_and_the_next_removes_its_rest(
+    model, tmp_path):
+  """helper-39's audit: each killed export left an empty code_t5_export-* folder in $TMPDIR (its
+  trainer's working folder) for good."""
+  tmpdir = tmp_path / "tmpdir"
+  tmpdir.mkdir()
+  export = subprocess.Popen(
+      [sys.executable, "-P", "-m", "code_t5.cli", "export", "--checkpoint", str(model)],
+      env=dict(os.environ, TMPDIR=str(tmpdir), TF_CPP_MIN_LOG_LEVEL="3"),
+      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  deadline = time.monotonic() + TIMEOUT
+  # Killed once the trainer's working folder is made (before its SavedModel is written).
+  while not (list(tmpdir.iterdir())
+             or list((model / "export").glob("*.tmp-*/working_folder"))):
+    assert export.poll() is None and time.monotonic() < deadline
+    time.sleep(0.02)
+  export.kill()
+  export.wait()
+  assert list(tmpdir.iterdir()) == []
+  (left,) = (model / "export").glob("*.tmp-*")
+  result = _code_t5("export", "--checkpoint", model)
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert f"removed {left}, left by a killed process" in result.stdout
+  assert [p.name for p in (model / "export").iterdir()] == [pathlib.Path(
+      result.stdout.strip().splitlines()[-1]).name]
 
 
 def test_export_runs_no_code_of_the_model_folder(model, tmp_path):

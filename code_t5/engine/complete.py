@@ -590,10 +590,11 @@ def _export_afresh(info: ModelInfo, settings: DecodeSettings, run: str, model, s
   start = time.time()
   # In an empty folder: gin looks for a relative --gin_file or include in the working folder
   # first, so from inside a stranger's model dir its dataset.gin or runs/cpu.gin would be read
-  # (and their imports run) instead of the project's.
-  import tempfile  # pylint: disable=g-import-not-at-top  (only an export needs it)
-  with tempfile.TemporaryDirectory(prefix="code_t5_export-") as empty:
-    code = launcher.run(command, log, echo, cwd=pathlib.Path(empty))
+  # (and their imports run) instead of the project's. Inside the temporary, so that a killed
+  # export's goes with it (one in $TMPDIR stayed there for good: helper-39's audit).
+  empty = tmp / "working_folder"
+  empty.mkdir(parents=True)
+  code = launcher.run(command, log, echo, cwd=empty)
   written = [p for p in tmp.glob("*") if (p / "saved_model.pb").exists()] if tmp.exists() else []
   if code or len(written) != 1:
     shutil.rmtree(tmp, ignore_errors=True)
