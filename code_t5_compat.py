@@ -48,6 +48,9 @@ mini trained 1.3-1.4x faster there (docs/speed.md); on the AVX-512 machine it ch
 10. JAX's hook in Python's garbage collector, left out of the `code-t5` command and the trainer
     (activated at interpreter start-up in those processes only; JAX_GC_HOOK says why), and the
     empty folder JAX makes in $TMPDIR removed (JAX_AUTOTUNE_FOLDER).
+
+11. Beam's local workers end with the job that started them (activated at interpreter start-up
+    in a worker whose environment names its job; BEAM_DRIVER_ENV says why).
 """
 
 import contextlib
@@ -680,6 +683,69 @@ def tasks_shuffle_buffer(size: int):
     seqio.Task.get_dataset = original
 
 
+# 11. Beam's local runner (`code-t5 cache`: the DirectRunner in multi_processing mode) starts each
+# worker as `sh -c "python -m apache_beam.runners.worker.sdk_worker_main"`, so no parent-death
+# signal reaches a worker when its job is killed: after `kill -9` of the job they went on for ~20
+# s at 40 % of a core each (helper-39's audit), until gRPC gave up on the job. The job names
+# itself in BEAM_DRIVER_ENV ("<pid> <host>") while it runs its pipeline, the workers inherit the
+# environment, and a worker started so on the job's host ends once the job is gone.
+BEAM_WORKER_MODULE = "apache_beam.runners.worker.sdk_worker_main"
+BEAM_DRIVER_ENV = "CODE_T5_BEAM_DRIVER"
+DRIVER_POLL_SECONDS = 1.0  # how often a worker looks whether its job still runs
+
+
+def pid_alive(pid: int) -> bool:
+  """Whether a process with this pid exists and is not a zombie (exited, not yet reaped)."""
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  except PermissionError:
+    return True  # another user's process
+  try:
+    with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+      return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
+  except (OSError, IndexError):
+    return True
+
+
+@contextlib.contextmanager
+def beam_workers_end_with_this_process():
+  """While active, the Beam workers this process starts end when it is gone (11.)."""
+  previous = os.environ.get(BEAM_DRIVER_ENV)
+  os.environ[BEAM_DRIVER_ENV] = f"{os.getpid()} {os.uname().nodename}"
+  try:
+    yield
+  finally:
+    if previous is None:
+      os.environ.pop(BEAM_DRIVER_ENV, None)
+    else:
+      os.environ[BEAM_DRIVER_ENV] = previous
+
+
+def end_with_the_beam_driver():
+  """In a Beam worker whose environment names its job on this host: a daemon thread that ends
+  the process once the job is gone, and Ctrl-C left to the job (11.)."""
+  pid, _, host = os.environ.get(BEAM_DRIVER_ENV, "").partition(" ")
+  if (not pid.isdigit() or host != os.uname().nodename
+      or not started_as(BEAM_WORKER_MODULE.rpartition(".")[2], BEAM_WORKER_MODULE)):
+    return
+  import signal  # pylint: disable=g-import-not-at-top  (only in such a worker)
+  import threading  # pylint: disable=g-import-not-at-top
+  import time  # pylint: disable=g-import-not-at-top
+  # A Ctrl-C in the terminal reaches the whole group: each worker printed its KeyboardInterrupt's
+  # traceback and the job one per worker lost (helper-38's audit: 151 lines). The job stops on
+  # it, and its workers with it.
+  signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+  def watch():
+    while pid_alive(int(pid)):
+      time.sleep(DRIVER_POLL_SECONDS)
+    os._exit(1)  # pylint: disable=protected-access  (from a thread; nothing it holds is wanted)
+
+  threading.Thread(target=watch, name="code-t5-beam-driver-watch", daemon=True).start()
+
+
 def use_onednn_everywhere():
   """TensorFlow's oneDNN kernels whatever the CPU, unless the environment says otherwise (5.)."""
   os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
@@ -701,6 +767,8 @@ def install():
     patch_tensorflow_for_mesh_tensorflow()
   elif not any(isinstance(f, _PatchBeforeMeshTensorflow) for f in sys.meta_path):
     sys.meta_path.insert(0, _PatchBeforeMeshTensorflow())
+  if BEAM_DRIVER_ENV in os.environ:
+    end_with_the_beam_driver()
   if HF_MODEL not in sys.modules and not any(isinstance(f, _DeferHfModel) for f in sys.meta_path):
     sys.meta_path.insert(0, _DeferHfModel())
   if not any(isinstance(f, _ImportOnFirstUse) for f in sys.meta_path):

@@ -30,6 +30,7 @@ import subprocess
 import threading
 from typing import IO, Callable, Iterator, List, Optional, Sequence
 
+import code_t5_compat
 from code_t5 import errors
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
@@ -149,19 +150,9 @@ def exit_without_final_collection() -> None:
   atexit.register(gc.freeze)
 
 
-def pid_alive(pid: int) -> bool:
-  """Whether a process with this pid exists and is not a zombie (exited, not yet reaped)."""
-  try:
-    os.kill(pid, 0)
-  except ProcessLookupError:
-    return False
-  except PermissionError:
-    return True  # another user's process
-  try:
-    with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-      return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
-  except (OSError, IndexError):
-    return True
+# Whether a process with a pid exists and is not a zombie; defined in code_t5_compat, whose Beam
+# workers watch their job with it as they start, before this package can be imported.
+pid_alive = code_t5_compat.pid_alive
 
 
 @contextlib.contextmanager
@@ -194,11 +185,11 @@ def exclusive_lock(path: pathlib.Path, what: str) -> Iterator[None]:
     os.close(fd)  # releases the flock
 
 
-# <name>.tmp-<host>-<pid>[-<random>]: _host() has no "-", nor has mkdtemp's random suffix.
+# <name>.tmp-<host>-<pid>[-<random>]: host() has no "-", nor has mkdtemp's random suffix.
 _TEMPORARY = re.compile(r"\.tmp-(?P<host>[^-]+)-(?P<pid>\d+)(?:-[a-z0-9_]+)?$")
 
 
-def _host() -> str:
+def host() -> str:
   # A file system may be shared between machines (Beam workers): a pid means nothing elsewhere.
   import socket  # pylint: disable=g-import-not-at-top  (only where a temporary is named)
   return re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname()) or "localhost"
@@ -206,13 +197,13 @@ def _host() -> str:
 
 def temporary_name(name: str) -> str:
   """The name a writer of `name` gives its unfinished folder: `<name>.tmp-<host>-<pid>`."""
-  return f"{name}.tmp-{_host()}-{os.getpid()}"
+  return f"{name}.tmp-{host()}-{os.getpid()}"
 
 
 def owner_gone(name: str) -> bool:
   """Whether `name` is a temporary_name whose writer (on this host) no longer runs."""
   m = _TEMPORARY.search(name)
-  return bool(m) and m.group("host") == _host() and not pid_alive(int(m.group("pid")))
+  return bool(m) and m.group("host") == host() and not pid_alive(int(m.group("pid")))
 
 
 def remove_stale_temporaries(parent: pathlib.Path, echo=None) -> List[pathlib.Path]:

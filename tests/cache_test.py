@@ -6,6 +6,8 @@ import os
 import re
 import subprocess
 import sys
+import time
+import uuid
 
 import gin
 import pytest
@@ -13,6 +15,8 @@ import seqio
 import tensorflow.compat.v2 as tf
 
 import code_t5  # pylint: disable=unused-import  (registers the tasks)
+import code_t5_compat
+from code_t5 import processes
 from code_t5 import test_utils
 from code_t5.data import flcc
 from code_t5.training import cache
@@ -147,3 +151,68 @@ def test_mesh_transformer_main_trains_from_the_cache(cached, bindings, tmp_path)
   assert result.returncode == 0, log[-4000:]
   assert f"'{TASK}' is cached at {out / TASK}" in log
   assert launcher.latest_step(tmp_path / "model") == 2
+
+
+def _workers_marked(mark: str) -> list:
+  """The pids of Beam's worker processes whose environment holds CODE_T5_TEST_MARK=mark."""
+  pids = []
+  for entry in os.listdir("/proc"):
+    if not entry.isdigit():
+      continue
+    try:
+      with open(f"/proc/{entry}/cmdline", "rb") as f:
+        command = f.read()
+      with open(f"/proc/{entry}/environ", "rb") as f:
+        environment = f.read().split(b"\0")
+    except OSError:  # gone meanwhile, or another user's
+      continue
+    if b"sdk_worker_main" in command and f"CODE_T5_TEST_MARK={mark}".encode() in environment:
+      pids.append(int(entry))
+  return pids
+
+
+def _wait_for(condition, what: str, seconds: float = 120):
+  deadline = time.monotonic() + seconds
+  while not condition():
+    assert time.monotonic() < deadline, f"no {what} in {seconds} s"
+    time.sleep(0.1)
+
+
+def test_a_killed_job_s_workers_end_and_the_next_job_redoes_its_task(cached, bindings, root,
+                                                                     tmp_path):
+  """helper-39's audit: `kill -9` of the job left Beam's workers running (~20 s at 40 % of a core
+  each), its unfinished task folder stayed (Beam's temporaries in it) under the next job's
+  COMPLETED, and a second job into the same folder wrote beside the first (now refused while
+  the folder's lock is held)."""
+  out = tmp_path / "cache"
+  command = [sys.executable, "-m", "code_t5.cli", "cache", "--output-cache-dir", str(out),
+             "--root", str(root), "--tasks", TASK, "--min-shards", "2",
+             "--gin-param", bindings[1], "--runner-options=" + PIPELINE_OPTIONS.split("=", 1)[1]]
+  mark = str(uuid.uuid4())
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CODE_T5_TEST_MARK=mark)
+  log = tmp_path / "killed_job.log"
+  with open(log, "wb") as output:
+    job = subprocess.Popen(command, env=env, stdout=output, stderr=output)
+  try:
+    _wait_for(lambda: _workers_marked(mark) or job.poll() is not None, "worker")
+    assert job.poll() is None, log.read_text()[-3000:]
+  finally:
+    job.kill()
+    job.wait()
+  _wait_for(lambda: not _workers_marked(mark), "end of the workers",
+            code_t5_compat.DRIVER_POLL_SECONDS + 10)
+  with processes.exclusive_lock(out / cache.CACHE_LOCK, "held by the test"):  # a job running
+    second = subprocess.run(command, capture_output=True, text=True, env=env, timeout=240)
+  assert second.returncode == 2, second.stdout[-2000:] + second.stderr[-3000:]
+  assert (f"code-t5 cache: --output-cache-dir {out} is being written already (process "
+          f"{os.getpid()},") in second.stderr.splitlines()[-1]
+  # What a job killed later leaves: Beam's temporaries and a shard of another count.
+  (out / TASK / "beam-temp-validation.tfrecord-1f2e").mkdir(parents=True, exist_ok=True)
+  (out / TASK / "train.tfrecord-00000-of-00005").write_bytes(b"half")
+  again = subprocess.run(command, capture_output=True, text=True, env=env, timeout=240)
+  assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-3000:]
+  assert f"removing {out / TASK}, left by a job that did not finish" in again.stdout
+  earlier, _, _, _ = cached
+  assert sorted(p.name for p in (out / TASK).iterdir()) == sorted(
+      p.name for p in (earlier / TASK).iterdir())
+  assert cache.cached_stats(str(out / TASK)) == cache.cached_stats(str(earlier / TASK))

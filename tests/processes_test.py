@@ -33,7 +33,7 @@ def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path):
 
 def test_only_temporaries_of_dead_writers_on_this_host_are_removed(tmp_path):
   name = processes.temporary_name("checkpoint_4")
-  assert name == f"checkpoint_4.tmp-{processes._host()}-{os.getpid()}"  # pylint: disable=protected-access
+  assert name == f"checkpoint_4.tmp-{processes.host()}-{os.getpid()}"
   mine = tmp_path / name  # a live writer: this process
   dead_pid = _dead_pid()
   dead = tmp_path / name.replace(f"-{os.getpid()}", f"-{dead_pid}")

@@ -23,6 +23,7 @@ Distributed runners: the prepared shards and the root must be at the same path o
 (a shared file system): workers re-open the prepared folder through the same gin bindings.
 """
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -32,6 +33,7 @@ import sys
 import time
 from typing import Dict, List, Mapping, Optional, Sequence
 
+import code_t5_compat
 from code_t5 import errors
 
 DEFAULT_PIPELINE_OPTIONS = ("--runner=DirectRunner",)
@@ -135,6 +137,11 @@ def build_pipeline(pipeline, task_names: Sequence[str], output_cache_dir: str, *
         print(f"{task_name}: already cached in {output_dir} (--overwrite to redo)")
         continue
       tf.io.gfile.rmtree(output_dir)
+    elif tf.io.gfile.exists(output_dir):
+      # A job that did not finish (killed): its shards, and Beam's temporaries, would stay
+      # beside this job's (the caller holds the cache's lock: no job is writing it now).
+      print(f"{task_name}: removing {output_dir}, left by a job that did not finish")
+      tf.io.gfile.rmtree(output_dir)
     output_dirs.append(output_dir)
     completion_values = []
     for split in task.splits:
@@ -165,6 +172,20 @@ def build_pipeline(pipeline, task_names: Sequence[str], output_cache_dir: str, *
              os.path.join(output_dir, "COMPLETED"), append_trailing_newlines=False,
              num_shards=1, shard_name_template=""))
   return output_dirs
+
+
+CACHE_LOCK = "cache.lock"  # in --output-cache-dir, held while a job writes there
+
+
+def _cache_lock(output_cache_dir: str):
+  """The lock of a local cache folder (processes.exclusive_lock): a second job into the same
+  folder is refused at once (two wrote the same shards side by side). A remote one (gs://) is
+  not locked."""
+  from code_t5 import processes  # pylint: disable=g-import-not-at-top
+  if "://" in output_cache_dir:
+    return contextlib.nullcontext()
+  return processes.exclusive_lock(pathlib.Path(output_cache_dir) / CACHE_LOCK,
+                                  f"--output-cache-dir {output_cache_dir} is being written")
 
 
 def cached_stats(task_dir: str) -> Dict[str, dict]:
@@ -199,7 +220,10 @@ def run(task_names: Sequence[str], output_cache_dir: str, *,
   prepared = sources.prepare(spec)  # once, here; the workers find it done
   echo(f"FLCC root {spec.root}: prepared {prepared.path} ({dict(prepared.num_files)} files)")
   setup = ApplyGinBindings(flcc_dataset_bindings())
-  with beam.Pipeline(options=beam_options.PipelineOptions(list(pipeline_options))) as pipeline:
+  # Beam's local workers inherit the environment: with it they end when this job is gone
+  # (code_t5_compat, shim 12 of docs/stack.md).
+  with _cache_lock(output_cache_dir), code_t5_compat.beam_workers_end_with_this_process(), \
+      beam.Pipeline(options=beam_options.PipelineOptions(list(pipeline_options))) as pipeline:
     task_dirs = build_pipeline(pipeline, task_names, output_cache_dir, worker_setup=setup,
                                min_shards=min_shards, max_shards=max_shards, overwrite=overwrite)
   import tensorflow.compat.v2 as tf  # pylint: disable=g-import-not-at-top  (gs:// too)
