@@ -42,17 +42,43 @@ class LockedError(errors.UserError):
 
 
 @functools.lru_cache(maxsize=None)
-def _prctl():
-  """libc's prctl, loaded in the parent (by start_child, before it forks: a child between fork
-  and exec must not load libraries), once, when the first child starts: finding libc took
-  several ms of every command's start-up, most of which start no child."""
+def _libc_function(name: str):
+  """A function of the C library, or None where it has none (not Linux/glibc). Loaded once, when
+  first needed: finding libc took several ms of every command's start-up, most of which need
+  none."""
   import ctypes  # pylint: disable=g-import-not-at-top
   import ctypes.util  # pylint: disable=g-import-not-at-top
   try:
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    return libc.prctl
-  except (OSError, AttributeError):  # not Linux/glibc: no parent-death signal, process group only
+    return getattr(libc, name)
+  except (OSError, AttributeError):
     return None
+
+
+def _prctl():
+  """libc's prctl, loaded in the parent (by start_child, before it forks: a child between fork
+  and exec must not load libraries); None: no parent-death signal, process group only."""
+  return _libc_function("prctl")
+
+
+_AT_FDCWD = -100  # <fcntl.h>
+_RENAME_EXCHANGE = 2  # <linux/fs.h>
+
+
+def _exchange(first: pathlib.Path, second: pathlib.Path) -> bool:
+  """Swaps two existing paths in one step (Linux's renameat2 RENAME_EXCHANGE); False where the
+  system or the file system cannot (nothing is changed then)."""
+  renameat2 = _libc_function("renameat2")
+  if renameat2 is None:
+    return False
+  if renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second),
+               _RENAME_EXCHANGE) == 0:
+    return True
+  import ctypes  # pylint: disable=g-import-not-at-top
+  number = ctypes.get_errno()
+  if number in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+    return False
+  raise OSError(number, os.strerror(number), os.fspath(second))
 
 
 def _die_with(parent_pid: int, prctl):
@@ -249,13 +275,64 @@ def check_replaceable(out: pathlib.Path, earlier: Callable[[pathlib.Path], bool]
     raise error(f"--out {out} exists: pass --force to replace it")
 
 
+class OutputAppeared(errors.UserError):
+  """An output that was not there when the command checked it, and is now: another run wrote it
+  meanwhile, and it is kept."""
+
+
+def move_into_place(new: pathlib.Path, final: pathlib.Path, replace: bool) -> None:
+  """Renames the finished folder `new` to `final`.
+
+  replace (the caller checked that `final` may be replaced: --force): an existing `final` and
+  `new` swap places in one step, and the old output, now at `new` (a temporary the next writer
+  removes if this process is killed), is removed last, so an interrupted removal leaves a
+  temporary, not a half-removed output (helper-38's audit: `pack --force` interrupted so left a
+  pack that a second `pack --force` refused and `complete` could not load). Where the file
+  system cannot swap, the old one is renamed aside first and back if the second rename fails or
+  is interrupted. Without `replace`, a `final` another run made since the caller checked is kept:
+  OutputAppeared (it was replaced: helper-39's audit)."""
+  if not replace:
+    try:
+      new.rename(final)  # (fails on a folder that holds anything, as an output does)
+    except OSError as e:
+      if e.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
+        raise
+      raise OutputAppeared(f"{final} appeared while this run was writing it (another run?): it "
+                           "is kept; pass --force to replace it") from None
+    return
+  if not (final.exists() or final.is_symlink()):
+    new.rename(final)
+    return
+  if _exchange(new, final):
+    _remove_replaced(new)
+    return
+  old = final.with_name(temporary_name(f".{final.name}-old"))
+  try:
+    final.rename(old)
+    new.rename(final)
+  except BaseException:
+    if (old.exists() or old.is_symlink()) and not (final.exists() or final.is_symlink()):
+      old.rename(final)
+    raise
+  _remove_replaced(old)
+
+
+def _remove_replaced(old: pathlib.Path) -> None:
+  """Removes a replaced output (a temporary_name: what is left of it, the next writer removes).
+  A Ctrl-C inside shutil.rmtree can end as OSError EBADF (its `finally` closes a descriptor the
+  interrupted code had closed): the output is in place by now, so that is no failure of it."""
+  with contextlib.suppress(OSError):
+    shutil.rmtree(old, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def folder_written_beside(final: pathlib.Path, what: str, elsewhere: str,
-                          echo=None) -> Iterator[pathlib.Path]:
+                          echo=None, replace: bool = True) -> Iterator[pathlib.Path]:
   """Yields an empty folder beside `final` (temporary_name) to write `final`'s content in; if the
   block ends without an exception, that folder replaces `final` by a rename. A killed writer leaves
   only its temporary, which the next writer into the same parent removes (echo says so); a failed
-  write is errors.writing's one line (`what`, `elsewhere`) and leaves nothing."""
+  write is errors.writing's one line (`what`, `elsewhere`) and leaves nothing. `replace`:
+  move_into_place's."""
   with errors.writing(what, final.parent, elsewhere):
     final.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(final.parent, echo)
@@ -268,9 +345,7 @@ def folder_written_beside(final: pathlib.Path, what: str, elsewhere: str,
         # The parent exists (made above) but takes no new entries: /proc, /sys.
         raise errors.WriteError(os.strerror(errno.ENOENT), errno.ENOENT) from None
       yield tmp
-      if final.exists():
-        shutil.rmtree(final)
-      tmp.rename(final)
+      move_into_place(tmp, final, replace)
     finally:
       shutil.rmtree(tmp, ignore_errors=True)
 

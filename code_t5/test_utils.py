@@ -9,7 +9,7 @@ import itertools
 import json
 import pathlib
 import shutil
-from typing import Iterator, Mapping, Sequence, Union
+from typing import Callable, Iterator, Mapping, Sequence, Union
 
 from code_t5.data import flcc
 
@@ -142,6 +142,42 @@ def wait_for(predicate, what: str, seconds: float = 900) -> None:
   while not predicate():
     assert time.monotonic() < deadline, f"gave up waiting for {what}"
     time.sleep(0.1)
+
+
+def interrupt_at_each_point(prepare: Callable[[], None], run: Callable[[], object],
+                            check: Callable[[bool, object], None]) -> int:
+  """A Ctrl-C at each point of `run` in turn; returns how many points it has.
+
+  Python raises a Ctrl-C between two steps of the code that runs: as a function begins or
+  returns, after a call into C returns. A profile function raises KeyboardInterrupt at the first
+  such point of `run()`, then (`prepare()` again, untraced) at the second, ... until a run ends
+  without one. After each run, `check(interrupted, what run returned or None)`.
+  """
+  import sys  # pylint: disable=g-import-not-at-top
+  for point in itertools.count():
+    prepare()
+    seen = 0
+
+    def interrupt_at_the_point(frame, event, arg):
+      nonlocal seen
+      del frame, arg
+      if event in ("call", "return", "c_return"):
+        seen += 1
+        if seen == point + 1:
+          raise KeyboardInterrupt
+
+    result = None
+    sys.setprofile(interrupt_at_the_point)
+    try:
+      result = run()
+    except KeyboardInterrupt:
+      pass
+    finally:
+      sys.setprofile(None)
+    interrupted = seen > point
+    check(interrupted, result)
+    if not interrupted:
+      return point
 
 
 def checkpoint_variables(prefix) -> dict:

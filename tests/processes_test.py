@@ -1,6 +1,7 @@
 """processes: the lock, temporaries of dead writers, children that die with their parent."""
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -108,3 +109,62 @@ def test_a_process_that_imports_code_t5_exits_without_walking_what_it_built():
                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), check=True)
   frozen = int(result.stdout.split("frozen at exit:")[1])
   assert frozen > 100_000  # TensorFlow's, seqio's and t5's modules, functions and registries
+
+
+def _output(folder, name: str, files: int = 5):
+  """A finished output folder of `files` files and a sub-folder, each naming `name`."""
+  folder.mkdir()
+  (folder / "sub").mkdir()
+  for i in range(files):
+    (folder / ("sub" if i % 2 else "") / f"f{i}").write_text(f"{name} {i}")
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["swapped", "renamed aside"])
+def test_an_output_replaced_is_never_missing_or_partial_whenever_a_ctrl_c_comes(
+    tmp_path, monkeypatch, exchange):
+  """helper-38's audit: `pack --force` interrupted while it removed the earlier pack left a part
+  of it (a pack that `complete` could not load and `pack --force` refused to replace); `import
+  --force` and `convert --force` interrupted between their two renames left no output."""
+  if not exchange:  # a file system or system without renameat2's RENAME_EXCHANGE
+    monkeypatch.setattr(processes, "_exchange", lambda first, second: False)
+  final, new = tmp_path / "out", tmp_path / processes.temporary_name("out")
+
+  def prepare():
+    for folder in tmp_path.iterdir():
+      shutil.rmtree(folder)
+    _output(final, "old")
+    _output(new, "new")
+
+  old_files, new_files = _tree_of("old"), _tree_of("new")
+
+  def check(interrupted, result):
+    del result
+    assert test_utils.tree_listing(final) in (old_files, new_files), interrupted
+    left = [p.name for p in tmp_path.iterdir() if p != final]
+    # What is left beside is a temporary the next writer removes (never a second output).
+    assert all(processes.owner_gone(name) or str(os.getpid()) in name for name in left), left
+    if not interrupted:
+      assert test_utils.tree_listing(final) == new_files and left == []
+
+  points = test_utils.interrupt_at_each_point(
+      prepare, lambda: processes.move_into_place(new, final, replace=True), check)
+  assert points > 10
+
+
+def _tree_of(name: str) -> dict:
+  return {("sub/" if i % 2 else "") + f"f{i}": f"{name} {i}".encode() for i in range(5)}
+
+
+def test_without_replace_an_output_another_run_made_meanwhile_is_kept(tmp_path):
+  """helper-39's audit: two imports, packs or vocabularies into one --out at once both wrote it,
+  the second replacing the first's without --force."""
+  final, new = tmp_path / "out", tmp_path / processes.temporary_name("out")
+  _output(new, "new")
+  processes.move_into_place(new, final, replace=False)
+  assert test_utils.tree_listing(final) == _tree_of("new")
+  _output(new, "second")
+  with pytest.raises(processes.OutputAppeared, match=(
+      rf"^{final} appeared while this run was writing it \(another run\?\): it is kept; pass "
+      "--force to replace it$")):
+    processes.move_into_place(new, final, replace=False)
+  assert test_utils.tree_listing(final) == _tree_of("new")

@@ -3,7 +3,6 @@ amount of memory, send the engine's writes out of it, or run code (code_t5/stran
 its callers: complete, serve, export, convert, pack, baseline). Each case was a hang, a traceback,
 a file of the user's deleted or a marker file touched before the fix."""
 
-import itertools
 import json
 import math
 import os
@@ -83,42 +82,25 @@ def _lowest_free_descriptor() -> int:
 
 
 def test_a_ctrl_c_while_a_file_is_opened_stays_a_ctrl_c(source):
-  # Python raises a Ctrl-C between two steps of the code that runs: after a call returns, as a
-  # function begins or returns. A profile function raises it at each such point of open_regular
-  # in turn, the first time, then the second, ... until one opening runs to its end. Each must
-  # end in KeyboardInterrupt: `code-t5 prepare` counted an OSError (EBADF, the descriptor closed
-  # twice) as an unreadable file, dropped it and went on, 4 Ctrl-Cs in 30 while it read files.
-  # The descriptor is closed after each, except where the Ctrl-C came as os.open returned, before
-  # its number was held (a process ending on Ctrl-C closes it).
+  # Each must end in KeyboardInterrupt: `code-t5 prepare` counted an OSError (EBADF, the
+  # descriptor closed twice) as an unreadable file, dropped it and went on, 4 Ctrl-Cs in 30 while
+  # it read files. The descriptor is closed after each, except where the Ctrl-C came as os.open
+  # returned, before its number was held (a process ending on Ctrl-C closes it).
   free = _lowest_free_descriptor()
-  leaked_at = []
-  for point in itertools.count():
-    seen = 0
+  leaked = []
 
-    def interrupt_at_the_point(frame, event, arg):
-      nonlocal seen
-      del frame, arg
-      if event in ("call", "return", "c_return"):
-        seen += 1
-        if seen == point + 1:
-          raise KeyboardInterrupt
-
-    sys.setprofile(interrupt_at_the_point)
-    try:
-      opened = stranger_paths.open_regular(source, 100)
-    except KeyboardInterrupt:
-      pass
-    finally:
-      sys.setprofile(None)
-    if seen <= point:  # no point was left: the file opened
-      assert opened.read() == source.read_bytes()
-      opened.close()
-      break
+  def check(interrupted, opened):
+    if not interrupted:
+      with opened:
+        assert opened.read() == source.read_bytes()
     if _lowest_free_descriptor() != free:  # the one open_regular took is still open
-      leaked_at.append(point)
+      leaked.append(free)
       os.close(free)
-  assert point > 5
-  assert len(leaked_at) <= 1, leaked_at
+
+  points = test_utils.interrupt_at_each_point(
+      lambda: None, lambda: stranger_paths.open_regular(source, 100), check)
+  assert points > 5
+  assert len(leaked) <= 1, leaked
 
 
 def test_a_write_path_through_a_link_or_a_file_is_refused(tmp_path):

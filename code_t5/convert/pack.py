@@ -75,7 +75,8 @@ def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
   # Read before writing: a failure below is one of the pack's writes.
   config_text = _INIT_CHECKPOINT.sub("run.init_checkpoint = None",
                                      operative_config.read_text(config))
-  with processes.folder_written_beside(out, f"the pack {out}", "give another --out") as tmp:
+  with processes.folder_written_beside(out, f"the pack {out}", "give another --out",
+                                      replace=force) as tmp:
     tf.raw_ops.SaveV2(prefix=str(tmp / prefix.name), tensor_names=names,
                       shape_and_slices=[""] * len(names), tensors=tensors)
     (tmp / "checkpoint").write_text(f'model_checkpoint_path: "{prefix.name}"\n'

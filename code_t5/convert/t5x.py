@@ -551,7 +551,7 @@ def convert(source: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
         report.task = (f"none for objective {training.objective!r} (t5x_task.py covers "
                        f"{', '.join(TASK_OBJECTIVES)})" if training.objective else
                        "none: no operative_config.gin")
-      _replace(temporary, final)
+      processes.move_into_place(temporary, final, replace=force)
     except BaseException:
       shutil.rmtree(temporary, ignore_errors=True)
       if created_out and not any(out.iterdir()):
@@ -581,15 +581,6 @@ def check_out(out: pathlib.Path) -> None:
       raise checkpoints.ConvertError(f"OUT {out} {where} not a folder: give a new or existing "
                                      "folder, which gets checkpoint_<step>/")
     return
-
-
-def _replace(temporary: pathlib.Path, final: pathlib.Path):
-  """Renames the finished directory into place; an old one (--force) is moved away first."""
-  old = final.with_name(f".{final.name}.old-{os.getpid()}")
-  if final.exists():
-    final.rename(old)
-  temporary.rename(final)
-  shutil.rmtree(old, ignore_errors=True)
 
 
 def summary(report: Report) -> str:

@@ -257,17 +257,6 @@ def added_metadata(paths: Sequence[str], commit_time: int = COMMIT_TIME) -> str:
   return f"{commit_time}\n\n" + "".join(f"A\t{path}\n" for path in paths)
 
 
-def replace_folder(new: pathlib.Path, out: pathlib.Path) -> None:
-  """Moves the finished folder `new` to `out`, replacing an existing `out` (two renames)."""
-  if not out.exists():
-    new.rename(out)
-    return
-  old = new.with_name(processes.temporary_name(f".{out.name}-old"))  # removed if we are killed
-  out.rename(old)
-  new.rename(out)
-  shutil.rmtree(old)
-
-
 # --------------------------------------------------------------------------------------------------
 # Finding repositories in the sources.
 
@@ -941,7 +930,7 @@ def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
       (tmp / "v3" / "repositories").mkdir()
       _write_all(repos, tmp / "v3", report)
       os.chmod(tmp, 0o755)  # mkdtemp makes it private
-      replace_folder(tmp, out)
+      processes.move_into_place(tmp, out, replace=force)
     finally:
       shutil.rmtree(tmp, ignore_errors=True)
   return report
