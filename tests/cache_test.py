@@ -6,7 +6,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 import uuid
 
 import gin
@@ -171,13 +170,6 @@ def _workers_marked(mark: str) -> list:
   return pids
 
 
-def _wait_for(condition, what: str, seconds: float = 120):
-  deadline = time.monotonic() + seconds
-  while not condition():
-    assert time.monotonic() < deadline, f"no {what} in {seconds} s"
-    time.sleep(0.1)
-
-
 def test_a_killed_job_s_workers_end_and_the_next_job_redoes_its_task(cached, bindings, root,
                                                                      tmp_path):
   """helper-39's audit: `kill -9` of the job left Beam's workers running (~20 s at 40 % of a core
@@ -194,13 +186,14 @@ def test_a_killed_job_s_workers_end_and_the_next_job_redoes_its_task(cached, bin
   with open(log, "wb") as output:
     job = subprocess.Popen(command, env=env, stdout=output, stderr=output)
   try:
-    _wait_for(lambda: _workers_marked(mark) or job.poll() is not None, "worker")
+    test_utils.wait_for(lambda: _workers_marked(mark) or job.poll() is not None, "a worker",
+                        120)
     assert job.poll() is None, log.read_text()[-3000:]
   finally:
     job.kill()
     job.wait()
-  _wait_for(lambda: not _workers_marked(mark), "end of the workers",
-            code_t5_compat.DRIVER_POLL_SECONDS + 10)
+  test_utils.wait_for(lambda: not _workers_marked(mark), "the end of the workers",
+                      code_t5_compat.DRIVER_POLL_SECONDS + 10)
   with processes.exclusive_lock(out / cache.CACHE_LOCK, "held by the test"):  # a job running
     second = subprocess.run(command, capture_output=True, text=True, env=env, timeout=240)
   assert second.returncode == 2, second.stdout[-2000:] + second.stderr[-3000:]

@@ -8,6 +8,7 @@ import math
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -185,6 +186,30 @@ def test_a_killed_export_leaves_nothing_outside_the_model_and_the_next_removes_i
   assert f"removed {left}, left by a killed process" in result.stdout
   assert [p.name for p in (model / "export").iterdir()] == [pathlib.Path(
       result.stdout.strip().splitlines()[-1]).name]
+
+
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, -signal.SIGTERM)])
+def test_an_export_stopped_by_a_signal_ends_as_that_signal_ends_a_command(model, signum, status):
+  """helper-38's audit: a Ctrl-C (to the terminal's process group) or a SIGTERM ended in "export
+  exited with status -2 and wrote 0 SavedModels" and status 2, after "a rerun resumes from the
+  newest checkpoint"."""
+  export = subprocess.Popen(
+      [sys.executable, "-P", "-m", "code_t5.cli", "export", "--checkpoint", str(model)],
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), stdout=subprocess.PIPE,
+      stderr=subprocess.PIPE, text=True, start_new_session=True,
+      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+  test_utils.wait_for(lambda: list((model / "export").glob("*.tmp-*/working_folder"))
+                      or export.poll() is not None, "the export's trainer", TIMEOUT)
+  time.sleep(1)  # (the trainer is starting)
+  if signum == signal.SIGINT:
+    os.killpg(export.pid, signum)
+  else:
+    export.send_signal(signum)
+  out, err = export.communicate(timeout=TIMEOUT)
+  assert export.returncode == status, out[-2000:] + err[-3000:]
+  assert "Traceback" not in err and "exited with status" not in err, err[-3000:]
+  assert f"stopped by {signum.name} (forwarded to mesh_transformer_main); nothing was exported" in out
+  assert list((model / "export").iterdir()) == []
 
 
 def test_export_runs_no_code_of_the_model_folder(model, tmp_path):

@@ -37,6 +37,7 @@ import pathlib
 import re
 import reprlib
 import shutil
+import signal
 import sys
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -594,7 +595,12 @@ def _export_afresh(info: ModelInfo, settings: DecodeSettings, run: str, model, s
   # export's goes with it (one in $TMPDIR stayed there for good: helper-39's audit).
   empty = tmp / "working_folder"
   empty.mkdir(parents=True)
-  code = launcher.run(command, log, echo, cwd=empty)
+  code = launcher.run(command, log, echo, cwd=empty, after_a_stop="nothing was exported")
+  if code in (-signal.SIGINT, -signal.SIGTERM):  # forwarded from this process (launcher.run)
+    # This process ends as that signal ends it (a Ctrl-C: KeyboardInterrupt, status 130), not
+    # with an error about the export (status 2: helper-38's audit).
+    shutil.rmtree(tmp, ignore_errors=True)
+    signal.raise_signal(-code)
   written = [p for p in tmp.glob("*") if (p / "saved_model.pb").exists()] if tmp.exists() else []
   if code or len(written) != 1:
     shutil.rmtree(tmp, ignore_errors=True)

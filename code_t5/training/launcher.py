@@ -617,10 +617,11 @@ class _Progress:
                  "the version)")
 
 
-def _exit_reason(returncode: int, signals: Sequence[int], shape: Optional[RunShape]) -> str:
+def _exit_reason(returncode: int, signals: Sequence[int], shape: Optional[RunShape],
+                 after_a_stop: str = "") -> str:
   if signals:
-    return (f"stopped by {signal.Signals(signals[0]).name} (forwarded to the trainer); a rerun "
-            "resumes from the newest checkpoint")
+    return (f"stopped by {signal.Signals(signals[0]).name} (forwarded to mesh_transformer_main)"
+            + (f"; {after_a_stop}" if after_a_stop else ""))
   if returncode == -signal.SIGKILL:
     batch = (f"the batch is {shape.describe()}; lower it with --gin-param \"utils.run.batch_size"
              f" = ('sequences_per_batch', {max(1, shape.sequences // 2)})\"" if shape else
@@ -636,7 +637,7 @@ def _exit_reason(returncode: int, signals: Sequence[int], shape: Optional[RunSha
 def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
         loss_table: Optional[pathlib.Path] = None, first_step: Optional[int] = None,
         env: Optional[Mapping[str, str]] = None, init_task: Optional[str] = None,
-        cwd: Optional[pathlib.Path] = None) -> int:
+        cwd: Optional[pathlib.Path] = None, after_a_stop: str = "") -> int:
   """Runs a Mesh TF command (in `cwd`, default this process's working folder); full log to
   `log_path`, condensed progress to `echo`.
 
@@ -650,6 +651,7 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
   SIGTERM/SIGINT are forwarded to it. `env`: variables set for the command on top of this
   process's environment (they win, TF_CPP_MIN_LOG_LEVEL included). `init_task`: the task of the
   model a new run starts from (--init-from), noted at the first step if the run's differs.
+  `after_a_stop`: what a rerun does after a signal stopped the command (said after it).
   Returns its exit status (negative: killed by that signal).
   """
   echo("$ " + " ".join(shlex.quote(c) for c in command))
@@ -735,8 +737,8 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
   if process.returncode:
     if progress.shape is None and model_dir:
       progress.shape = run_shape(pathlib.Path(model_dir), progress.start)
-    echo(f"{_exit_reason(process.returncode, forwarder.received, progress.shape)}; full log: "
-         f"{log_path}")
+    echo(f"{_exit_reason(process.returncode, forwarder.received, progress.shape, after_a_stop)}; "
+         f"full log: {log_path}")
   return process.returncode
 
 
@@ -781,7 +783,7 @@ def _train_and_eval(experiment: Experiment, steps: int, evaluate: bool, echo) ->
                if resumed is None and experiment.init_from is not None else None)
   code = run(experiment.train_command(steps), model_dir / "logs" / "train.log", echo,
              loss_table=model_dir / curves.LOSS_TABLE, first_step=(resumed or 0) + 1,
-             init_task=init_task)
+             init_task=init_task, after_a_stop="a rerun resumes from the newest checkpoint")
   if code:
     return code
   losses = curves.read_loss(model_dir)
