@@ -521,7 +521,8 @@ class _AfterImport:  # a meta path finder
 def after_import(name: str, after) -> None:
   if name in sys.modules:
     after(sys.modules[name])
-  elif not any(isinstance(f, _AfterImport) and f.name == name for f in sys.meta_path):
+  elif not any(isinstance(f, _AfterImport) and (f.name, f.after) == (name, after)
+               for f in sys.meta_path):
     sys.meta_path.insert(0, _AfterImport(name, after))
 
 

@@ -17,6 +17,7 @@ import threading
 import warnings
 from typing import Optional
 
+import code_t5_compat
 from code_t5 import errors
 from code_t5 import stranger_paths
 from code_t5.data import flcc
@@ -451,19 +452,44 @@ _STOPPED_BY_SIGTERM = ("import", "prepare", "pack", "convert", "vocab", "baselin
                        "cache", "plot")
 
 
-_UNSET = object()
-
-
 class _Terminated(KeyboardInterrupt):
   """SIGTERM, raised as Ctrl-C is, so that the same clean-ups run."""
 
 
-def _raise_terminated(signum, frame):
-  del signum, frame
-  # A second SIGTERM (`kill` sent twice, a supervisor repeating itself) would interrupt the clean-
-  # ups the first one started: a temporary root left, or a traceback. main() restores the handler.
-  signal.signal(signal.SIGTERM, signal.SIG_IGN)
-  raise _Terminated()
+# The signals this command was sent (SIGINT, SIGTERM), in order. A library may swallow the
+# exception one raised: JAX's docstring parsing runs hundreds of times under a bare `except:` as
+# TensorFlow imports it, and pybind11 turns one raised in a module's init into an ImportError
+# that a caller catches. A Ctrl-C during TensorFlow's import was lost that way (`pack`, `plot`,
+# `convert`: 5 in 25, 2 in 14 and 3 in 10, each run to its end, status 0), or left JAX half
+# imported and ended in an AttributeError's traceback (3 in 25: helper-38's audit). What was
+# received is read once TensorFlow's import ends, and at the command's end.
+_received = []
+
+
+def _on_signal(signum, frame):
+  del frame
+  _received.append(signum)
+  if signum == signal.SIGTERM:
+    # A second SIGTERM (`kill` sent twice, a supervisor repeating itself) would interrupt the
+    # clean-ups the first one started: a temporary root left, or a traceback. main() restores
+    # the handler.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise _Terminated()
+  raise KeyboardInterrupt
+
+
+def _stop_if_signalled(unused_module=None) -> None:
+  """Raises what the first signal received raised, if a library swallowed it."""
+  if _received:
+    raise _Terminated() if _received[0] == signal.SIGTERM else KeyboardInterrupt
+
+
+def _stopped_status(error: Optional[BaseException]) -> int:
+  """The exit status of a command a signal stopped: 143 for SIGTERM, 130 for Ctrl-C."""
+  terminated = isinstance(error, _Terminated) or (_received and _received[0] == signal.SIGTERM)
+  if not terminated and sys.stderr is not None and sys.stderr.isatty():
+    print(file=sys.stderr)  # past the terminal's "^C"
+  return _TERMINATED if terminated else _INTERRUPTED
 
 
 # Why a write to stdout fails: a full disk (> /dev/full), a closed pipe, a closed descriptor.
@@ -472,15 +498,21 @@ _OUTPUT_ERRNOS = (errno.ENOSPC, errno.EPIPE, errno.EBADF)
 
 def main(argv=None):
   argv = sys.argv[1:] if argv is None else list(argv)
-  previous = _UNSET  # SIGTERM's handler before this command's (restored: main runs in tests too)
+  previous = {}  # the handlers before this command's (restored: main runs in tests too)
+  del _received[:]
   try:
     args = _parse(argv)
-    if (args.command in _STOPPED_BY_SIGTERM
-        and threading.current_thread() is threading.main_thread()):
-      previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    if threading.current_thread() is threading.main_thread():
+      handled = (signal.SIGINT, signal.SIGTERM) if args.command in _STOPPED_BY_SIGTERM else (
+          signal.SIGINT,)
+      for signum in handled:
+        if signal.getsignal(signum) not in (signal.SIG_IGN, None):  # (ignored: nohup, `&`)
+          previous[signum] = signal.signal(signum, _on_signal)
+      code_t5_compat.after_import("tensorflow", _stop_if_signalled)
     with library_output(args.verbose):
       try:
         code = args.func(args)
+        _stop_if_signalled()
         if sys.stdout is not None:
           sys.stdout.flush()  # (a full disk says so here, not in the interpreter's exit)
         # A child killed by a signal (launcher.run: -signal): 128 + signal, as a shell says it;
@@ -505,14 +537,14 @@ def main(argv=None):
   except KeyboardInterrupt as e:
     # Ctrl-C is how a user ends `serve`, `lsp` or a long import: no traceback. What a command
     # writes goes to a temporary path first, and child processes die with this one.
-    if isinstance(e, _Terminated):
-      return _TERMINATED
-    if sys.stderr.isatty():
-      print(file=sys.stderr)  # past the terminal's "^C"
-    return _INTERRUPTED
+    return _stopped_status(e)
+  except Exception:  # pylint: disable=broad-except  (a library's, after it swallowed a signal)
+    if _received:
+      return _stopped_status(None)
+    raise
   finally:
-    if previous is not _UNSET:  # (None: a handler not set from Python, which SIG_DFL stands for)
-      signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+    for signum, handler in previous.items():  # (None: not set from Python, as SIG_DFL is)
+      signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
 if __name__ == "__main__":

@@ -142,3 +142,40 @@ def test_ctrl_c_stops_vocab_at_once_and_leaves_nothing(tmp_path):
   assert process.wait(timeout=60) == 130
   assert time.time() - start < 2
   assert list(tmp_path.iterdir()) == []
+
+
+# Put in a `code-t5 pack` as PYTHONPATH's sitecustomize (which `site` imports at start-up): a
+# library swallows a Ctrl-C (or SIGTERM) after the arguments are checked, as JAX's bare `except:`
+# does in its docstring parsing while TensorFlow imports it (pack imports TensorFlow next).
+_SWALLOWED_SIGNAL = """
+import os, signal
+import code_t5_compat
+
+def swallowed_after_the_check(pack):
+  check_out = pack._check_out
+  def check_out_then_a_swallowed_signal(*args, **kwargs):
+    check_out(*args, **kwargs)
+    try:
+      signal.raise_signal(getattr(signal, os.environ["SWALLOWED_SIGNAL"]))
+    except:  # pylint: disable=bare-except
+      pass
+  pack._check_out = check_out_then_a_swallowed_signal
+
+code_t5_compat.after_import("code_t5.convert.pack", swallowed_after_the_check)
+"""
+
+
+@pytest.mark.parametrize("name, status", [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_signal_a_library_swallowed_still_stops_the_command(tmp_path, name, status):
+  """helper-38's audit: a Ctrl-C or SIGTERM while TensorFlow was imported was lost (`pack`,
+  `plot`, `convert` ran to their end, status 0) or became a traceback of half-imported JAX."""
+  (tmp_path / "sitecustomize.py").write_text(_SWALLOWED_SIGNAL)
+  out = tmp_path / "packed"
+  stopped = subprocess.run(
+      [sys.executable, "-P", "-m", "code_t5.cli", "pack", str(test_utils.PRETRAINED), "--out",
+       str(out)], capture_output=True, text=True, timeout=240,
+      env=dict(os.environ, PYTHONPATH=str(tmp_path), SWALLOWED_SIGNAL=name),
+      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+  assert stopped.returncode == status, stopped.stdout[-2000:] + stopped.stderr[-3000:]
+  assert "Traceback" not in stopped.stderr, stopped.stderr[-3000:]
+  assert not out.exists()  # stopped before the weights were read
