@@ -7,6 +7,7 @@ and a worker that dies costs only its request. Other protocol behaviour (identic
 `complete`, one-line errors) is in complete_test.
 """
 
+import contextlib
 import io
 import json
 import os
@@ -18,6 +19,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -435,6 +437,49 @@ def test_busy_workers_die_with_a_killed_server():
         os.kill(worker, signal.SIGKILL)
       except ProcessLookupError:
         pass
+
+
+def test_ctrl_c_lets_the_request_being_answered_finish_and_ends_as_ctrl_c_does():
+  """helper-38's audit: the request in flight when the server got Ctrl-C was answered HTTP 500
+  ("internal error ... TypeError": its worker's pipe closed under it), and the server ended with
+  status 0 where the stdio server and the LSP end with 130."""
+  server = subprocess.Popen(
+      [sys.executable, "-m", "code_t5.cli", "serve", "--checkpoint", str(test_utils.PRETRAINED),
+       "--port", "0", "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+      stdin=subprocess.DEVNULL, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+  workers = []
+  try:
+    port = int(server.stdout.readline().strip().rsplit(":", 1)[1])
+    children = pathlib.Path(f"/proc/{server.pid}/task/{server.pid}/children")
+    workers = [int(pid) for pid in children.read_text().split()]
+    test_utils.wait_for(lambda: all(_state(pid) == "S" for pid in workers),
+                        "the workers to wait for requests")
+    for worker in workers:  # so that the request is still being answered at the Ctrl-C
+      os.kill(worker, signal.SIGSTOP)
+    body = json.dumps({"prefix": "import os\n\n\ndef main():\n    path = os.path."}).encode()
+    replies = []
+    asking = threading.Thread(target=lambda: replies.append(_http(port, (
+        b"POST /complete HTTP/1.0\r\nContent-Length: %d\r\n\r\n" % len(body)) + body)))
+    asking.start()
+    time.sleep(1)  # (the request is read and handed to a stopped worker)
+    server.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    for worker in workers:
+      os.kill(worker, signal.SIGCONT)
+    asking.join(60)
+    _, err = server.communicate(timeout=60)
+  finally:
+    for worker in workers:
+      with contextlib.suppress(ProcessLookupError):
+        os.kill(worker, signal.SIGCONT)
+    if server.poll() is None:
+      server.kill()
+      server.wait()
+  status, reply = _parse_http(replies[0])
+  assert status == 200 and reply["completion"], reply
+  assert server.returncode == 130, err[-3000:]
+  assert "internal error" not in err and "Traceback" not in err, err[-3000:]
 
 
 def test_workers_without_a_port_is_a_one_line_error(capsys):

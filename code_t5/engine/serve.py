@@ -387,12 +387,36 @@ class WorkerPool:
       worker.wait(timeout=10)
 
 
+# How long a server that is stopping (Ctrl-C) waits for the requests it is answering.
+STOP_SECONDS = 10.0
+
+
 class _Server(http.server.ThreadingHTTPServer):
   daemon_threads = True  # a stalled client must not keep the process alive at exit
   pool = None  # the WorkerPool, ended with the server
 
+  def __init__(self, *args, **kwargs):
+    self._requests = 0  # requests being answered (their threads)
+    self._requests_changed = threading.Condition()
+    super().__init__(*args, **kwargs)
+
+  def process_request_thread(self, request, client_address):
+    with self._requests_changed:
+      self._requests += 1
+    try:
+      super().process_request_thread(request, client_address)
+    finally:
+      with self._requests_changed:
+        self._requests -= 1
+        self._requests_changed.notify_all()
+
   def server_close(self):
+    """Takes no more connections, lets the requests being answered finish (at most
+    STOP_SECONDS), then ends the workers. Closing a worker's pipe while a request waited on it
+    answered that request HTTP 500, "internal error ... TypeError" (helper-38's audit)."""
     super().server_close()
+    with self._requests_changed:
+      self._requests_changed.wait_for(lambda: not self._requests, timeout=STOP_SECONDS)
     if self.pool is not None:
       self.pool.close()
 
@@ -579,9 +603,7 @@ def _serve(args) -> int:
   print(f"serving on http://{host}:{port}", flush=True)
   try:
     server.serve_forever()
-  except KeyboardInterrupt:
-    pass
-  finally:
+  finally:  # (Ctrl-C: status 130, as the other servers end)
     server.server_close()
   return 0
 
