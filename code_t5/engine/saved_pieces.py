@@ -99,11 +99,13 @@ def save(path: Optional[pathlib.Path], pieces: Dict[bytes, np.ndarray], vocab_si
       np.savez(f, digests=digests, starts=starts, ids=ids)
     os.replace(temporary, path)
     _prune(path.parent)
-  except OSError:  # a read-only or full cache: the next run encodes again
+  except BaseException as e:  # a read-only or full cache (the next run encodes again), a Ctrl-C
     try:
       temporary.unlink()
     except OSError:
       pass
+    if not isinstance(e, OSError):
+      raise
 
 
 def _prune(directory: pathlib.Path) -> None:
