@@ -711,10 +711,11 @@ def pid_alive(pid: int) -> bool:
 
 
 @contextlib.contextmanager
-def beam_workers_end_with_this_process():
-  """While active, the Beam workers this process starts end when it is gone (11.)."""
+def beam_workers_end_with_this_process(quiet: bool = False):
+  """While active, the Beam workers this process starts end when it is gone (11.); `quiet`:
+  they log errors alone (Beam's workers logged ~70 lines of INFO and WARNING per job)."""
   previous = os.environ.get(BEAM_DRIVER_ENV)
-  os.environ[BEAM_DRIVER_ENV] = f"{os.getpid()} {os.uname().nodename}"
+  os.environ[BEAM_DRIVER_ENV] = f"{os.getpid()} {os.uname().nodename}" + (" quiet" if quiet else "")
   try:
     yield
   finally:
@@ -727,7 +728,7 @@ def beam_workers_end_with_this_process():
 def end_with_the_beam_driver():
   """In a Beam worker whose environment names its job on this host: a daemon thread that ends
   the process once the job is gone, and Ctrl-C left to the job (11.)."""
-  pid, _, host = os.environ.get(BEAM_DRIVER_ENV, "").partition(" ")
+  pid, host, *quiet = os.environ.get(BEAM_DRIVER_ENV, "").split(" ") + [""]
   if (not pid.isdigit() or host != os.uname().nodename
       or not started_as(BEAM_WORKER_MODULE.rpartition(".")[2], BEAM_WORKER_MODULE)):
     return
@@ -738,6 +739,9 @@ def end_with_the_beam_driver():
   # traceback and the job one per worker lost (helper-38's audit: 151 lines). The job stops on
   # it, and its workers with it.
   signal.signal(signal.SIGINT, signal.SIG_IGN)
+  if "quiet" in quiet:
+    import logging  # pylint: disable=g-import-not-at-top
+    logging.disable(logging.WARNING)  # (whatever level the worker's main sets later)
 
   def watch():
     while pid_alive(int(pid)):

@@ -205,6 +205,7 @@ def test_a_killed_job_s_workers_end_and_the_next_job_redoes_its_task(cached, bin
   again = subprocess.run(command, capture_output=True, text=True, env=env, timeout=240)
   assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-3000:]
   assert f"removing {out / TASK}, left by a job that did not finish" in again.stdout
+  assert again.stderr == ""  # (Beam's workers logged ~70 lines of INFO and WARNING)
   earlier, _, _, _ = cached
   assert sorted(p.name for p in (out / TASK).iterdir()) == sorted(
       p.name for p in (earlier / TASK).iterdir())

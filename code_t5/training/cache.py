@@ -200,8 +200,10 @@ def cached_stats(task_dir: str) -> Dict[str, dict]:
 
 def run(task_names: Sequence[str], output_cache_dir: str, *,
         pipeline_options: Sequence[str] = DEFAULT_PIPELINE_OPTIONS, min_shards: int = 64,
-        max_shards: int = 0, overwrite: bool = False, echo=print) -> Dict[str, dict]:
+        max_shards: int = 0, overwrite: bool = False, echo=print,
+        quiet_workers: bool = False) -> Dict[str, dict]:
   """Prepares the gin-bound FLCC root, runs the Beam cache job, returns {task: stats per split}.
+  `quiet_workers`: the local runner's workers log only errors.
 
   gin must be parsed already (parse_gin); the tasks are registered by `import code_t5`.
   """
@@ -222,7 +224,7 @@ def run(task_names: Sequence[str], output_cache_dir: str, *,
   setup = ApplyGinBindings(flcc_dataset_bindings())
   # Beam's local workers inherit the environment: with it they end when this job is gone
   # (code_t5_compat, shim 12 of docs/stack.md).
-  with _cache_lock(output_cache_dir), code_t5_compat.beam_workers_end_with_this_process(), \
+  with _cache_lock(output_cache_dir), code_t5_compat.beam_workers_end_with_this_process(quiet_workers), \
       beam.Pipeline(options=beam_options.PipelineOptions(list(pipeline_options))) as pipeline:
     task_dirs = build_pipeline(pipeline, task_names, output_cache_dir, worker_setup=setup,
                                min_shards=min_shards, max_shards=max_shards, overwrite=overwrite)
@@ -322,7 +324,8 @@ def _cli(args) -> int:
   parse_gin(args.gin_file, gin_params)
   options = args.runner_options.split(",") if args.runner_options else LOCAL_MULTIPROCESS_OPTIONS
   report = run(args.tasks.split(","), str(args.output_cache_dir), pipeline_options=options,
-               min_shards=args.min_shards, overwrite=args.overwrite)
+               min_shards=args.min_shards, overwrite=args.overwrite,
+               quiet_workers=not args.verbose)
   if args.verify:
     verify(report, str(args.output_cache_dir))
   return 0
