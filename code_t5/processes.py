@@ -279,6 +279,10 @@ class OutputAppeared(errors.UserError):
   """An output that was not there when the command checked it, and is now: another run wrote it
   meanwhile, and it is kept."""
 
+  def __init__(self, path: pathlib.Path):
+    super().__init__(f"{path} appeared while this run was writing it (another run?): it is "
+                     "kept; pass --force to replace it")
+
 
 def move_into_place(new: pathlib.Path, final: pathlib.Path, replace: bool) -> None:
   """Renames the finished folder `new` to `final`.
@@ -297,8 +301,7 @@ def move_into_place(new: pathlib.Path, final: pathlib.Path, replace: bool) -> No
     except OSError as e:
       if e.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
         raise
-      raise OutputAppeared(f"{final} appeared while this run was writing it (another run?): it "
-                           "is kept; pass --force to replace it") from None
+      raise OutputAppeared(final) from None
     return
   if not (final.exists() or final.is_symlink()):
     new.rename(final)
@@ -350,11 +353,14 @@ def folder_written_beside(final: pathlib.Path, what: str, elsewhere: str,
       shutil.rmtree(tmp, ignore_errors=True)
 
 
-def write_file_beside(out: pathlib.Path, write: Callable[[IO], None], binary: bool = False) -> None:
+def write_file_beside(out: pathlib.Path, write: Callable[[IO], None], binary: bool = False,
+                      replace: bool = True) -> None:
   """write(file) into a temporary file beside `out` (unique: concurrent writers do not clobber
   each other's), renamed to `out` when `write` returns; removed if it raises, and by the next
   writer into the folder if this one is killed. The file gets the permissions a plain open()
-  would give it. `out`'s folder must exist."""
+  would give it. `out`'s folder must exist. Without `replace` (no --force), an `out` another run
+  wrote since the caller checked is kept: OutputAppeared (two `vocab` into one --out both wrote
+  it: helper-39's audit)."""
   import tempfile  # pylint: disable=g-import-not-at-top  (only where a file is written)
   # Named as temporary_name (and mkstemp's suffix): what a killed writer left, the next writer
   # into the folder removes.
@@ -365,7 +371,19 @@ def write_file_beside(out: pathlib.Path, write: Callable[[IO], None], binary: bo
     with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
       write(f)
     give_plain_mode(tmp, 0o666)  # mkstemp's 0600 -> what a plain open() would give
-    os.replace(tmp, out)
+    if replace:
+      os.replace(tmp, out)
+    else:
+      try:
+        os.link(tmp, out)  # (a new name only: fails where `out` is)
+      except FileExistsError:
+        raise OutputAppeared(out) from None
+      except OSError as e:  # a file system without hard links: checked, then renamed
+        if e.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+          raise
+        if os.path.lexists(out):
+          raise OutputAppeared(out) from None
+        os.replace(tmp, out)
   finally:
     if os.path.exists(tmp):
       os.unlink(tmp)

@@ -168,3 +168,13 @@ def test_without_replace_an_output_another_run_made_meanwhile_is_kept(tmp_path):
       "--force to replace it$")):
     processes.move_into_place(new, final, replace=False)
   assert test_utils.tree_listing(final) == _tree_of("new")
+
+
+def test_without_replace_a_file_another_run_wrote_meanwhile_is_kept(tmp_path):
+  out = tmp_path / "v.model"
+  processes.write_file_beside(out, lambda f: f.write("first"), replace=False)
+  with pytest.raises(processes.OutputAppeared, match=f"^{out} appeared while this run"):
+    processes.write_file_beside(out, lambda f: f.write("second"), replace=False)
+  assert out.read_text() == "first" and [p.name for p in tmp_path.iterdir()] == ["v.model"]
+  processes.write_file_beside(out, lambda f: f.write("third"))  # --force
+  assert out.read_text() == "third" and [p.name for p in tmp_path.iterdir()] == ["v.model"]

@@ -969,7 +969,8 @@ def _cli(args) -> int:
                    sources=[str(s.resolve()) for s in args.sources], seconds=round(seconds, 1))
       args.report.parent.mkdir(parents=True, exist_ok=True)
       processes.write_file_beside(
-          args.report, lambda f: f.write(json.dumps(value, indent=1, sort_keys=True) + "\n"))
+          args.report, lambda f: f.write(json.dumps(value, indent=1, sort_keys=True) + "\n"),
+          replace=args.force)
   return 0
 
 

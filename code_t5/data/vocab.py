@@ -228,7 +228,8 @@ def train_spm(root, size: int, out, force: bool = False, validation_fraction: fl
   echo(f"training {size} pieces on the train split of {root} (seconds for dataset-dev, minutes "
        "for a large root)")
   with errors.writing(f"the vocabulary {out}", out.parent, "give another --out"):
-    processes.write_file_beside(out, train_in_a_child if in_a_child else train, binary=True)
+    processes.write_file_beside(out, train_in_a_child if in_a_child else train, binary=True,
+                                replace=force)
   return out
 
 

@@ -465,7 +465,7 @@ def write_json(results: dict, out: pathlib.Path, force: bool) -> None:
 
   with errors.writing(f"the results {out}", out.parent, "give another --out"):
     out.parent.mkdir(parents=True, exist_ok=True)
-    processes.write_file_beside(out, write)
+    processes.write_file_beside(out, write, replace=force)
 
 
 def _cli(args) -> int:
