@@ -46,6 +46,7 @@ import warnings
 # `import code_t5` imports TensorFlow; its start-up messages say nothing about this script.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+from code_t5 import processes  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.data import corpus  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 normalize = corpus.normalize  # the one copy of FLCC's normalisation
@@ -142,7 +143,7 @@ def build(stdlib: pathlib.Path, out: pathlib.Path, force: bool = False, only=Non
       print(f"[{index}/{len(plans)}] {plan.repo_id}: {num_files} files, {num_bytes / 1e3:.0f} KB",
             file=sys.stderr)
     os.chmod(tmp, 0o755)  # mkdtemp makes it private
-    corpus.replace_folder(tmp, out)
+    processes.move_into_place(tmp, out, replace=force)
   finally:
     shutil.rmtree(tmp, ignore_errors=True)
   print(f"wrote {out}: {len(plans)} repositories, {total_files} files, {total_bytes / 1e6:.2f} MB",
