@@ -42,7 +42,7 @@ setuptools.setup(
               "code_t5.evaluation", "code_t5.training", "code_t5.gin_configs"],
     package_dir={"code_t5.gin_configs": "gin_configs"},
     package_data={"code_t5.gin_configs": ["*.gin", "*/*.gin"], "code_t5": ["vocabs/*.model", "pretrained/*/*", "pretrained/*/runtime/*/*"]},
-    py_modules=["code_t5_compat"],
+    py_modules=["code_t5_compat", "code_t5_console"],
     # The engine's decode step in C (code_t5/engine/native.py). A plain C library loaded with
     # ctypes, not a Python module; optional: without a C compiler the install goes on and the
     # engine computes in NumPy.
@@ -67,5 +67,5 @@ setuptools.setup(
         "threadpoolctl",
         "pyflakes",
     ],
-    entry_points={"console_scripts": ["code-t5=code_t5.cli:main"]},
+    entry_points={"console_scripts": ["code-t5=code_t5_console:main"]},
 )

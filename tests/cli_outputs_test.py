@@ -179,3 +179,18 @@ def test_a_signal_a_library_swallowed_still_stops_the_command(tmp_path, name, st
   assert stopped.returncode == status, stopped.stdout[-2000:] + stopped.stderr[-3000:]
   assert "Traceback" not in stopped.stderr, stopped.stderr[-3000:]
   assert not out.exists()  # stopped before the weights were read
+
+
+def test_a_ctrl_c_while_the_command_starts_ends_it_without_a_traceback(tmp_path):
+  """helper-38's audit: a Ctrl-C in a command's first ~0.1 s, while the console script imported
+  code_t5.cli, printed a KeyboardInterrupt traceback. Here it comes as that import ends (a
+  sitecustomize's hook on it)."""
+  (tmp_path / "sitecustomize.py").write_text(
+      "import signal, code_t5_compat\n"
+      "code_t5_compat.after_import('code_t5.cli', lambda module: signal.raise_signal(signal.SIGINT))\n")
+  command = pathlib.Path(sys.executable).parent / "code-t5"
+  started = subprocess.run([str(command), "--help"], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, PYTHONPATH=str(tmp_path)),
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+  assert started.returncode == 130, started.stdout[-2000:] + started.stderr[-3000:]
+  assert started.stderr == "" and started.stdout == ""
