@@ -728,7 +728,8 @@ def beam_workers_end_with_this_process(quiet: bool = False):
 def end_with_the_beam_driver():
   """In a Beam worker whose environment names its job on this host: a daemon thread that ends
   the process once the job is gone, and Ctrl-C left to the job (11.)."""
-  pid, host, *quiet = os.environ.get(BEAM_DRIVER_ENV, "").split(" ") + [""]
+  pid, _, rest = os.environ.get(BEAM_DRIVER_ENV, "").partition(" ")
+  host, _, flag = rest.partition(" ")
   if (not pid.isdigit() or host != os.uname().nodename
       or not started_as(BEAM_WORKER_MODULE.rpartition(".")[2], BEAM_WORKER_MODULE)):
     return
@@ -739,7 +740,7 @@ def end_with_the_beam_driver():
   # traceback and the job one per worker lost (helper-38's audit: 151 lines). The job stops on
   # it, and its workers with it.
   signal.signal(signal.SIGINT, signal.SIG_IGN)
-  if "quiet" in quiet:
+  if flag == "quiet":
     import logging  # pylint: disable=g-import-not-at-top
     logging.disable(logging.WARNING)  # (whatever level the worker's main sets later)
 

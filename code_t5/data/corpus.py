@@ -500,16 +500,8 @@ def _git_repository(folder: pathlib.Path, plain_owner: str,
     url = _origin_url(top)
     roots = _git(top, "rev-list", "--max-parents=0", "--reverse", "HEAD",
                  seconds=_GIT_HISTORY_SECONDS).split()
-  except (*_GIT_FAILED, ValueError) as e:
-    # (git's last line of an empty checkout's error is its usage, which said nothing: helper-33)
-    stderr = (getattr(e, "stderr", None) or b"").decode("utf-8", "replace")
-    if "unknown revision" in stderr or "does not have any commits" in stderr:
-      report.skip_repository("no_commits", folder, "commit its files first")
-    else:
-      report.skip_repository("git_failed", folder, _git_error(e))
-    return None
-  except OSError as e:
-    report.skip_repository("git_failed", folder, f"cannot run git: {e.strerror}")
+  except (*_GIT_FAILED, ValueError, OSError) as e:
+    _skip_for_git(folder, e, report)
     return None
   owner_name = _owner_and_name_from_url(url) or (_safe_name(folder.resolve().parent.name),
                                                   _safe_name(folder.resolve().name))
@@ -522,6 +514,20 @@ def _git_repository(folder: pathlib.Path, plain_owner: str,
   return RepoSource(owner=owner_name[0], name=owner_name[1], init_hash=roots[0].decode(), top=top,
                     files=files, metadata=metadata, commit_time=commit_time,
                     where=str(folder))
+
+
+def _skip_for_git(folder: pathlib.Path, error: Exception, report: Report) -> None:
+  """Counts the checkout `folder` skipped, for a git command that failed with `error` (a
+  checkout without commits: no_commits; else git_failed, or git that cannot run: OSError)."""
+  if isinstance(error, OSError):
+    report.skip_repository("git_failed", folder, f"cannot run git: {error.strerror}")
+    return
+  # (git's last line of an empty checkout's error is its usage, which said nothing: helper-33)
+  stderr = (getattr(error, "stderr", None) or b"").decode("utf-8", "replace")
+  if "unknown revision" in stderr or "does not have any commits" in stderr:
+    report.skip_repository("no_commits", folder, "commit its files first")
+  else:
+    report.skip_repository("git_failed", folder, _git_error(error))
 
 
 def _listed_files(listed: Sequence[bytes], top: str, report: Report) -> Tuple[Candidate, ...]:
@@ -546,11 +552,8 @@ def _indexed_repository(folder: pathlib.Path, top: str, plain_owner: str,
   try:
     listed = _git(top, "ls-files", "-z", "--cached").split(b"\0")
     url = _origin_url(top)
-  except _GIT_FAILED as e:
-    report.skip_repository("git_failed", folder, _git_error(e))
-    return None
-  except OSError as e:
-    report.skip_repository("git_failed", folder, f"cannot run git: {e.strerror}")
+  except (*_GIT_FAILED, OSError) as e:
+    _skip_for_git(folder, e, report)
     return None
   owner, name = _owner_and_name_from_url(url) or (plain_owner, _safe_name(folder.name))
   return RepoSource(owner=owner, name=name, init_hash=_sha1(f"{owner}/{name}"), top=top,

@@ -35,6 +35,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 import code_t5_compat
 from code_t5 import errors
+from code_t5 import processes
 
 DEFAULT_PIPELINE_OPTIONS = ("--runner=DirectRunner",)
 # What `code-t5 cache` uses unless told otherwise: Beam's local runner, one process per core.
@@ -181,7 +182,6 @@ def _cache_lock(output_cache_dir: str):
   """The lock of a local cache folder (processes.exclusive_lock): a second job into the same
   folder is refused at once (two wrote the same shards side by side). A remote one (gs://) is
   not locked."""
-  from code_t5 import processes  # pylint: disable=g-import-not-at-top
   if "://" in output_cache_dir:
     return contextlib.nullcontext()
   return processes.exclusive_lock(pathlib.Path(output_cache_dir) / CACHE_LOCK,
@@ -224,7 +224,8 @@ def run(task_names: Sequence[str], output_cache_dir: str, *,
   setup = ApplyGinBindings(flcc_dataset_bindings())
   # Beam's local workers inherit the environment: with it they end when this job is gone
   # (code_t5_compat, shim 12 of docs/stack.md).
-  with _cache_lock(output_cache_dir), code_t5_compat.beam_workers_end_with_this_process(quiet_workers), \
+  with _cache_lock(output_cache_dir), \
+      code_t5_compat.beam_workers_end_with_this_process(quiet_workers), \
       beam.Pipeline(options=beam_options.PipelineOptions(list(pipeline_options))) as pipeline:
     task_dirs = build_pipeline(pipeline, task_names, output_cache_dir, worker_setup=setup,
                                min_shards=min_shards, max_shards=max_shards, overwrite=overwrite)
