@@ -37,7 +37,7 @@ setuptools.setup(
     name="code_t5",
     version="0.1.0",
     description=__doc__,
-    python_requires=">=3.10,<3.12",
+    python_requires=">=3.11,<3.12",
     packages=["code_t5", "code_t5.convert", "code_t5.data", "code_t5.engine",
               "code_t5.evaluation", "code_t5.training", "code_t5.gin_configs"],
     package_dir={"code_t5.gin_configs": "gin_configs"},

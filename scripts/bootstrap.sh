@@ -10,8 +10,11 @@ cd "$(dirname "$0")/.."
 
 VENV=${CODE_T5_VENV:-.venv}
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3 || true)}
-if [ -z "$PYTHON" ] || ! "$PYTHON" -c 'import sys; sys.exit(not ((3, 10) <= sys.version_info[:2] <= (3, 11)))'; then
-  echo "bootstrap: needs Python 3.10 or 3.11 (TensorFlow 2.15 has no wheels for newer); set PYTHON=/path/to/python3.11" >&2
+# Python 3.11 only: TensorFlow 2.15, the last with the estimator API Mesh TF's trainer needs, has no
+# wheels for 3.12+, and pyflakes 4.1 (the engine's check of names) none for 3.10. Said before any
+# install, not minutes into one.
+if [ -z "$PYTHON" ] || ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+  echo "bootstrap: needs Python 3.11 (${PYTHON:-no python3 on PATH} is not: TensorFlow 2.15 has no wheels for newer); install one (Debian/Ubuntu: apt install python3.11 python3.11-venv; or pyenv install 3.11; or uv python install 3.11) and run again with PYTHON=/path/to/python3.11" >&2
   exit 2
 fi
 

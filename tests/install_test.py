@@ -352,3 +352,21 @@ def test_a_ctrl_c_during_a_garbage_collection_stops_the_command_and_the_trainer(
   # JAX's import makes an empty folder in $TMPDIR, and left it there (2,972 in this machine's
   # /tmp): each process removed it.
   assert list(tmpdir.iterdir()) == []
+
+
+def test_bootstrap_refuses_another_python_before_installing_anything(tmp_path):
+  # An interpreter that is not 3.11 (this stand-in answers every version check "no", as a 3.10,
+  # 3.12 or 3.13 would): told at once, with how to get one, and no venv begun.
+  other = tmp_path / "python3.12"
+  other.write_text("#!/bin/sh\nexit 1\n")
+  other.chmod(0o755)
+  venv = tmp_path / "venv"
+  result = subprocess.run(["bash", str(_REPO / "scripts" / "bootstrap.sh")], capture_output=True,
+                          text=True, env=dict(_ENV, PYTHON=str(other), CODE_T5_VENV=str(venv)),
+                          timeout=60)
+  assert result.returncode == 2
+  message = result.stderr.strip()
+  assert message.count("\n") == 0, message
+  assert message.startswith(f"bootstrap: needs Python 3.11 ({other} is not")
+  assert "PYTHON=/path/to/python3.11" in message
+  assert not venv.exists()
