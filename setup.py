@@ -8,6 +8,18 @@ from setuptools.command.editable_wheel import editable_wheel
 
 _PTH = "code_t5_compat.pth"
 _HERE = os.path.dirname(os.path.abspath(__file__))
+# TensorFlow 2.15, the last with the estimator API Mesh TF's trainer needs, has no wheels past
+# Python 3.11: there the training stack is installed; on newer Pythons the completion engine alone.
+_TRAINING_PYTHON = "python_version < '3.12'"
+
+
+def _stack_pin(name: str) -> str:
+  """requirements/stack.txt's line for `name` (`name==version`): the pins stay in one place."""
+  with open(os.path.join(_HERE, "requirements", "stack.txt"), encoding="utf-8") as stack:
+    for line in stack:
+      if line.split("==")[0].strip() == name:
+        return line.strip()
+  raise ValueError(f"requirements/stack.txt does not pin {name}")
 
 
 class _BuildPyWithPth(build_py):
@@ -37,7 +49,7 @@ setuptools.setup(
     name="code_t5",
     version="0.1.0",
     description=__doc__,
-    python_requires=">=3.11,<3.12",
+    python_requires=">=3.11",
     packages=["code_t5", "code_t5.convert", "code_t5.data", "code_t5.engine",
               "code_t5.evaluation", "code_t5.training", "code_t5.gin_configs"],
     package_dir={"code_t5.gin_configs": "gin_configs"},
@@ -51,21 +63,29 @@ setuptools.setup(
         depends=["code_t5/engine/_native.h"], extra_compile_args=["-O3"],
         libraries=[] if os.name == "nt" else ["m"], optional=True)],
     cmdclass={"build_py": _BuildPyWithPth, "editable_wheel": _EditableWheelWithPth},
-    # The exact, tested versions live in requirements/stack.txt (installed by scripts/bootstrap.sh).
-    # t5 and mesh-tensorflow are absent on purpose: they must be installed with --no-deps (see there).
+    # The exact, tested versions of Python 3.11's stack live in requirements/stack.txt (installed
+    # by scripts/bootstrap.sh, which installs this package with --no-deps). t5 and mesh-tensorflow
+    # are absent on purpose: they must be installed with --no-deps (see there).
     install_requires=[
-        "tensorflow>=2.15,<2.16",
-        "tensorflow-text>=2.15,<2.16",
-        "seqio-nightly",
-        "tfds-nightly",
-        "gin-config",
+        # The completion engine (complete, serve, lsp, keystrokes, baseline, import, vocab): every
+        # Python from 3.11. The three whose behaviour the engine reads are pinned as there.
+        "numpy<2; " + _TRAINING_PYTHON,  # TensorFlow 2.15 is built against NumPy 1
+        "numpy>=1.26",
         "sentencepiece",
-        "numpy<2",
+        "editdistance",
         "msgpack",
         "tqdm",
-        "matplotlib",
         "threadpoolctl",
-        "pyflakes",
+        _stack_pin("pyflakes"),
+        _stack_pin("pygls"),
+        _stack_pin("lsprotocol"),
+        # The training stack (train, eval, prepare, cache, export, pack, convert, plot).
+        "tensorflow>=2.15,<2.16; " + _TRAINING_PYTHON,
+        "tensorflow-text>=2.15,<2.16; " + _TRAINING_PYTHON,
+        "seqio-nightly; " + _TRAINING_PYTHON,
+        "tfds-nightly; " + _TRAINING_PYTHON,
+        "gin-config; " + _TRAINING_PYTHON,
+        "matplotlib; " + _TRAINING_PYTHON,
     ],
     entry_points={"console_scripts": ["code-t5=code_t5_console:main"]},
 )

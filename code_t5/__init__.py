@@ -11,8 +11,6 @@ and each command calls `registration.register()` itself when it needs the regist
 are other programs and register.
 """
 
-import importlib.util
-
 import code_t5_compat
 from code_t5 import registration
 
@@ -26,15 +24,5 @@ def _in_console_script() -> bool:
   return code_t5_compat.started_as(code_t5_compat.CONSOLE_SCRIPT, code_t5_compat.CONSOLE_MODULE)
 
 
-def _tensorflow_installed() -> bool:
-  """Whether TensorFlow can be imported here. Where it cannot (a GPU machine with PyTorch only),
-  `import code_t5` registers nothing, so the data tools that need no TensorFlow still run there:
-  `code-t5 import`, the FLCC reader, scripts/export_texts.py."""
-  try:
-    return importlib.util.find_spec("tensorflow") is not None
-  except ValueError:  # sys.modules["tensorflow"] is None: its import is blocked
-    return False
-
-
-if not _in_console_script() and _tensorflow_installed():
+if not _in_console_script() and registration.tensorflow_installed():
   registration.register()

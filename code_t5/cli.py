@@ -19,6 +19,7 @@ from typing import Optional
 
 import code_t5_compat
 from code_t5 import errors
+from code_t5 import registration
 from code_t5 import stranger_paths
 from code_t5.data import flcc
 from code_t5.training import launcher
@@ -492,6 +493,19 @@ def _stopped_status(error: Optional[BaseException]) -> int:
   return _TERMINATED if terminated else _INTERRUPTED
 
 
+# The commands built on the training stack (TensorFlow 2.15 and what is built on it): where it is
+# not installed (a Python newer than 3.11) they say so before they begin, not in a traceback after
+# a first folder was written. The others run on the completion engine alone, and say the same if a
+# part of theirs needs the stack (engine.complete: a model dir whose runtime is not written).
+_TRAINING_STACK_COMMANDS = ("train", "eval", "prepare", "cache", "export", "pack", "convert",
+                            "plot")
+
+
+def _needs_training_stack(error: ModuleNotFoundError) -> bool:
+  return ((error.name or "").partition(".")[0] in errors.TRAINING_STACK_MODULES
+          and not registration.tensorflow_installed())
+
+
 # Why a write to stdout fails: a full disk (> /dev/full), a closed pipe, a closed descriptor.
 _OUTPUT_ERRNOS = (errno.ENOSPC, errno.EPIPE, errno.EBADF)
 
@@ -511,7 +525,14 @@ def main(argv=None):
       code_t5_compat.after_import("tensorflow", _stop_if_signalled)
     with library_output(args.verbose):
       try:
-        code = args.func(args)
+        if args.command in _TRAINING_STACK_COMMANDS and not registration.tensorflow_installed():
+          raise errors.TrainingStackMissing("this command")
+        try:
+          code = args.func(args)
+        except ModuleNotFoundError as e:
+          if not _needs_training_stack(e):
+            raise
+          raise errors.TrainingStackMissing(f"what was asked ({e.name})") from None
         _stop_if_signalled()
         if sys.stdout is not None:
           sys.stdout.flush()  # (a full disk says so here, not in the interpreter's exit)

@@ -12,11 +12,32 @@ import contextlib
 import errno
 import os
 import pathlib
+import sys
 from typing import Iterator, Optional, Union
 
 
 class UserError(Exception):
   """Bad input (a path, flag, file or checkpoint); the message is one line."""
+
+
+# The top-level modules of the training stack: TensorFlow 2.15 and what is built on it, installed
+# on Python 3.11 alone (setup.py, scripts/bootstrap.sh).
+TRAINING_STACK_MODULES = frozenset(("tensorflow", "tensorflow_text", "tensorflow_datasets", "seqio",
+                                    "t5", "mesh_tensorflow", "gin"))
+
+
+class TrainingStackMissing(UserError):
+  """A command, or a part of one, that needs the training stack where it is not installed."""
+
+  def __init__(self, what: str):
+    python = "{}.{}".format(*sys.version_info[:2])
+    if python == "3.11":
+      how = "install it with scripts/bootstrap.sh (`make train-dev` runs it)"
+    else:
+      how = (f"it runs on Python 3.11 only (scripts/bootstrap.sh, `make train-dev`); on Python "
+             f"{python} the completion engine alone is installed")
+    super().__init__(f"{what} needs the training stack (TensorFlow 2.15, seqio, Mesh TF), which "
+                     f"this environment lacks: {how}")
 
 
 def printable(text: str) -> str:

@@ -24,6 +24,17 @@ import threading
 from code_t5 import processes
 
 
+def tensorflow_installed() -> bool:
+  """Whether TensorFlow can be imported here. Where it cannot (a Python newer than 3.11, whose
+  install holds the completion engine alone; a GPU machine with PyTorch only), `import code_t5`
+  registers nothing, so what needs no TensorFlow still runs there: the completion engine, `code-t5
+  import`, the FLCC reader, scripts/export_texts.py."""
+  try:
+    return importlib.util.find_spec("tensorflow") is not None
+  except ValueError:  # sys.modules["tensorflow"] is None: its import is blocked
+    return False
+
+
 def _gin_configs_folder() -> str:
   """The gin_configs/ folder: in a checkout, the one beside the package (what setup.py installs
   as code_t5.gin_configs; an editable install's finder named the installed checkout's even for

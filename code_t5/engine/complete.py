@@ -44,6 +44,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from code_t5 import errors
 from code_t5 import processes
+from code_t5 import registration
 from code_t5 import stranger_paths
 from code_t5.data import line_completion
 from code_t5.data import task_names
@@ -736,6 +737,11 @@ def load_network(info: ModelInfo, echo=None) -> runtime.Network:
   """The checkpoint's NumPy runtime, written first (with TensorFlow, ~10 s) if it is missing."""
   network = runtime.load(info.model_dir, info.step)
   if network is None:
+    if not registration.tensorflow_installed():
+      raise errors.TrainingStackMissing(
+          f"--checkpoint {info.model_dir} has no runtime of step {info.step} (the NumPy weights "
+          f"the engine loads; `code-t5 pack {info.model_dir} --out FOLDER` where the stack is "
+          "installed writes a folder that has one), and writing it")
     vocabulary = task_vocabulary(info)
     check_vocabulary(info, vocabulary)
     if echo:
