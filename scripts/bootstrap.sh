@@ -14,7 +14,7 @@ PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3 || true)}
 # wheels for 3.12+, and pyflakes 4.1 (the engine's check of names) none for 3.10. Said before any
 # install, not minutes into one.
 if [ -z "$PYTHON" ] || ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
-  echo "bootstrap: needs Python 3.11 (${PYTHON:-no python3 on PATH} is not: TensorFlow 2.15 has no wheels for newer); install one (Debian/Ubuntu: apt install python3.11 python3.11-venv; or pyenv install 3.11; or uv python install 3.11) and run again with PYTHON=/path/to/python3.11" >&2
+  echo "bootstrap: needs Python 3.11 (${PYTHON:-no python3 on PATH} is not: TensorFlow 2.15 has no wheels for newer); install one (Debian/Ubuntu: apt install python3.11 python3.11-venv; or pyenv install 3.11; or uv python install 3.11) and run again with PYTHON=/path/to/python3.11 (for completions alone, pip install . in a venv of a newer Python: README)" >&2
   exit 2
 fi
 
