@@ -440,6 +440,39 @@ def test_files_changed_on_disk_are_read_again_where_the_client_watches_them(comp
   assert index._digests["a.py"] == repository._digest("import os\nos.pa")  # pylint: disable=protected-access
 
 
+def test_files_changed_on_disk_are_read_again_where_the_client_watches_nothing(completer, connect,
+                                                                               tmp_path,
+                                                                               monkeypatch):
+  """Neovim on Linux watches no files for a server (0.10 and later turn the capability off there;
+  0.9 and earlier lack it): the index kept each file as first read until the server restarted,
+  so a `git pull` or a branch switch left the old code in every completion. The server looks the
+  workspace over itself for such a client, and asks it to watch nothing."""
+  monkeypatch.setattr(lsp, "DISK_POLL_SECONDS", 0.05)
+  (tmp_path / "a.py").write_text("x = 1\n")
+  (tmp_path / "b.py").write_text("y = 2\n")
+  (tmp_path / "pkg").mkdir()
+  (tmp_path / "pkg" / "d.py").write_text("w = 4\n")
+  recorder = Recorder()
+  recorder.tokenizer, recorder.repository = completer.tokenizer, None
+  client = connect(recorder, root_uri=tmp_path.as_uri())
+  test_utils.wait_for(lambda: client.server.engine.repository is not None, "the index", 30)
+  index = client.server.engine.repository
+  opened = (tmp_path / "a.py").as_uri()
+  client.open("import os\nos.pa", uri=opened)
+  client.complete(1, 5, uri=opened)  # (a request after the notifications: they were handled)
+  assert not [r for r in client.server_requests if r["method"] == "client/registerCapability"]
+  (tmp_path / "b.py").unlink()
+  (tmp_path / "c.py").write_text("z = 3\n")
+  (tmp_path / "pkg" / "d.py").write_text("w = 'changed on disk'\n")
+  (tmp_path / "a.py").write_text("x = 'open in the editor'\n")  # its text stays the editor's
+  changed = repository._digest("w = 'changed on disk'\n")  # pylint: disable=protected-access
+  test_utils.wait_for(lambda: index._digests.get("pkg/d.py") == changed, "d.py read again", 30)  # pylint: disable=protected-access
+  test_utils.wait_for(lambda: "c.py" in index._digests and "b.py" not in index._digests,  # pylint: disable=protected-access
+                      "c.py read, b.py gone", 30)
+  assert sorted(index._digests) == ["a.py", "c.py", "pkg/d.py"]  # pylint: disable=protected-access
+  assert index._digests["a.py"] == repository._digest("import os\nos.pa")  # pylint: disable=protected-access
+
+
 def test_cancelled_and_stale_requests_are_answered_without_running_the_model(connect):
   gate = threading.Event()
   recorder = Recorder(gate=gate)

@@ -92,6 +92,15 @@ CMP_KEYWORD_WINDOW = 256
 MAX_WORD_CHARS = 256
 # How often the client's process (initialize's processId) is looked for: gone, the server exits.
 PARENT_POLL_SECONDS = 2.0
+# Where the client watches no files for the server (Neovim on Linux: 0.10 and later turn the
+# capability off there, 0.9 and earlier lack it), the server looks the workspace's *.py over
+# itself, for files changed, created or deleted on disk (a `git pull`, a branch switched): every
+# DISK_POLL_SECONDS, or DISK_POLL_SHARE times as long as the last look took if that is longer (so
+# that looking costs at most 1/DISK_POLL_SHARE of a core), and not at all where one look takes
+# over DISK_POLL_MAX_SECONDS (a workspace too large to walk: said in one log line).
+DISK_POLL_SECONDS = 5.0
+DISK_POLL_SHARE = 50
+DISK_POLL_MAX_SECONDS = 2.0
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str, every surrogate is a lone one
 
@@ -371,8 +380,13 @@ class Engine:
     self._active_path = ""
     self._prepares = 0  # Repository.prepare requests so far: only the newest runs
     self._opens = 0  # documents opened so far: only the newest is encoded ahead (_encode_opened)
+    # Whether the client watches the workspace's files for the server (initialize); where it
+    # does not, the index's thread looks them over itself (_poll_disk) until the server closes.
+    self.client_watches_files = False
+    self._closed = threading.Event()
 
   def close(self) -> None:
+    self._closed.set()
     self._executor.shutdown(wait=False, cancel_futures=True)
 
   # Documents. ----------------------------------------------------------------------------------
@@ -467,6 +481,8 @@ class Engine:
 
     def build():
       start = time.monotonic()
+      # Looked at before the files are read: one changed while they are is read again.
+      on_disk = None if self.client_watches_files else self._disk_state()
       try:
         built = repository_lib.Repository.of_folder(self.root, self.completer.tokenizer,
                                                     saved_dir=saved_pieces.default_dir())
@@ -483,6 +499,8 @@ class Engine:
       cut = (f", its limit: the rest of {self.root} is left out" if built.cut else "")
       self.log(f"indexed {built.files} Python files of {self.root} in "
                f"{time.monotonic() - start:.1f} s{cut}")
+      if on_disk is not None:
+        self._poll_disk(on_disk)
 
     thread = threading.Thread(target=build, name="code-t5-index", daemon=True)
     thread.start()
@@ -514,6 +532,40 @@ class Engine:
       self._executor.submit(self._files_changed, list(uris))
     except RuntimeError:  # the server is closing
       pass
+
+  def _disk_state(self) -> Optional[Dict[str, Tuple[int, int]]]:
+    """Each *.py file the index would read (its path: modification time, size); None where
+    looking took over DISK_POLL_MAX_SECONDS."""
+    start, state = time.monotonic(), {}
+    for path in repository_lib.iter_python_files(self.root, repository_lib.MAX_FILE_BYTES):
+      if time.monotonic() - start > DISK_POLL_MAX_SECONDS:
+        self.log(f"looking over {self.root} for files changed on disk takes over "
+                 f"{DISK_POLL_MAX_SECONDS:g} s: it is not looked over (a client that watches "
+                 "files, or a server restarted after a branch switch, reads them again)")
+        return None
+      try:
+        status = path.stat(follow_symlinks=False)
+      except OSError:  # gone since it was listed
+        continue
+      state[path.relative_to(self.root).as_posix()] = (status.st_mtime_ns, status.st_size)
+    return state
+
+  def _poll_disk(self, state: Dict[str, Tuple[int, int]]) -> None:
+    """On the index's thread, for a client that watches no files, until the server closes: each
+    *.py file changed, created or deleted on disk since the last look goes to files_changed, as
+    a client's watcher would report it (a file stayed as the index first read it until the server
+    restarted: a branch switched left the other files' old code in every completion)."""
+    took = 0.0
+    while not self._closed.wait(max(DISK_POLL_SECONDS, DISK_POLL_SHARE * took)):
+      start = time.monotonic()
+      new = self._disk_state()
+      if new is None:
+        return
+      took = time.monotonic() - start
+      changed = [path for path in state.keys() | new.keys() if state.get(path) != new.get(path)]
+      state = new
+      if changed:
+        self.files_changed([(self.root / path).as_uri() for path in sorted(changed)])
 
   def _files_changed(self, uris: List[str]) -> None:
     for uri in uris:
@@ -1191,6 +1243,7 @@ def make_server(completer, top: Optional[int] = None, banner: Optional[str] = No
     workspace = params.capabilities.workspace
     watched = workspace is not None and workspace.did_change_watched_files
     server.watch_files = bool(watched and watched.dynamic_registration)
+    engine.client_watches_files = server.watch_files
     document = params.capabilities.text_document
     wanted = document is not None and document.inline_completion is not None
     if wanted and types.TEXT_DOCUMENT_INLINE_COMPLETION not in server.protocol.fm.features:
