@@ -61,6 +61,7 @@ class Recorder:
 
   def __init__(self, lines=("ab()", "", "ab", "ab()"), gate=None):
     self.lines, self.gate, self.fail = lines, gate, None
+    self.repo = self.repository = None  # a Completer's --repo and its index: none
     self.calls = []
     self.started = threading.Semaphore(0)
 
@@ -471,6 +472,35 @@ def test_files_changed_on_disk_are_read_again_where_the_client_watches_nothing(c
                       "c.py read, b.py gone", 30)
   assert sorted(index._digests) == ["a.py", "c.py", "pkg/d.py"]  # pylint: disable=protected-access
   assert index._digests["a.py"] == repository._digest("import os\nos.pa")  # pylint: disable=protected-access
+
+
+def test_a_repo_given_at_start_is_the_workspace_whatever_the_client_names(completer, connect,
+                                                                           tmp_path, monkeypatch):
+  """`lsp --repo DIR` indexed DIR as the server started and never again: a file saved in the
+  editor, closed, or changed on disk stayed as first read, and the document's own file was not
+  left out of the project it completed from. Now DIR is the workspace: the client's root (here
+  another folder) is not indexed, and DIR's files follow the editor and the disk."""
+  monkeypatch.setattr(lsp, "DISK_POLL_SECONDS", 0.05)
+  repo = tmp_path / "repo"
+  repo.mkdir()
+  (repo / "a.py").write_text("x = 1\n")
+  (repo / "b.py").write_text("y = 2\n")
+  recorder = Recorder()
+  recorder.tokenizer, recorder.repo = completer.tokenizer, repo.resolve()
+  recorder.repository = repository.Repository.of_folder(repo, completer.tokenizer)
+  index = recorder.repository
+  elsewhere = tmp_path / "elsewhere"
+  elsewhere.mkdir()
+  (elsewhere / "e.py").write_text("e = 5\n")
+  client = connect(recorder, root_uri=elsewhere.as_uri())
+  saved = (repo / "b.py").as_uri()
+  client.notify("textDocument/didSave", {"textDocument": {"uri": saved},
+                                         "text": "y = 'saved in the editor'\n"})
+  (repo / "c.py").write_text("z = 3\n")
+  test_utils.wait_for(lambda: "c.py" in index._digests, "c.py read", 30)  # pylint: disable=protected-access
+  assert sorted(index._digests) == ["a.py", "b.py", "c.py"]  # pylint: disable=protected-access
+  assert index._digests["b.py"] == repository._digest("y = 'saved in the editor'\n")  # pylint: disable=protected-access
+  assert client.server.engine.path_of((repo / "a.py").as_uri()) == "a.py"
 
 
 def test_cancelled_and_stale_requests_are_answered_without_running_the_model(connect):

@@ -469,9 +469,24 @@ class Engine:
 
   def index_workspace(self, uri: Optional[str]) -> Optional[threading.Thread]:
     """Indexes the workspace folder's Python files on a thread (within
-    repository.INDEX_SECONDS); completions read them once that is done. Not when the server was
-    given --repo, which is indexed already."""
-    if not uri or not uri.startswith("file://") or self.completer.repository is not None:
+    repository.INDEX_SECONDS); completions read them once that is done. Where the server was
+    given --repo, that folder, indexed as the server started, is the workspace whatever the
+    client names: the editor's saves and closes and the files changed on disk go to its index as
+    to a workspace's (they did not: a file saved stayed as --repo's index first read it)."""
+    if self.completer.repository is not None:
+      self.root, self.repository = self.completer.repo, self.completer.repository
+      if self.client_watches_files:
+        return None
+
+      def look_over():
+        on_disk = self._disk_state()
+        if on_disk is not None:
+          self._poll_disk(on_disk)
+
+      thread = threading.Thread(target=look_over, name="code-t5-disk", daemon=True)
+      thread.start()
+      return thread
+    if not uri or not uri.startswith("file://"):
       return None
     folder = pathlib.Path(urllib.parse.unquote(urllib.parse.urlparse(uri).path))
     if not folder.is_dir():
