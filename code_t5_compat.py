@@ -53,6 +53,7 @@ mini trained 1.3-1.4x faster there (docs/speed.md); on the AVX-512 machine it ch
     in a worker whose environment names its job; BEAM_DRIVER_ENV says why).
 """
 
+import _thread  # (not threading: this module runs at every interpreter start-up, via the .pth)
 import contextlib
 import functools
 import gc
@@ -489,32 +490,46 @@ JAX_AUTOTUNE_FOLDER = ("jax._src.compiler", "_compile_and_write_autotune_config"
 
 
 class _AfterItsCode(_AroundLoader):
-  """A loader that runs the module's code, then `after(module)`."""
+  """A loader that runs the module's code, then takes `finder` off the meta path and runs
+  `after(module)`."""
 
-  def __init__(self, real, after):
+  def __init__(self, real, after, finder):
     super().__init__(real)
-    self.after = after
+    self.after, self.finder = after, finder
 
   def exec_module(self, module):
     self.real.exec_module(module)
     module.__spec__.loader = module.__loader__ = self.real
+    with contextlib.suppress(ValueError):  # (another thread's import of it took it off)
+      sys.meta_path.remove(self.finder)
     self.after(module)
 
 
 class _AfterImport:  # a meta path finder
   """Runs `after(module)` once the module `name`'s code has run (a module imported already: at
-  once); finds nothing itself."""
+  once); finds nothing itself. It stays on the meta path until the module's code ran: a lookup
+  that imports nothing (importlib.util.find_spec, as registration.tensorflow_installed asks)
+  took it off, and the import after it ran no hook (`pack`'s Ctrl-C during TensorFlow's import
+  was lost again)."""
 
   def __init__(self, name, after):
     self.name, self.after = name, after
+    # The threads inside this finder's find_spec: two hooks on one module ask each other (each
+    # asks the other finders), and the one asked again finds nothing, so the spec is wrapped
+    # once by each.
+    self._asking = set()
 
   def find_spec(self, fullname, path=None, target=None):
-    if fullname != self.name:
+    thread = _thread.get_ident()
+    if fullname != self.name or thread in self._asking:
       return None
-    sys.meta_path.remove(self)
-    spec = _spec_of_other_finders(self, fullname, path, target)
+    self._asking.add(thread)
+    try:
+      spec = _spec_of_other_finders(self, fullname, path, target)
+    finally:
+      self._asking.discard(thread)
     if spec is not None and hasattr(spec.loader, "exec_module"):
-      spec.loader = _AfterItsCode(spec.loader, self.after)
+      spec.loader = _AfterItsCode(spec.loader, self.after, self)
     return spec
 
 

@@ -370,3 +370,29 @@ def test_bootstrap_refuses_another_python_before_installing_anything(tmp_path):
   assert message.startswith(f"bootstrap: needs Python 3.11 ({other} is not")
   assert "PYTHON=/path/to/python3.11" in message
   assert not venv.exists()
+
+
+def test_a_hook_after_an_import_runs_once_whoever_looked_the_module_up_first(tmp_path):
+  """code_t5_compat.after_import: a lookup that imports nothing (importlib.util.find_spec, which
+  registration.tensorflow_installed does before TensorFlow is imported) took the hook off, so the
+  import after it ran none (`pack`'s Ctrl-C during TensorFlow's import was lost again). Two hooks
+  on one module both run, once each, after its code."""
+  (tmp_path / "hooked.py").write_text("import sys\nsys.hooked_ran = True\n")
+  result = _python(
+      f"import sys, importlib.util; sys.path.insert(0, {str(tmp_path)!r})\n"
+      "import code_t5_compat\n"
+      "calls = []\n"
+      "def first(module): calls.append(('first', module.__name__, sys.hooked_ran))\n"
+      "def second(module): calls.append(('second', module.__name__, sys.hooked_ran))\n"
+      "code_t5_compat.after_import('hooked', first)\n"
+      "code_t5_compat.after_import('hooked', second)\n"
+      "assert importlib.util.find_spec('hooked') is not None and calls == []\n"
+      "import hooked\n"
+      "import importlib; importlib.reload(hooked)\n"
+      "print(sorted(calls))\n"
+      "code_t5_compat.after_import('hooked', first)\n"  # imported already: at once
+      "print(calls[-1])\n"
+      "print(sum(getattr(f, 'name', None) == 'hooked' for f in sys.meta_path))\n")
+  assert result.returncode == 0, result.stderr[-2000:]
+  assert result.stdout.splitlines() == ["[('first', 'hooked', True), ('second', 'hooked', True)]",
+                                        "('first', 'hooked', True)", "0"]
