@@ -93,14 +93,21 @@ MAX_WORD_CHARS = 256
 # How often the client's process (initialize's processId) is looked for: gone, the server exits.
 PARENT_POLL_SECONDS = 2.0
 # Where the client watches no files for the server (Neovim on Linux: 0.10 and later turn the
-# capability off there, 0.9 and earlier lack it), the server looks the workspace's *.py over
-# itself, for files changed, created or deleted on disk (a `git pull`, a branch switched): every
-# DISK_POLL_SECONDS, or DISK_POLL_SHARE times as long as the last look took if that is longer (so
-# that looking costs at most 1/DISK_POLL_SHARE of a core), and not at all where one look takes
-# over DISK_POLL_MAX_SECONDS (a workspace too large to walk: said in one log line).
+# capability off there, 0.9 and earlier lack it), and for a --repo folder (which the client's
+# watchers do not cover), the server looks the folder's *.py over itself, for files changed,
+# created or deleted on disk (a `git pull`, a branch switched): every DISK_POLL_SECONDS, or
+# DISK_POLL_SHARE times as long as the last look took if that is longer (so that looking costs at
+# most 1/DISK_POLL_SHARE of a core). A look is given up past DISK_POLL_MAX_SECONDS, and looking
+# altogether after DISK_POLL_SLOW_LOOKS such looks in a row (a folder too large to walk: said in
+# one log line).
 DISK_POLL_SECONDS = 5.0
 DISK_POLL_SHARE = 50
 DISK_POLL_MAX_SECONDS = 2.0
+DISK_POLL_SLOW_LOOKS = 3
+# Files changed on disk are read again on the model thread this many at a time, the rest after
+# the requests that came meanwhile: a branch switch's 2,001 files read at once held the next
+# completion for 18 s (helper-40's audit).
+READ_AGAIN_AT_ONCE = 16
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str, every surrogate is a lone one
 
@@ -475,15 +482,8 @@ class Engine:
     to a workspace's (they did not: a file saved stayed as --repo's index first read it)."""
     if self.completer.repository is not None:
       self.root, self.repository = self.completer.repo, self.completer.repository
-      if self.client_watches_files:
-        return None
-
-      def look_over():
-        on_disk = self._disk_state()
-        if on_disk is not None:
-          self._poll_disk(on_disk)
-
-      thread = threading.Thread(target=look_over, name="code-t5-disk", daemon=True)
+      thread = threading.Thread(target=self._poll_disk, args=(self.repository,),
+                                name="code-t5-disk", daemon=True)
       thread.start()
       return thread
     if not uri or not uri.startswith("file://"):
@@ -496,8 +496,6 @@ class Engine:
 
     def build():
       start = time.monotonic()
-      # Looked at before the files are read: one changed while they are is read again.
-      on_disk = None if self.client_watches_files else self._disk_state()
       try:
         built = repository_lib.Repository.of_folder(self.root, self.completer.tokenizer,
                                                     saved_dir=saved_pieces.default_dir())
@@ -514,8 +512,8 @@ class Engine:
       cut = (f", its limit: the rest of {self.root} is left out" if built.cut else "")
       self.log(f"indexed {built.files} Python files of {self.root} in "
                f"{time.monotonic() - start:.1f} s{cut}")
-      if on_disk is not None:
-        self._poll_disk(on_disk)
+      if not self.client_watches_files:
+        self._poll_disk(built)
 
     thread = threading.Thread(target=build, name="code-t5-index", daemon=True)
     thread.start()
@@ -543,10 +541,47 @@ class Engine:
     editor has it open (its text wins), is read again as the workspace index reads files, on the
     model thread (a branch switched changes hundreds at once). A file deleted on disk stayed in
     the index until the server restarted (helper-37's audit)."""
+    self._paths_changed([path for path in map(self.path_of, uris) if path])
+
+  def _paths_changed(self, paths: List[str]) -> None:
     try:
-      self._executor.submit(self._files_changed, list(uris))
+      self._executor.submit(self._read_again, paths)
     except RuntimeError:  # the server is closing
       pass
+
+  def _read_again(self, paths: List[str]) -> None:
+    """On the model thread, READ_AGAIN_AT_ONCE of `paths` (relative to the workspace); the rest
+    go to the back of the queue. A path the editor has open is left as its text (compared as
+    paths: the editor may spell a URI otherwise, `+` for `%2B`, or through a link)."""
+    opened = {self.path_of(uri) for uri in list(self.documents)}
+    for path in paths[:READ_AGAIN_AT_ONCE]:
+      skipped = any(map(repository_lib.skipped_folder, pathlib.PurePosixPath(path).parts[:-1]))
+      if path.endswith(".py") and not skipped and path not in opened:
+        self._revert_path(path)
+    if paths[READ_AGAIN_AT_ONCE:]:
+      self._paths_changed(paths[READ_AGAIN_AT_ONCE:])
+
+  def _revert(self, uri: str) -> None:
+    """A closed document's copy in the workspace index becomes the file on disk as the index
+    reads it, or none: its unsaved text is gone with the editor's buffer, and a client that
+    opened 4,000 files no disk holds kept them all, each open costing more (helper-37's audit)."""
+    self._revert_path(self.path_of(uri))
+
+  def _revert_path(self, path: str) -> None:
+    """The index's copy of `path` becomes the file on disk as the index reads it (a regular UTF-8
+    file, not a link, of at most repository.MAX_FILE_BYTES), or none."""
+    repository = self.repository
+    if repository is None or not path:
+      return
+    try:
+      with stranger_paths.open_regular(self.root / path, repository_lib.MAX_FILE_BYTES,
+                                       follow_link=False) as file:
+        text = file.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+      repository.remove(path)
+    else:
+      repository.add(path, text)
+    self._generation += 1
 
   def _disk_state(self) -> Optional[Dict[str, Tuple[int, int]]]:
     """Each *.py file the index would read (its path: modification time, size); None where
@@ -554,9 +589,6 @@ class Engine:
     start, state = time.monotonic(), {}
     for path in repository_lib.iter_python_files(self.root, repository_lib.MAX_FILE_BYTES):
       if time.monotonic() - start > DISK_POLL_MAX_SECONDS:
-        self.log(f"looking over {self.root} for files changed on disk takes over "
-                 f"{DISK_POLL_MAX_SECONDS:g} s: it is not looked over (a client that watches "
-                 "files, or a server restarted after a branch switch, reads them again)")
         return None
       try:
         status = path.stat(follow_symlinks=False)
@@ -565,46 +597,35 @@ class Engine:
       state[path.relative_to(self.root).as_posix()] = (status.st_mtime_ns, status.st_size)
     return state
 
-  def _poll_disk(self, state: Dict[str, Tuple[int, int]]) -> None:
-    """On the index's thread, for a client that watches no files, until the server closes: each
-    *.py file changed, created or deleted on disk since the last look goes to files_changed, as
-    a client's watcher would report it (a file stayed as the index first read it until the server
-    restarted: a branch switched left the other files' old code in every completion)."""
-    took = 0.0
+  def _poll_disk(self, index) -> None:
+    """On a thread of its own, until the server closes: each *.py file changed, created or
+    deleted on disk since `index` (a repository_lib.Repository) read it, then since the last
+    look, is read again, as a client's watcher would report it (a file stayed as the index
+    first read it until the server restarted: a branch switched left the other files' old code
+    in every completion). Where the index stopped at its time limit, the files past it stay out:
+    only those it holds are looked after."""
+    state, known, took, slow = dict(index.read_as), set(index.read_as), 0.0, 0
     while not self._closed.wait(max(DISK_POLL_SECONDS, DISK_POLL_SHARE * took)):
       start = time.monotonic()
       new = self._disk_state()
-      if new is None:
-        return
       took = time.monotonic() - start
-      changed = [path for path in state.keys() | new.keys() if state.get(path) != new.get(path)]
+      if new is None:
+        slow += 1
+        if slow == DISK_POLL_SLOW_LOOKS:
+          self.log(f"looking over {self.root} for files changed on disk took over "
+                   f"{DISK_POLL_MAX_SECONDS:g} s {slow} times in a row: it is not looked over "
+                   "again (a client that watches files, or a server restarted after a branch "
+                   "switch, reads them again)")
+          return
+        continue
+      slow = 0
+      if index.cut:
+        new = {path: value for path, value in new.items() if path in known}
+      changed = sorted(path for path in state.keys() | new.keys()
+                       if state.get(path) != new.get(path))
       state = new
       if changed:
-        self.files_changed([(self.root / path).as_uri() for path in sorted(changed)])
-
-  def _files_changed(self, uris: List[str]) -> None:
-    for uri in uris:
-      path = self.path_of(uri)
-      skipped = any(map(repository_lib.skipped_folder, pathlib.PurePosixPath(path).parts[:-1]))
-      if path.endswith(".py") and not skipped and uri not in self.documents:
-        self._revert(uri)
-
-  def _revert(self, uri: str) -> None:
-    """A closed document's copy in the workspace index becomes the file on disk as the index
-    reads it (a regular UTF-8 file of at most repository.MAX_FILE_BYTES), or none: its unsaved
-    text is gone with the editor's buffer, and a client that opened 4,000 files no disk holds
-    kept them all, each open costing more (helper-37's audit)."""
-    path, repository = self.path_of(uri), self.repository
-    if repository is None or not path:
-      return
-    try:
-      text = stranger_paths.read_regular(self.root / path,
-                                         repository_lib.MAX_FILE_BYTES).decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-      repository.remove(path)
-    else:
-      repository.add(path, text)
-    self._generation += 1
+        self._paths_changed(changed)
 
   # Completion. ---------------------------------------------------------------------------------
 

@@ -47,6 +47,9 @@ class Repository:
     self._digests = {}  # path -> _digest of the text the indexes hold
     self.files = 0
     self.cut = False  # whether `of_folder` stopped at its time limit (the rest left out)
+    # path -> (modification time in ns, size) of each file `of_folder` read, as it was just before
+    # the read: what a look at the disk later compares with (code_t5.engine.lsp).
+    self.read_as: Dict[str, Tuple[int, int]] = {}
 
   def add(self, path: str, text: str) -> None:
     """`path` holds `text` from now on; nothing is done where it held that text already, so no
@@ -119,10 +122,13 @@ class Repository:
         repository.cut = True
         break
       try:
+        status = path.stat(follow_symlinks=False)
         text = path.read_text(encoding="utf-8")
       except (OSError, UnicodeDecodeError):
         continue
-      group.append((path.relative_to(folder).as_posix(), text))
+      relative = path.relative_to(folder).as_posix()
+      repository.read_as[relative] = (status.st_mtime_ns, status.st_size)
+      group.append((relative, text))
       size += len(text)
       if size >= GROUP_CHARS:
         add_group()
