@@ -176,16 +176,36 @@ def test_the_training_stacks_commands_say_so_in_one_line_and_write_nothing(newer
   assert list(tmp_path.iterdir()) == []
 
 
-def test_a_model_dir_without_its_runtime_says_how_to_get_one(newer, tmp_path):
+@pytest.mark.parametrize("command", [["baseline", "--checkpoint"], ["keystrokes"]])
+def test_the_dev_dataset_s_default_is_said_to_come_with_the_checkout(newer, tmp_path, command):
+  """A package pip installed holds no dataset-dev/ (the checkout does): without --root these
+  commands named a folder inside site-packages (helper-40's audit)."""
+  result = _run([newer / "code-t5", *command, "--out", "x.json"], cwd=tmp_path)
+  assert result.returncode == 2
+  assert result.stderr.strip() == (
+      f"code-t5 {command[0]}: --root was not given, and its default, dataset-dev/, comes with the "
+      "checkout, not with the installed package: give --root CHECKOUT/dataset-dev, or another "
+      "folder that holds v3/")
+  assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["complete", "baseline", "keystrokes"])
+def test_a_model_dir_without_its_runtime_says_how_to_get_one(newer, tmp_path, command):
   """The engine loads a model's runtime (NumPy weights); writing one from a Mesh TF checkpoint
-  takes TensorFlow, so a model dir without it is refused with what to run where."""
+  takes TensorFlow, so a model dir without it is refused with what to run where, before any other
+  work (`baseline` fitted its n-gram first: helper-40's audit)."""
   model = tmp_path / "model"
   shutil.copytree(test_utils.PRETRAINED, model, ignore=shutil.ignore_patterns("runtime"))
-  result = _run([newer / "code-t5", "complete", "--checkpoint", model, f"{DEV_FILE}:3:1"])
+  arguments = {"complete": [f"{DEV_FILE}:3:1"],
+               "baseline": ["--root", REPO / "dataset-dev", "--out", tmp_path / "x.json"],
+               "keystrokes": ["--root", REPO / "dataset-dev", "--out", tmp_path / "x.json"]}
+  result = _run([newer / "code-t5", command, "--checkpoint", model, *arguments[command]])
   assert result.returncode == 2
+  assert result.stdout == ""
   message = result.stderr.strip()
   assert message.count("\n") == 0, message
-  assert message.startswith(f"code-t5 complete: --checkpoint {model} has no runtime of step ")
+  assert message.startswith(f"code-t5 {command}: --checkpoint {model} has no runtime of step ")
   assert f"`code-t5 pack {model} --out FOLDER`" in message
   assert "needs the training stack" in message
+  assert sorted(path.name for path in tmp_path.iterdir()) == ["model"]
   assert not (model / "runtime").exists()

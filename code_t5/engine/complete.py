@@ -733,15 +733,23 @@ def check_options(options: EngineOptions) -> None:
                           f"{RETRIEVAL_BONUS:g} for a line the file or repository holds)")
 
 
+def check_loadable(info: ModelInfo) -> None:
+  """One line where the checkpoint's runtime is not written and cannot be here: writing it takes
+  TensorFlow (the engine alone on a Python newer than 3.11). Commands call it before their other
+  work."""
+  if (not runtime.runtime_dir(info.model_dir, info.step).is_dir()
+      and not registration.tensorflow_installed()):
+    raise errors.TrainingStackMissing(
+        f"--checkpoint {info.model_dir} has no runtime of step {info.step} (the NumPy weights "
+        f"the engine loads; `code-t5 pack {info.model_dir} --out FOLDER` where the stack is "
+        "installed writes a folder that has one), and writing it")
+
+
 def load_network(info: ModelInfo, echo=None) -> runtime.Network:
   """The checkpoint's NumPy runtime, written first (with TensorFlow, ~10 s) if it is missing."""
   network = runtime.load(info.model_dir, info.step)
   if network is None:
-    if not registration.tensorflow_installed():
-      raise errors.TrainingStackMissing(
-          f"--checkpoint {info.model_dir} has no runtime of step {info.step} (the NumPy weights "
-          f"the engine loads; `code-t5 pack {info.model_dir} --out FOLDER` where the stack is "
-          "installed writes a folder that has one), and writing it")
+    check_loadable(info)
     vocabulary = task_vocabulary(info)
     check_vocabulary(info, vocabulary)
     if echo:

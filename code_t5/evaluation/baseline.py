@@ -288,6 +288,10 @@ def _check_inputs(roots: Sequence[Tuple[str, object]], max_files: Optional[int])
   1, before anything is read."""
   for flag, path in roots:
     if not pathlib.Path(path).exists():
+      if pathlib.Path(path) == default_root():  # a package pip installed (not an editable one)
+        raise BaselineError(f"{flag} was not given, and its default, dataset-dev/, comes with the "
+                            "checkout, not with the installed package: give --root "
+                            "CHECKOUT/dataset-dev, or another folder that holds v3/")
       raise BaselineError(f"{flag} {path} does not exist: give the folder that holds v3/")
   if max_files is not None and max_files < 1:
     raise BaselineError(f"--max-files must be at least 1, got {max_files}")
@@ -475,7 +479,7 @@ def _cli(args) -> int:
   # flcc.Splits would name its own fields ("Splits.validation must be ...").
   flcc.check_fractions(args.validation_fraction, args.test_fraction)
   for checkpoint in args.checkpoint:
-    complete.model_info(checkpoint)
+    complete.check_loadable(complete.model_info(checkpoint))
   if args.rungs and not args.checkpoint:  # the engine's rungs: without a checkpoint, none runs
     raise BaselineError("--rungs needs --checkpoint: give the model dir to run the rungs on, "
                         "or --checkpoint alone for the shipped model")

@@ -209,7 +209,7 @@ def _cli(args) -> int:
   # Its folder now, not after the minutes of typing (a file there: one line, not a traceback).
   processes.check_output_file(args.out, args.force, f"the results {args.out}",
                               baseline.BaselineError)
-  complete.model_info(args.checkpoint)
+  complete.check_loadable(complete.model_info(args.checkpoint))
   results = evaluate(args.root or baseline.default_root(), args.split, args.checkpoint,
                      args.max_files)
   baseline.write_json(results, args.out, args.force)
