@@ -456,7 +456,7 @@ def test_files_changed_on_disk_are_read_again_where_the_client_watches_nothing(c
   for a document it has open, however it spells the URI (Neovim leaves `+` and `@` as they are),
   and a file that became a link leaves the index, as the index leaves links out (helper-40's
   audit). Files are read again one at a time here (READ_AGAIN_AT_ONCE), the rest queued."""
-  monkeypatch.setattr(lsp, "DISK_POLL_SECONDS", 0.05)
+  monkeypatch.setattr(repository, "DISK_POLL_SECONDS", 0.05)
   monkeypatch.setattr(lsp, "READ_AGAIN_AT_ONCE", 1)
   root = tmp_path / "my+proj@2"
   (root / "pkg").mkdir(parents=True)
@@ -497,7 +497,7 @@ def test_a_repo_given_at_start_is_the_workspace_whatever_the_client_names(comple
   another folder) is not indexed, and DIR's files follow the editor and the disk, also where the
   client watches files (its watchers cover its own folder, not DIR) and for a change made before
   the client connected (helper-40's audit)."""
-  monkeypatch.setattr(lsp, "DISK_POLL_SECONDS", 0.05)
+  monkeypatch.setattr(repository, "DISK_POLL_SECONDS", 0.05)
   repo = tmp_path / "repo"
   repo.mkdir()
   (repo / "a.py").write_text("x = 1\n")
@@ -528,7 +528,7 @@ def test_where_the_index_stopped_at_its_limit_only_the_files_it_holds_are_looked
   """A workspace too large to index within its 10 s: a file past the limit that changed on disk
   was read in, and a branch switch read all of them (2,001 files: the next completion waited
   18 s; helper-40's audit)."""
-  monkeypatch.setattr(lsp, "DISK_POLL_SECONDS", 0.05)
+  monkeypatch.setattr(repository, "DISK_POLL_SECONDS", 0.05)
   for name in ("a.py", "z.py"):
     (tmp_path / name).write_text("x = 1\n")
   index = repository.Repository(completer.tokenizer)
@@ -550,8 +550,8 @@ def test_where_the_index_stopped_at_its_limit_only_the_files_it_holds_are_looked
 
 def test_a_folder_too_slow_to_look_over_is_given_up_in_one_log_line(completer, connect, tmp_path,
                                                                      monkeypatch):
-  monkeypatch.setattr(lsp, "DISK_POLL_SECONDS", 0.01)
-  monkeypatch.setattr(lsp, "DISK_POLL_MAX_SECONDS", -1.0)  # every look over its time
+  monkeypatch.setattr(repository, "DISK_POLL_SECONDS", 0.01)
+  monkeypatch.setattr(repository, "DISK_POLL_MAX_SECONDS", -1.0)  # every look over its time
   (tmp_path / "a.py").write_text("x = 1\n")
   recorder = Recorder()
   recorder.tokenizer = completer.tokenizer

@@ -26,6 +26,7 @@ import pytest
 from code_t5 import processes
 from code_t5 import test_utils
 from code_t5.engine import complete
+from code_t5.engine import repository
 from code_t5.engine import serve
 
 OPTIONS = complete.EngineOptions(max_tokens=8)  # short lines: many requests reach the model
@@ -354,6 +355,62 @@ def test_concurrent_clients_get_the_replies_one_client_gets(shipped_completer):
     assert status == (400 if malformed else 200), (body[:80], status, reply)
     assert _without_ms(reply) == expected, body[:80]
     assert malformed == ("error" in reply)
+
+
+_WIDGETS = ("from tables import build_frobnication_table\n\n\n"
+            "def frobnicate_the_widgets(count, colour):\n"
+            "    FROBNICATION_TABLE = build_frobnication_table(count, colour, scale=3)\n"
+            "    return FROBNICATION_TABLE\n")
+_WIDGETS_LINE = "nication_table(count, colour, scale=3)"
+
+
+@pytest.mark.parametrize("workers", [0, 1, 2])  # 0: as stdin's, in this process
+def test_a_repo_server_follows_the_files_changed_on_disk(tmp_path, monkeypatch, workers):
+  """`serve --repo` read the project once: a file created (a `git pull`, a branch switched) was
+  never offered until the server restarted. Each process that answers requests now follows the
+  folder on disk and reads what changed between requests: here the whole line of a file created
+  after the server started, which nothing else in the project holds."""
+  monkeypatch.setattr(repository, "DISK_POLL_SECONDS", 0.05)
+  repo = tmp_path / "repo"
+  repo.mkdir()
+  (repo / "main.py").write_text("import os\n")
+  completer = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(), repo=repo)
+  body = json.dumps({"prefix": "from tables import build_frobnication_table\n\n"
+                               "count, colour = 1, 2\nFROBNICATION_TABLE = build_frob"}).encode()
+  if workers:
+    server = serve.make_http_server(completer, 0, workers=workers)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+
+    def ask():
+      return _parse_http(_http(port, b"POST /complete HTTP/1.1\r\nContent-Length: "
+                               + str(len(body)).encode() + b"\r\n\r\n" + body))[1]
+  else:
+    follower = serve.DiskFollower(completer)
+
+    def ask():
+      return serve.handle_line(completer, body, follower)
+  try:
+    assert ask()["completion"] != _WIDGETS_LINE
+    (repo / "widgets.py").write_text(_WIDGETS)
+    deadline = time.monotonic() + 30
+    while ask()["completion"] != _WIDGETS_LINE:  # (each worker in turn: all of them follow)
+      assert time.monotonic() < deadline, "the new file's line was never offered"
+      time.sleep(0.05)
+    time.sleep(0.3)  # several looks of every worker
+    for _ in range(2 * max(workers, 1)):
+      assert ask()["completion"] == _WIDGETS_LINE
+    (repo / "widgets.py").unlink()
+    deadline = time.monotonic() + 30
+    while ask()["completion"] == _WIDGETS_LINE:
+      assert time.monotonic() < deadline, "the deleted file's line was still offered"
+      time.sleep(0.05)
+  finally:
+    if workers:
+      server.shutdown()
+      server.server_close()
+    else:
+      follower.close()
 
 
 def test_a_dead_worker_costs_its_request_only(completer):

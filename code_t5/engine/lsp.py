@@ -67,7 +67,6 @@ from concurrent import futures
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from code_t5 import processes
-from code_t5 import stranger_paths
 from code_t5.engine import complete as complete_lib
 from code_t5.engine import encoding_memo
 from code_t5.engine import names
@@ -94,19 +93,11 @@ MAX_WORD_CHARS = 256
 PARENT_POLL_SECONDS = 2.0
 # Where the client watches no files for the server (Neovim on Linux: 0.10 and later turn the
 # capability off there, 0.9 and earlier lack it), and for a --repo folder (which the client's
-# watchers do not cover), the server looks the folder's *.py over itself, for files changed,
-# created or deleted on disk (a `git pull`, a branch switched): every DISK_POLL_SECONDS, or
-# DISK_POLL_SHARE times as long as the last look took if that is longer (so that looking costs at
-# most 1/DISK_POLL_SHARE of a core). A look is given up past DISK_POLL_MAX_SECONDS, and looking
-# altogether after DISK_POLL_SLOW_LOOKS such looks in a row (a folder too large to walk: said in
-# one log line).
-DISK_POLL_SECONDS = 5.0
-DISK_POLL_SHARE = 50
-DISK_POLL_MAX_SECONDS = 2.0
-DISK_POLL_SLOW_LOOKS = 3
-# Files changed on disk are read again on the model thread this many at a time, the rest after
-# the requests that came meanwhile: a branch switch's 2,001 files read at once held the next
-# completion for 18 s (helper-40's audit).
+# watchers do not cover), the server follows the folder's *.py on disk itself
+# (repository.DiskLook: every 5 s, at most 1/50 of a core). What changed is read again on the
+# model thread READ_AGAIN_AT_ONCE files at a time, the rest after the requests that came
+# meanwhile: a branch switch's 2,001 files read at once held the next completion for 18 s
+# (helper-40's audit).
 READ_AGAIN_AT_ONCE = 16
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str, every surrogate is a lone one
@@ -568,64 +559,19 @@ class Engine:
     self._revert_path(self.path_of(uri))
 
   def _revert_path(self, path: str) -> None:
-    """The index's copy of `path` becomes the file on disk as the index reads it (a regular UTF-8
-    file, not a link, of at most repository.MAX_FILE_BYTES), or none."""
-    repository = self.repository
-    if repository is None or not path:
+    """The index's copy of `path` becomes the file on disk (repository.read_again), or none."""
+    if self.repository is None or not path:
       return
-    try:
-      with stranger_paths.open_regular(self.root / path, repository_lib.MAX_FILE_BYTES,
-                                       follow_link=False) as file:
-        text = file.read().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-      repository.remove(path)
-    else:
-      repository.add(path, text)
+    repository_lib.read_again(self.repository, self.root, path)
     self._generation += 1
 
-  def _disk_state(self) -> Optional[Dict[str, Tuple[int, int]]]:
-    """Each *.py file the index would read (its path: modification time, size); None where
-    looking took over DISK_POLL_MAX_SECONDS."""
-    start, state = time.monotonic(), {}
-    for path in repository_lib.iter_python_files(self.root, repository_lib.MAX_FILE_BYTES):
-      if time.monotonic() - start > DISK_POLL_MAX_SECONDS:
-        return None
-      try:
-        status = path.stat(follow_symlinks=False)
-      except OSError:  # gone since it was listed
-        continue
-      state[path.relative_to(self.root).as_posix()] = (status.st_mtime_ns, status.st_size)
-    return state
-
   def _poll_disk(self, index) -> None:
-    """On a thread of its own, until the server closes: each *.py file changed, created or
-    deleted on disk since `index` (a repository_lib.Repository) read it, then since the last
-    look, is read again, as a client's watcher would report it (a file stayed as the index
+    """Until the server closes: each *.py file changed, created or deleted on disk since `index`
+    read it is read again, as a client's watcher would report it (a file stayed as the index
     first read it until the server restarted: a branch switched left the other files' old code
-    in every completion). Where the index stopped at its time limit, the files past it stay out:
-    only those it holds are looked after."""
-    state, known, took, slow = dict(index.read_as), set(index.read_as), 0.0, 0
-    while not self._closed.wait(max(DISK_POLL_SECONDS, DISK_POLL_SHARE * took)):
-      start = time.monotonic()
-      new = self._disk_state()
-      took = time.monotonic() - start
-      if new is None:
-        slow += 1
-        if slow == DISK_POLL_SLOW_LOOKS:
-          self.log(f"looking over {self.root} for files changed on disk took over "
-                   f"{DISK_POLL_MAX_SECONDS:g} s {slow} times in a row: it is not looked over "
-                   "again (a client that watches files, or a server restarted after a branch "
-                   "switch, reads them again)")
-          return
-        continue
-      slow = 0
-      if index.cut:
-        new = {path: value for path, value in new.items() if path in known}
-      changed = sorted(path for path in state.keys() | new.keys()
-                       if state.get(path) != new.get(path))
-      state = new
-      if changed:
-        self._paths_changed(changed)
+    in every completion)."""
+    repository_lib.DiskLook(self.root, index).follow(self._closed, self._paths_changed,
+                                                     self.log)
 
   # Completion. ---------------------------------------------------------------------------------
 

@@ -39,14 +39,16 @@ HTTP thread hands its request's bytes to an idle worker over a pipe and waits fo
 worker runs exactly the code the one-client server runs, one request at a time, so every reply
 is what one client gets (tests/serve_test.py checks it under 8 concurrent clients): a search's
 state lives in its call, and what a worker keeps between requests (the model, the --repo index,
-read-only while serving, and the last request's reading of its context and its file's pieces,
-used only where they are bit for bit what would be computed afresh: tests/decoding_test.py)
-never changes a reply. Measured with benchmarks/latency_benchmark.py --clients 8 and
+and the last request's reading of its context and its file's pieces, used only where they are
+bit for bit what would be computed afresh: tests/decoding_test.py) never changes a reply. The
+--repo index follows the files changed on disk: each process that answers requests has a
+DiskFollower, whose changes reach its index between requests. Measured with benchmarks/latency_benchmark.py --clients 8 and
 what was tried and not kept (threads without the lock, batching requests' decode steps): see
 docs/speed.md. stdin/stdout serves one client, in order, in the process itself.
 """
 
 import http.server
+import itertools
 import json
 import math
 import multiprocessing.connection
@@ -63,12 +65,16 @@ from code_t5 import errors
 from code_t5 import processes
 from code_t5.engine import complete as complete_lib
 from code_t5.engine import native
+from code_t5.engine import repository as repository_lib
 
 MAX_REQUEST_BYTES = 16 << 20
 INTERNAL_ERROR = "internal error"  # starts the reply to a request that failed inside the server
 # Default --workers: one per usable CPU, at most this many (each adds ~22 MB of its own memory
 # with the shipped model, after 20 requests; the weights and the --repo index are shared).
 MAX_DEFAULT_WORKERS = 8
+# A --repo server reads the files changed on disk again before a request, at most this many (the
+# rest before the next ones): DiskFollower.
+READ_AGAIN_AT_ONCE = 16
 
 
 def _check_unicode(value: str, name: str) -> str:
@@ -156,9 +162,50 @@ def handle(completer: complete_lib.Completer, request) -> dict:
   return reply
 
 
-def handle_line(completer, line) -> dict:
-  """One request as text or bytes (UTF-8) -> one reply object; never raises, whatever it gets."""
+class DiskFollower:
+  """Keeps a --repo server's index as the disk has it, in the process where its requests run: a
+  thread follows the folder's *.py (repository.DiskLook: every 5 s, at most 1/50 of a core) and
+  queues what changed, created or deleted; `apply`, in the thread the requests run in, before each
+  request, reads READ_AGAIN_AT_ONCE of them again, so that the index is only touched there. The
+  project's files were read once, as the server started: a `git pull` or a branch switched left
+  the old code in every reply until it restarted."""
+
+  def __init__(self, completer):
+    self._completer = completer
+    self._pending = {}  # the paths changed, each once, in the order seen
+    self._lock = threading.Lock()
+    self._closed = threading.Event()
+    if completer.repository is not None:
+      look = repository_lib.DiskLook(completer.repo, completer.repository)
+      threading.Thread(target=look.follow, args=(self._closed, self._queue, self._log),
+                       name="code-t5-disk", daemon=True).start()
+
+  def _queue(self, paths) -> None:
+    with self._lock:
+      self._pending.update(dict.fromkeys(paths))
+
+  @staticmethod
+  def _log(message: str) -> None:
+    print(f"code-t5 serve: {message}", file=sys.stderr, flush=True)
+
+  def apply(self) -> None:
+    with self._lock:
+      paths = list(itertools.islice(self._pending, READ_AGAIN_AT_ONCE))
+      for path in paths:
+        del self._pending[path]
+    for path in paths:
+      repository_lib.read_again(self._completer.repository, self._completer.repo, path)
+
+  def close(self) -> None:
+    self._closed.set()
+
+
+def handle_line(completer, line, follower: Optional[DiskFollower] = None) -> dict:
+  """One request as text or bytes (UTF-8) -> one reply object; never raises, whatever it gets.
+  `follower`: the files changed on disk are read again into the --repo index first."""
   try:
+    if follower is not None:
+      follower.apply()
     if isinstance(line, bytes):
       line = complete_lib.decode_utf8(line, "request")
     try:
@@ -215,24 +262,28 @@ def serve_stdio(completer, stdin=None, stdout=None, max_request_bytes=None) -> i
   stdin = stdin or sys.stdin.buffer
   stdout = stdout or sys.stdout.buffer
   limit = max_request_bytes or MAX_REQUEST_BYTES
+  follower = DiskFollower(completer)
   print("ready: one JSON request per line on stdin", file=sys.stderr, flush=True)
-  while (line := _read_line(stdin, limit)) is not None:
-    if isinstance(line, int):
-      reply = {"error": f"request of {line:,} bytes is over {limit:,} bytes"}
-    elif not line.strip():
-      continue
-    else:
-      reply = handle_line(completer, line)
-    try:
-      stdout.write(encode_reply(reply) + b"\n")
-      stdout.flush()
-    except BrokenPipeError:  # e.g. `| head`: a traceback until now (helper-17's audit)
-      print("code-t5 serve: the reader of stdout went away: stopping", file=sys.stderr)
-      try:  # Python's own flush of stdout at exit would fail again, with a message of its own
-        os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
-      except (OSError, ValueError):  # a stream with no file under it
-        pass
-      return 1
+  try:
+    while (line := _read_line(stdin, limit)) is not None:
+      if isinstance(line, int):
+        reply = {"error": f"request of {line:,} bytes is over {limit:,} bytes"}
+      elif not line.strip():
+        continue
+      else:
+        reply = handle_line(completer, line, follower)
+      try:
+        stdout.write(encode_reply(reply) + b"\n")
+        stdout.flush()
+      except BrokenPipeError:  # e.g. `| head`: a traceback until now (helper-17's audit)
+        print("code-t5 serve: the reader of stdout went away: stopping", file=sys.stderr)
+        try:  # Python's own flush of stdout at exit would fail again, with a message of its own
+          os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+        except (OSError, ValueError):  # a stream with no file under it
+          pass
+        return 1
+  finally:
+    follower.close()
   return 0
 
 
@@ -255,12 +306,13 @@ def _worker_main(completer, connection) -> None:
   """A worker's life: a request (bytes or text) in, its reply object out, until the server
   closes the pipe."""
   signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which closes the pipe
+  follower = DiskFollower(completer)  # (its thread: started after the fork, in this process)
   while True:
     try:
       body = connection.recv()
     except (EOFError, OSError):
       return
-    connection.send(handle_line(completer, body))
+    connection.send(handle_line(completer, body, follower))
 
 
 class _Worker:
@@ -340,6 +392,9 @@ class WorkerPool:
     self._own_lock = threading.Lock()  # requests run here: one at a time
     self._closed = False
     self._all = []
+    # The disk's changes to the --repo index: followed here where requests run here, else by
+    # each worker for itself.
+    self._follower = None
     if workers > 1 and hasattr(os, "fork"):
       try:
         for _ in range(workers):
@@ -351,11 +406,12 @@ class WorkerPool:
         self._idle.put(worker)
     else:
       self._alive = 0
+      self._follower = DiskFollower(completer)
 
   def handle_line(self, body) -> dict:
     if not self._alive:
       with self._own_lock:
-        return handle_line(self.completer, body)
+        return handle_line(self.completer, body, self._follower)
     worker = self._idle.get()
     if worker is None:  # the last worker died while this request waited
       self._idle.put(None)
@@ -381,6 +437,8 @@ class WorkerPool:
     if self._closed:
       return
     self._closed = True
+    if self._follower is not None:
+      self._follower.close()
     for worker in self._all:
       worker.close()
     for worker in self._all:
