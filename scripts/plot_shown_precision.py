@@ -20,11 +20,6 @@ import pathlib
 import sys
 import warnings
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top,wrong-import-position
-
 # `import code_t5` imports TensorFlow; its start-up messages say nothing about this script.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
@@ -91,6 +86,12 @@ def main(argv=None) -> int:
   args = parser.parse_args(argv)
   if args.earlier and len(args.earlier) != len(args.results):
     parser.error(f"--earlier: {len(args.earlier)} files for {len(args.results)} results files")
+  try:  # after the arguments: --help and their errors answer without it
+    import matplotlib  # pylint: disable=g-import-not-at-top
+  except ModuleNotFoundError:  # the engine-only install (a Python newer than 3.11) has none
+    parser.error("needs matplotlib (in the project's 3.11 venv; elsewhere `pip install matplotlib`)")
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
   fig, axes = plt.subplots(1, len(args.results), figsize=(6 * len(args.results), 4.5),
                            squeeze=False)
   for i, (ax, path) in enumerate(zip(axes[0], args.results)):
