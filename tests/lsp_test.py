@@ -455,9 +455,9 @@ def test_files_changed_on_disk_are_read_again_where_the_client_watches_nothing(c
   workspace over itself for such a client, and asks it to watch nothing. The editor's text wins
   for a document it has open, however it spells the URI (Neovim leaves `+` and `@` as they are),
   and a file that became a link leaves the index, as the index leaves links out (helper-40's
-  audit). Files are read again one at a time here (READ_AGAIN_AT_ONCE), the rest queued."""
+  audit). Files are read again one at a time here (READ_AGAIN_SECONDS 0), the rest queued."""
   monkeypatch.setattr(repository, "DISK_POLL_SECONDS", 0.05)
-  monkeypatch.setattr(lsp, "READ_AGAIN_AT_ONCE", 1)
+  monkeypatch.setattr(repository, "READ_AGAIN_SECONDS", 0.0)
   root = tmp_path / "my+proj@2"
   (root / "pkg").mkdir(parents=True)
   for name, text in (("a.py", "x = 1\n"), ("b.py", "y = 2\n"), ("e.py", "e = 5\n"),

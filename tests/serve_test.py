@@ -413,6 +413,39 @@ def test_a_repo_server_follows_the_files_changed_on_disk(tmp_path, monkeypatch, 
       follower.close()
 
 
+def test_a_repo_server_whose_workers_all_died_still_follows_the_disk(tmp_path, monkeypatch):
+  """Once every worker had died, requests were answered in the server's process from the index
+  as it was at start, for good (helper-41's audit)."""
+  monkeypatch.setattr(repository, "DISK_POLL_SECONDS", 0.05)
+  repo = tmp_path / "repo"
+  repo.mkdir()
+  (repo / "main.py").write_text("import os\n")
+  completer = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(), repo=repo)
+  body = json.dumps({"prefix": "from tables import build_frobnication_table\n\n"
+                               "count, colour = 1, 2\nFROBNICATION_TABLE = build_frob"}).encode()
+  server = serve.make_http_server(completer, 0, workers=2)
+  threading.Thread(target=server.serve_forever, daemon=True).start()
+  port = server.server_address[1]
+
+  def ask():
+    return _parse_http(_http(port, b"POST /complete HTTP/1.1\r\nContent-Length: "
+                             + str(len(body)).encode() + b"\r\n\r\n" + body))
+  try:
+    for worker in server.pool._all:  # pylint: disable=protected-access
+      os.kill(worker.pid, signal.SIGKILL)
+    statuses = [ask()[0] for _ in range(2)]
+    assert statuses == [500, 500]  # each dead worker's request
+    assert ask()[1]["completion"] != _WIDGETS_LINE  # now answered in the server's process
+    (repo / "widgets.py").write_text(_WIDGETS)
+    deadline = time.monotonic() + 30
+    while ask()[1]["completion"] != _WIDGETS_LINE:
+      assert time.monotonic() < deadline, "the new file's line was never offered"
+      time.sleep(0.05)
+  finally:
+    server.shutdown()
+    server.server_close()
+
+
 def test_a_dead_worker_costs_its_request_only(completer):
   """Killed workers (out of memory, a signal): the requests they held get an internal error, the
   next ones are answered in the server's own process, as one client gets them."""

@@ -95,10 +95,9 @@ PARENT_POLL_SECONDS = 2.0
 # capability off there, 0.9 and earlier lack it), and for a --repo folder (which the client's
 # watchers do not cover), the server follows the folder's *.py on disk itself
 # (repository.DiskLook: every 5 s, at most 1/50 of a core). What changed is read again on the
-# model thread READ_AGAIN_AT_ONCE files at a time, the rest after the requests that came
+# model thread for repository.READ_AGAIN_SECONDS at a time, the rest after the requests that came
 # meanwhile: a branch switch's 2,001 files read at once held the next completion for 18 s
 # (helper-40's audit).
-READ_AGAIN_AT_ONCE = 16
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str, every surrogate is a lone one
 
@@ -382,6 +381,7 @@ class Engine:
     # does not, the index's thread looks them over itself (_poll_disk) until the server closes.
     self.client_watches_files = False
     self._closed = threading.Event()
+    self._look: Optional[repository_lib.DiskLook] = None  # (set where it is followed)
 
   def close(self) -> None:
     self._closed.set()
@@ -541,16 +541,19 @@ class Engine:
       pass
 
   def _read_again(self, paths: List[str]) -> None:
-    """On the model thread, READ_AGAIN_AT_ONCE of `paths` (relative to the workspace); the rest
-    go to the back of the queue. A path the editor has open is left as its text (compared as
-    paths: the editor may spell a URI otherwise, `+` for `%2B`, or through a link)."""
+    """On the model thread, `paths` (relative to the workspace) for repository.READ_AGAIN_SECONDS;
+    the rest go to the back of the queue. A path the editor has open is left as its text
+    (compared as paths: the editor may spell a URI otherwise, `+` for `%2B`, or through a link)."""
+    if self.repository is None:
+      return
     opened = {self.path_of(uri) for uri in list(self.documents)}
-    for path in paths[:READ_AGAIN_AT_ONCE]:
-      skipped = any(map(repository_lib.skipped_folder, pathlib.PurePosixPath(path).parts[:-1]))
-      if path.endswith(".py") and not skipped and path not in opened:
-        self._revert_path(path)
-    if paths[READ_AGAIN_AT_ONCE:]:
-      self._paths_changed(paths[READ_AGAIN_AT_ONCE:])
+    paths = [path for path in paths if path.endswith(".py") and path not in opened
+             and not any(map(repository_lib.skipped_folder,
+                             pathlib.PurePosixPath(path).parts[:-1]))]
+    done = repository_lib.read_again_for_a_while(self.repository, self.root, paths, self._look)
+    self._generation += 1
+    if paths[done:]:
+      self._paths_changed(paths[done:])
 
   def _revert(self, uri: str) -> None:
     """A closed document's copy in the workspace index becomes the file on disk as the index
@@ -570,8 +573,8 @@ class Engine:
     read it is read again, as a client's watcher would report it (a file stayed as the index
     first read it until the server restarted: a branch switched left the other files' old code
     in every completion)."""
-    repository_lib.DiskLook(self.root, index).follow(self._closed, self._paths_changed,
-                                                     self.log)
+    self._look = repository_lib.DiskLook(self.root, index)
+    self._look.follow(self._closed, self._paths_changed, self.log)
 
   # Completion. ---------------------------------------------------------------------------------
 

@@ -48,7 +48,6 @@ docs/speed.md. stdin/stdout serves one client, in order, in the process itself.
 """
 
 import http.server
-import itertools
 import json
 import math
 import multiprocessing.connection
@@ -72,9 +71,6 @@ INTERNAL_ERROR = "internal error"  # starts the reply to a request that failed i
 # Default --workers: one per usable CPU, at most this many (each adds ~22 MB of its own memory
 # with the shipped model, after 20 requests; the weights and the --repo index are shared).
 MAX_DEFAULT_WORKERS = 8
-# A --repo server reads the files changed on disk again before a request, at most this many (the
-# rest before the next ones): DiskFollower.
-READ_AGAIN_AT_ONCE = 16
 
 
 def _check_unicode(value: str, name: str) -> str:
@@ -166,18 +162,20 @@ class DiskFollower:
   """Keeps a --repo server's index as the disk has it, in the process where its requests run: a
   thread follows the folder's *.py (repository.DiskLook: every 5 s, at most 1/50 of a core) and
   queues what changed, created or deleted; `apply`, in the thread the requests run in, before each
-  request, reads READ_AGAIN_AT_ONCE of them again, so that the index is only touched there. The
-  project's files were read once, as the server started: a `git pull` or a branch switched left
-  the old code in every reply until it restarted."""
+  request, reads them again for at most repository.READ_AGAIN_SECONDS (the rest before the next
+  requests), so that the index is only touched there. The project's files were read once, as the
+  server started: a `git pull` or a branch switched left the old code in every reply until it
+  restarted."""
 
   def __init__(self, completer):
     self._completer = completer
     self._pending = {}  # the paths changed, each once, in the order seen
     self._lock = threading.Lock()
     self._closed = threading.Event()
+    self._look = None
     if completer.repository is not None:
-      look = repository_lib.DiskLook(completer.repo, completer.repository)
-      threading.Thread(target=look.follow, args=(self._closed, self._queue, self._log),
+      self._look = repository_lib.DiskLook(completer.repo, completer.repository)
+      threading.Thread(target=self._look.follow, args=(self._closed, self._queue, self._log),
                        name="code-t5-disk", daemon=True).start()
 
   def _queue(self, paths) -> None:
@@ -190,11 +188,13 @@ class DiskFollower:
 
   def apply(self) -> None:
     with self._lock:
-      paths = list(itertools.islice(self._pending, READ_AGAIN_AT_ONCE))
-      for path in paths:
-        del self._pending[path]
-    for path in paths:
-      repository_lib.read_again(self._completer.repository, self._completer.repo, path)
+      paths, self._pending = list(self._pending), {}
+    if not paths:
+      return
+    done = repository_lib.read_again_for_a_while(self._completer.repository,
+                                                 self._completer.repo, paths, self._look)
+    with self._lock:  # the rest first, then what was queued meanwhile
+      self._pending = {**dict.fromkeys(paths[done:]), **self._pending}
 
   def close(self) -> None:
     self._closed.set()
@@ -411,6 +411,8 @@ class WorkerPool:
   def handle_line(self, body) -> dict:
     if not self._alive:
       with self._own_lock:
+        if self._follower is None:  # every worker died: requests are answered here from now on
+          self._follower = DiskFollower(self.completer)
         return handle_line(self.completer, body, self._follower)
     worker = self._idle.get()
     if worker is None:  # the last worker died while this request waited
