@@ -499,7 +499,10 @@ class _AfterItsCode(_AroundLoader):
 
   def exec_module(self, module):
     self.real.exec_module(module)
-    module.__spec__.loader = module.__loader__ = self.real
+    real = self.real
+    while isinstance(real, _AfterItsCode):  # two hooks on one module: one wraps the other
+      real = real.real
+    module.__spec__.loader = module.__loader__ = real
     with contextlib.suppress(ValueError):  # (another thread's import of it took it off)
       sys.meta_path.remove(self.finder)
     self.after(module)

@@ -376,7 +376,8 @@ def test_a_hook_after_an_import_runs_once_whoever_looked_the_module_up_first(tmp
   """code_t5_compat.after_import: a lookup that imports nothing (importlib.util.find_spec, which
   registration.tensorflow_installed does before TensorFlow is imported) took the hook off, so the
   import after it ran none (`pack`'s Ctrl-C during TensorFlow's import was lost again). Two hooks
-  on one module both run, once each, after its code."""
+  on one module both run, once each, after its code, and leave the module its own loader (the
+  outer hook's wrapper set the inner one's: helper-41's audit)."""
   (tmp_path / "hooked.py").write_text("import sys\nsys.hooked_ran = True\n")
   result = _python(
       f"import sys, importlib.util; sys.path.insert(0, {str(tmp_path)!r})\n"
@@ -388,11 +389,13 @@ def test_a_hook_after_an_import_runs_once_whoever_looked_the_module_up_first(tmp
       "code_t5_compat.after_import('hooked', second)\n"
       "assert importlib.util.find_spec('hooked') is not None and calls == []\n"
       "import hooked\n"
+      "print(type(hooked.__loader__).__name__, type(hooked.__spec__.loader).__name__)\n"
       "import importlib; importlib.reload(hooked)\n"
       "print(sorted(calls))\n"
       "code_t5_compat.after_import('hooked', first)\n"  # imported already: at once
       "print(calls[-1])\n"
       "print(sum(getattr(f, 'name', None) == 'hooked' for f in sys.meta_path))\n")
   assert result.returncode == 0, result.stderr[-2000:]
-  assert result.stdout.splitlines() == ["[('first', 'hooked', True), ('second', 'hooked', True)]",
+  assert result.stdout.splitlines() == ["SourceFileLoader SourceFileLoader",  # the hooks' gone
+                                        "[('first', 'hooked', True), ('second', 'hooked', True)]",
                                         "('first', 'hooked', True)", "0"]
