@@ -362,6 +362,32 @@ _WIDGETS = ("from tables import build_frobnication_table\n\n\n"
             "    FROBNICATION_TABLE = build_frobnication_table(count, colour, scale=3)\n"
             "    return FROBNICATION_TABLE\n")
 _WIDGETS_LINE = "nication_table(count, colour, scale=3)"
+# A request whose best line is _WIDGETS_LINE where the project holds _WIDGETS, and not otherwise.
+_WIDGETS_BODY = json.dumps({"prefix": "from tables import build_frobnication_table\n\n"
+                                      "count, colour = 1, 2\nFROBNICATION_TABLE = build_frob"}
+                           ).encode()
+
+
+def _repo_completer(tmp_path, monkeypatch) -> complete.Completer:
+  """The shipped model with --repo a folder of one file, looked over every 0.05 s."""
+  monkeypatch.setattr(repository, "DISK_POLL_SECONDS", 0.05)
+  repo = tmp_path / "repo"
+  repo.mkdir()
+  (repo / "main.py").write_text("import os\n")
+  return complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(), repo=repo)
+
+
+def _post(port: int, body: bytes):
+  """(status, reply) of POST /complete."""
+  return _parse_http(_http(port, b"POST /complete HTTP/1.1\r\nContent-Length: "
+                           + str(len(body)).encode() + b"\r\n\r\n" + body))
+
+
+def _until(ask, offered: bool) -> None:
+  deadline = time.monotonic() + 30
+  while (ask()["completion"] == _WIDGETS_LINE) != offered:
+    assert time.monotonic() < deadline, f"the line was never {'' if offered else 'no longer '}offered"
+    time.sleep(0.05)
 
 
 @pytest.mark.parametrize("workers", [0, 1, 2])  # 0: as stdin's, in this process
@@ -370,41 +396,27 @@ def test_a_repo_server_follows_the_files_changed_on_disk(tmp_path, monkeypatch, 
   never offered until the server restarted. Each process that answers requests now follows the
   folder on disk and reads what changed between requests: here the whole line of a file created
   after the server started, which nothing else in the project holds."""
-  monkeypatch.setattr(repository, "DISK_POLL_SECONDS", 0.05)
-  repo = tmp_path / "repo"
-  repo.mkdir()
-  (repo / "main.py").write_text("import os\n")
-  completer = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(), repo=repo)
-  body = json.dumps({"prefix": "from tables import build_frobnication_table\n\n"
-                               "count, colour = 1, 2\nFROBNICATION_TABLE = build_frob"}).encode()
+  completer = _repo_completer(tmp_path, monkeypatch)
   if workers:
     server = serve.make_http_server(completer, 0, workers=workers)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    port = server.server_address[1]
 
     def ask():
-      return _parse_http(_http(port, b"POST /complete HTTP/1.1\r\nContent-Length: "
-                               + str(len(body)).encode() + b"\r\n\r\n" + body))[1]
+      return _post(server.server_address[1], _WIDGETS_BODY)[1]
   else:
     follower = serve.DiskFollower(completer)
 
     def ask():
-      return serve.handle_line(completer, body, follower)
+      return serve.handle_line(completer, _WIDGETS_BODY, follower)
   try:
     assert ask()["completion"] != _WIDGETS_LINE
-    (repo / "widgets.py").write_text(_WIDGETS)
-    deadline = time.monotonic() + 30
-    while ask()["completion"] != _WIDGETS_LINE:  # (each worker in turn: all of them follow)
-      assert time.monotonic() < deadline, "the new file's line was never offered"
-      time.sleep(0.05)
+    (completer.repo / "widgets.py").write_text(_WIDGETS)
+    _until(ask, offered=True)  # (each worker in turn: all of them follow)
     time.sleep(0.3)  # several looks of every worker
     for _ in range(2 * max(workers, 1)):
       assert ask()["completion"] == _WIDGETS_LINE
-    (repo / "widgets.py").unlink()
-    deadline = time.monotonic() + 30
-    while ask()["completion"] == _WIDGETS_LINE:
-      assert time.monotonic() < deadline, "the deleted file's line was still offered"
-      time.sleep(0.05)
+    (completer.repo / "widgets.py").unlink()
+    _until(ask, offered=False)
   finally:
     if workers:
       server.shutdown()
@@ -416,31 +428,17 @@ def test_a_repo_server_follows_the_files_changed_on_disk(tmp_path, monkeypatch, 
 def test_a_repo_server_whose_workers_all_died_still_follows_the_disk(tmp_path, monkeypatch):
   """Once every worker had died, requests were answered in the server's process from the index
   as it was at start, for good (helper-41's audit)."""
-  monkeypatch.setattr(repository, "DISK_POLL_SECONDS", 0.05)
-  repo = tmp_path / "repo"
-  repo.mkdir()
-  (repo / "main.py").write_text("import os\n")
-  completer = complete.Completer(test_utils.PRETRAINED, complete.EngineOptions(), repo=repo)
-  body = json.dumps({"prefix": "from tables import build_frobnication_table\n\n"
-                               "count, colour = 1, 2\nFROBNICATION_TABLE = build_frob"}).encode()
+  completer = _repo_completer(tmp_path, monkeypatch)
   server = serve.make_http_server(completer, 0, workers=2)
   threading.Thread(target=server.serve_forever, daemon=True).start()
   port = server.server_address[1]
-
-  def ask():
-    return _parse_http(_http(port, b"POST /complete HTTP/1.1\r\nContent-Length: "
-                             + str(len(body)).encode() + b"\r\n\r\n" + body))
   try:
     for worker in server.pool._all:  # pylint: disable=protected-access
       os.kill(worker.pid, signal.SIGKILL)
-    statuses = [ask()[0] for _ in range(2)]
-    assert statuses == [500, 500]  # each dead worker's request
-    assert ask()[1]["completion"] != _WIDGETS_LINE  # now answered in the server's process
-    (repo / "widgets.py").write_text(_WIDGETS)
-    deadline = time.monotonic() + 30
-    while ask()[1]["completion"] != _WIDGETS_LINE:
-      assert time.monotonic() < deadline, "the new file's line was never offered"
-      time.sleep(0.05)
+    assert [_post(port, _WIDGETS_BODY)[0] for _ in range(2)] == [500, 500]  # each dead worker's
+    assert _post(port, _WIDGETS_BODY)[1]["completion"] != _WIDGETS_LINE  # now in the server's
+    (completer.repo / "widgets.py").write_text(_WIDGETS)
+    _until(lambda: _post(port, _WIDGETS_BODY)[1], offered=True)
   finally:
     server.shutdown()
     server.server_close()

@@ -42,9 +42,9 @@ state lives in its call, and what a worker keeps between requests (the model, th
 and the last request's reading of its context and its file's pieces, used only where they are
 bit for bit what would be computed afresh: tests/decoding_test.py) never changes a reply. The
 --repo index follows the files changed on disk: each process that answers requests has a
-DiskFollower, whose changes reach its index between requests. Measured with benchmarks/latency_benchmark.py --clients 8 and
-what was tried and not kept (threads without the lock, batching requests' decode steps): see
-docs/speed.md. stdin/stdout serves one client, in order, in the process itself.
+DiskFollower, whose changes reach its index between requests. Measured with
+benchmarks/latency_benchmark.py --clients 8 and what was tried and not kept (threads without the
+lock, batching requests' decode steps): see docs/speed.md. stdin/stdout serves one client, in order, in the process itself.
 """
 
 import http.server
