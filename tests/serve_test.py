@@ -415,6 +415,9 @@ def test_a_repo_server_follows_the_files_changed_on_disk(tmp_path, monkeypatch, 
     time.sleep(0.3)  # several looks of every worker
     for _ in range(2 * max(workers, 1)):
       assert ask()["completion"] == _WIDGETS_LINE
+    if workers:  # /health counts the files of the index that answers (a worker's, where forked)
+      health = _parse_http(_http(server.server_address[1], b"GET /health HTTP/1.1\r\n\r\n"))
+      assert health[1]["repo_files"] == 2
     (completer.repo / "widgets.py").unlink()
     _until(ask, offered=False)
   finally:

@@ -302,6 +302,11 @@ def default_workers() -> int:
   return max(1, min(cpus, MAX_DEFAULT_WORKERS))
 
 
+# What the server asks a worker for /health: the files of its --repo index, which follows the disk
+# (the server's own index, read at start, does not where workers answer).
+REPO_FILES = None
+
+
 def _worker_main(completer, connection) -> None:
   """A worker's life: a request (bytes or text) in, its reply object out, until the server
   closes the pipe."""
@@ -312,6 +317,10 @@ def _worker_main(completer, connection) -> None:
       body = connection.recv()
     except (EOFError, OSError):
       return
+    if body is REPO_FILES:  # (a request's body is bytes)
+      follower.apply()
+      connection.send(completer.repository.files if completer.repository else 0)
+      continue
     connection.send(handle_line(completer, body, follower))
 
 
@@ -433,6 +442,24 @@ class WorkerPool:
       return {"error": f"{INTERNAL_ERROR}: the worker process ended (the server keeps running)"}
     self._idle.put(worker)
     return reply
+
+  def repo_files(self) -> int:
+    """The files of the --repo index that answers requests, as the disk has them now (/health)."""
+    if not self._alive:
+      with self._own_lock:
+        if self._follower is not None:
+          self._follower.apply()
+        return self.completer.repository.files if self.completer.repository else 0
+    worker = self._idle.get()
+    if worker is None:  # the last worker died meanwhile
+      self._idle.put(None)
+      return self.repo_files()
+    try:
+      return worker.ask(REPO_FILES)
+    except (EOFError, OSError):  # it died (the next request it is given says so): as at start
+      return self.completer.repository.files if self.completer.repository else 0
+    finally:
+      self._idle.put(worker)
 
   def close(self) -> None:
     """Ends the workers (each finishes the request it is on, if any, first)."""
@@ -585,7 +612,6 @@ def _handler(completer):
       if self._route() != "/health":
         return self._send(404, {"error": f"no such path {self.path}: POST /complete, GET /health"})
       info = completer.info
-      repository = completer.repository
       return self._send(200, {"ok": True, "model": completer.description,
                               "model_dir": str(info.model_dir), "step": info.step,
                               "task": info.task, "runtime": str(completer.runtime_dir),
@@ -595,7 +621,7 @@ def _handler(completer):
                               # the gate in use when set (else min_score's)
                               "min_confidence": completer.min_confidence,
                               "repo": str(completer.repo) if completer.repo else None,
-                              "repo_files": repository.files if repository else 0,
+                              "repo_files": self.server.pool.repo_files(),
                               "workers": self.server.pool.workers,
                               # C where the package's library was built, else NumPy and why
                               "decode_step": native.describe()})
