@@ -91,13 +91,6 @@ CMP_KEYWORD_WINDOW = 256
 MAX_WORD_CHARS = 256
 # How often the client's process (initialize's processId) is looked for: gone, the server exits.
 PARENT_POLL_SECONDS = 2.0
-# Where the client watches no files for the server (Neovim on Linux: 0.10 and later turn the
-# capability off there, 0.9 and earlier lack it), and for a --repo folder (which the client's
-# watchers do not cover), the server follows the folder's *.py on disk itself
-# (repository.DiskLook: every 5 s, at most 1/50 of a core). What changed is read again on the
-# model thread for repository.READ_AGAIN_SECONDS at a time, the rest after the requests that came
-# meanwhile: a branch switch's 2,001 files read at once held the next completion for 18 s
-# (helper-40's audit).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str, every surrogate is a lone one
 
@@ -378,7 +371,9 @@ class Engine:
     self._prepares = 0  # Repository.prepare requests so far: only the newest runs
     self._opens = 0  # documents opened so far: only the newest is encoded ahead (_encode_opened)
     # Whether the client watches the workspace's files for the server (initialize); where it
-    # does not, the index's thread looks them over itself (_poll_disk) until the server closes.
+    # does not (Neovim on Linux: 0.10 and later turn the capability off there, 0.9 and earlier
+    # lack it), and for a --repo folder (which the client's watchers do not cover), the server
+    # follows the folder's *.py on disk itself (_poll_disk) until it closes.
     self.client_watches_files = False
     self._closed = threading.Event()
     self._look: Optional[repository_lib.DiskLook] = None  # (set where it is followed)
@@ -542,8 +537,10 @@ class Engine:
 
   def _read_again(self, paths: List[str]) -> None:
     """On the model thread, `paths` (relative to the workspace) for repository.READ_AGAIN_SECONDS;
-    the rest go to the back of the queue. A path the editor has open is left as its text
-    (compared as paths: the editor may spell a URI otherwise, `+` for `%2B`, or through a link)."""
+    the rest go to the back of the queue, after the requests that came meanwhile (a branch
+    switch's 2,001 files read at once held the next completion for 18 s: helper-40's audit). A
+    path the editor has open is left as its text (compared as paths: the editor may spell a URI
+    otherwise, `+` for `%2B`, or through a link)."""
     if self.repository is None:
       return
     opened = {self.path_of(uri) for uri in list(self.documents)}
@@ -559,10 +556,7 @@ class Engine:
     """A closed document's copy in the workspace index becomes the file on disk as the index
     reads it, or none: its unsaved text is gone with the editor's buffer, and a client that
     opened 4,000 files no disk holds kept them all, each open costing more (helper-37's audit)."""
-    self._revert_path(self.path_of(uri))
-
-  def _revert_path(self, path: str) -> None:
-    """The index's copy of `path` becomes the file on disk (repository.read_again), or none."""
+    path = self.path_of(uri)
     if self.repository is None or not path:
       return
     repository_lib.read_again(self.repository, self.root, path)

@@ -71,8 +71,8 @@ class Repository:
     self._digests = {}  # path -> _digest of the text the indexes hold
     self.files = 0
     self.cut = False  # whether `of_folder` stopped at its time limit (the rest left out)
-    # path -> (modification time in ns, size) of each file `of_folder` read, as it was just before
-    # the read: what a look at the disk later compares with (code_t5.engine.lsp).
+    # path -> (modification time in ns, size) of each file `of_folder` read, as its walk saw it
+    # just before the read: what a look at the disk later compares with (DiskLook).
     self.read_as: Dict[str, Tuple[int, int]] = {}
 
   def add(self, path: str, text: str) -> None:
@@ -141,12 +141,11 @@ class Repository:
       group.clear()
 
     size = 0
-    for path in iter_python_files(folder, MAX_FILE_BYTES):
+    for path, status in python_files_and_status(folder, MAX_FILE_BYTES):
       if seconds is not None and time.monotonic() - start > seconds:
         repository.cut = True
         break
       try:
-        status = path.stat(follow_symlinks=False)
         text = path.read_text(encoding="utf-8")
       except (OSError, UnicodeDecodeError):
         continue
@@ -176,29 +175,38 @@ def skipped_folder(name: str) -> bool:
   return name.startswith(".") or name == "__pycache__"
 
 
-def iter_python_files(folder: pathlib.Path, max_file_bytes: int) -> Iterable[pathlib.Path]:
-  """*.py files below `folder` in a stable order, without following links out of it, skipping
-  hidden folders and __pycache__ and files over `max_file_bytes`. os.walk's order (a folder's
-  files, then each subfolder's, by name), but stranger_paths.walk's stack: Python 3.11's os.walk
-  recurses once per level, and a stranger's folders nested ~1,000 deep raised RecursionError."""
+def python_files_and_status(folder: pathlib.Path, max_file_bytes: int
+                            ) -> Iterable[Tuple[pathlib.Path, os.stat_result]]:
+  """*.py files below `folder` in a stable order, with the status the walk read of each (not
+  followed), without following links out of it, skipping hidden folders and __pycache__ and files
+  over `max_file_bytes`. os.walk's order (a folder's files, then each subfolder's, by name), but
+  stranger_paths.walk's stack: Python 3.11's os.walk recurses once per level, and a stranger's
+  folders nested ~1,000 deep raised RecursionError."""
   def descend(entry: os.DirEntry, depth: int) -> bool:
     return not skipped_folder(entry.name)
 
   for entry, _ in stranger_paths.walk(folder, descend, by_name=True):
     try:
-      if (entry.name.endswith(".py") and entry.is_file(follow_symlinks=False)
-          and entry.stat(follow_symlinks=False).st_size <= max_file_bytes):
-        yield pathlib.Path(entry.path)
+      if entry.name.endswith(".py") and entry.is_file(follow_symlinks=False):
+        status = entry.stat(follow_symlinks=False)
+        if status.st_size <= max_file_bytes:
+          yield pathlib.Path(entry.path), status
     except OSError:
       continue
+
+
+def iter_python_files(folder: pathlib.Path, max_file_bytes: int) -> Iterable[pathlib.Path]:
+  """The paths of python_files_and_status."""
+  for path, _ in python_files_and_status(folder, max_file_bytes):
+    yield path
 
 
 class DiskLook:
   """The *.py files of an index's folder changed, created or deleted on disk since the index read
   them (Repository.read_as), then since the last look: by modification time and size, as
-  iter_python_files lists them (no links, no hidden folders, none over MAX_FILE_BYTES). Where the
-  index stopped at its time limit, only the files it holds are looked after (a branch switch in a
-  folder of 2,001 files read all of them: helper-40's audit)."""
+  python_files_and_status lists them (no links, no hidden folders, none over MAX_FILE_BYTES).
+  Where the index stopped at its time limit, only the files it holds are looked after (a branch
+  switch in a folder of 2,001 files read all of them: helper-40's audit)."""
 
   def __init__(self, root: pathlib.Path, index: Repository):
     self.root = pathlib.Path(root)
@@ -218,17 +226,12 @@ class DiskLook:
     """The paths (relative to the root) changed since the last look, sorted; None where looking
     took over DISK_POLL_MAX_SECONDS (nothing is learnt)."""
     start, state = time.monotonic(), {}
-    for path in iter_python_files(self.root, MAX_FILE_BYTES):
+    for path, status in python_files_and_status(self.root, MAX_FILE_BYTES):
       if time.monotonic() - start > DISK_POLL_MAX_SECONDS:
         return None
       relative = path.relative_to(self.root).as_posix()
-      if self._known is not None and relative not in self._known:
-        continue
-      try:
-        status = path.stat(follow_symlinks=False)
-      except OSError:  # gone since it was listed
-        continue
-      state[relative] = (status.st_mtime_ns, status.st_size)
+      if self._known is None or relative in self._known:
+        state[relative] = (status.st_mtime_ns, status.st_size)
     with self._again_lock:
       again, self._again = self._again, set()
     changed = sorted(path for path in self._state.keys() | state.keys()

@@ -44,7 +44,8 @@ bit for bit what would be computed afresh: tests/decoding_test.py) never changes
 --repo index follows the files changed on disk: each process that answers requests has a
 DiskFollower, whose changes reach its index between requests. Measured with
 benchmarks/latency_benchmark.py --clients 8 and what was tried and not kept (threads without the
-lock, batching requests' decode steps): see docs/speed.md. stdin/stdout serves one client, in order, in the process itself.
+lock, batching requests' decode steps): see docs/speed.md. stdin/stdout serves one client, in
+order, in the process itself.
 """
 
 import http.server
@@ -307,6 +308,10 @@ def default_workers() -> int:
 REPO_FILES = None
 
 
+def _repo_files(completer) -> int:
+  return completer.repository.files if completer.repository else 0
+
+
 def _worker_main(completer, connection) -> None:
   """A worker's life: a request (bytes or text) in, its reply object out, until the server
   closes the pipe."""
@@ -319,7 +324,7 @@ def _worker_main(completer, connection) -> None:
       return
     if body is REPO_FILES:  # (a request's body is bytes)
       follower.apply()
-      connection.send(completer.repository.files if completer.repository else 0)
+      connection.send(_repo_files(completer))
       continue
     connection.send(handle_line(completer, body, follower))
 
@@ -449,7 +454,7 @@ class WorkerPool:
       with self._own_lock:
         if self._follower is not None:
           self._follower.apply()
-        return self.completer.repository.files if self.completer.repository else 0
+        return _repo_files(self.completer)
     worker = self._idle.get()
     if worker is None:  # the last worker died meanwhile
       self._idle.put(None)
@@ -457,7 +462,7 @@ class WorkerPool:
     try:
       return worker.ask(REPO_FILES)
     except (EOFError, OSError):  # it died (the next request it is given says so): as at start
-      return self.completer.repository.files if self.completer.repository else 0
+      return _repo_files(self.completer)
     finally:
       self._idle.put(worker)
 
