@@ -30,6 +30,11 @@ def main(argv=None):
   parser.add_argument("--model-dir", type=pathlib.Path, required=True)
   parser.add_argument("--force", action="store_true", help="replace --model-dir if it exists")
   args = parser.parse_args(argv)
+  from code_t5 import errors  # pylint: disable=g-import-not-at-top
+  from code_t5 import registration  # pylint: disable=g-import-not-at-top
+  if not registration.tensorflow_installed():  # it writes a TensorFlow checkpoint
+    print(errors.TrainingStackMissing("import_torch_weights.py"), file=sys.stderr)
+    return 2
   if args.model_dir.exists() and not args.force:
     print(f"--model-dir {args.model_dir} exists: pass --force to replace it", file=sys.stderr)
     return 2
@@ -51,7 +56,6 @@ def main(argv=None):
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
   warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
   import tensorflow as tf  # pylint: disable=g-import-not-at-top  (slow; after the checks)
-  from code_t5 import errors  # pylint: disable=g-import-not-at-top
   from code_t5 import processes  # pylint: disable=g-import-not-at-top
   names = sorted(stored)
   tensors = [tf.bitcast(tf.constant(stored[n].astype(np.uint16)), tf.bfloat16) for n in names]

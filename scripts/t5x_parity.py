@@ -161,6 +161,11 @@ def main(argv=None) -> int:
   if not (args.model_dir and args.t5x_src and args.t5x_python):
     parser.error("give MODEL_DIR, --t5x-src and --t5x-python")
   sys.path.insert(0, str(REPO))
+  from code_t5 import errors  # pylint: disable=g-import-not-at-top
+  from code_t5 import registration  # pylint: disable=g-import-not-at-top
+  if not registration.tensorflow_installed():  # Mesh TF's side of the comparison
+    print(errors.TrainingStackMissing("t5x_parity.py"), file=sys.stderr)
+    return 2
   from code_t5.convert import t5x  # pylint: disable=g-import-not-at-top
   with tempfile.TemporaryDirectory() as work:
     work = pathlib.Path(work)

@@ -445,7 +445,12 @@ def main(argv=None):
   if args.similar_rate and not args.paths:
     parser.error("--similar-rate needs --paths (export_texts.py --paths)")
 
-  import torch  # pylint: disable=g-import-not-at-top
+  try:
+    import torch  # pylint: disable=g-import-not-at-top
+  except ModuleNotFoundError:
+    print("train_torch.py needs PyTorch, which this environment lacks: pip install torch (the "
+          "build for your GPU, https://pytorch.org), then run it again", file=sys.stderr)
+    return 2
   import torch.multiprocessing as mp  # pylint: disable=g-import-not-at-top
   device = "cuda" if torch.cuda.is_available() else "cpu"
   torch.backends.cuda.matmul.allow_tf32 = True

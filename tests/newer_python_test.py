@@ -209,3 +209,23 @@ def test_a_model_dir_without_its_runtime_says_how_to_get_one(newer, tmp_path, co
   assert "needs the training stack" in message
   assert sorted(path.name for path in tmp_path.iterdir()) == ["model"]
   assert not (model / "runtime").exists()
+
+
+@pytest.mark.parametrize("script,arguments,needs", [
+    ("import_torch_weights", ["weights.npz", "--like", test_utils.PRETRAINED, "--step", "1",
+                              "--model-dir", "model"], "the training stack"),
+    ("t5x_parity", [test_utils.PRETRAINED, "--t5x-src", "t5x", "--t5x-python", "python"],
+     "the training stack"),
+    ("train_torch", ["--texts", "texts.xz", "--vocab", "v.model", "--model", "mini:4:1e-3",
+                     "--out", "out"], "PyTorch")])
+def test_the_checkout_s_scripts_name_what_they_lack_in_one_line(newer, tmp_path, script,
+                                                                arguments, needs):
+  """The 3.11 and GPU tools of scripts/ run from the checkout with this venv's Python: each one
+  that needs what the engine-only install lacks says so in one line (they ended in a
+  ModuleNotFoundError traceback), and writes nothing."""
+  result = _run([newer / "python", REPO / "scripts" / f"{script}.py", *arguments], cwd=tmp_path)
+  assert result.returncode == 2
+  message = result.stderr.strip()
+  assert message.count("\n") == 0, message
+  assert message.startswith(f"{script}.py needs {needs}"), message
+  assert list(tmp_path.iterdir()) == []
