@@ -367,8 +367,21 @@ def build_parser(command: Optional[str] = None):
     modules = [] if command in sub.choices else dict.fromkeys(SUBCOMMANDS.values())
   for module in modules:
     importlib.import_module(module).register_cli(sub)
+  for command_parser in sub.choices.values():
+    for action in command_parser._actions:  # pylint: disable=protected-access
+      if action.type is pathlib.Path:
+        action.type = _path
   parser.commands = sub.choices  # each command's own parser, for its usage in errors
   return parser
+
+
+def _path(text: str) -> pathlib.Path:
+  """A path flag's value (every `type=pathlib.Path` flag of every command gets this type):
+  pathlib reads "" as ".", so `--checkpoint ""` (an unset shell variable) named the current
+  folder in its error, and `--out ""` would have written there."""
+  if not text:
+    raise argparse.ArgumentTypeError("an empty path: give a file or folder")
+  return pathlib.Path(text)
 
 
 _STDIN_CURSOR = re.compile(r"-:\d+:\d+")

@@ -131,6 +131,22 @@ def test_a_count_below_one_is_refused_while_parsing(argv, error, capsys):
   assert capsys.readouterr().err.splitlines()[-1] == f"code-t5 {argv[0]}: error: {error}"
 
 
+def test_every_path_flag_refuses_an_empty_path_while_parsing(capsys):
+  """pathlib reads "" as "." (an unset shell variable: `--checkpoint "$MODEL"`): the error named
+  the current folder, and an empty --out would have written there (helper-40's audit)."""
+  path_flags = [(name, action.option_strings[0]) for name, parser in _commands().items()
+                for action in parser._actions  # pylint: disable=protected-access
+                if action.type is cli._path and action.option_strings]  # pylint: disable=protected-access
+  assert ("complete", "--checkpoint") in path_flags and ("vocab", "--out") in path_flags
+  assert len(path_flags) >= 25
+  for name, flag in path_flags:
+    with pytest.raises(SystemExit) as exit_:
+      cli.main([name, flag, ""])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"code-t5 {name}: error: argument {flag}: an empty path: give a file or folder")
+
+
 def test_an_option_a_command_lacks_is_named_in_that_commands_usage(capsys):
   with pytest.raises(SystemExit) as exit_:
     cli.main(["plot", "--model-dir", "m", "--bogus"])
