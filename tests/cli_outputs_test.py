@@ -73,10 +73,9 @@ def test_an_out_that_cannot_be_written_is_said_before_the_work(command, tmp_path
   in_the_way.write_text("")
   start = time.time()
   err = _one_line(capsys, *command, "--out", in_the_way / "results.json")
-  assert err in (f"code-t5 {command[0]}: cannot write the results {in_the_way / 'results.json'}: "
-                 "Not a directory: give another --out",
-                 f"code-t5 vocab: --out {in_the_way / 'results.json'}: {in_the_way} is not a "
-                 "folder")
+  what = "the vocabulary" if command[0] == "vocab" else "the results"
+  assert err == (f"code-t5 {command[0]}: cannot write {what} {in_the_way / 'results.json'}: "
+                 "Not a directory: give another --out")
   assert time.time() - start < 10  # before the work
   assert _one_line(capsys, *command, "--out", tmp_path, "--force") == (
       f"code-t5 {command[0]}: --out {tmp_path} is a folder: give the path of a file")

@@ -4,6 +4,7 @@ import pathlib
 
 import pytest
 import seqio
+import sentencepiece as spm
 import tensorflow as tf
 
 from code_t5 import cli
@@ -158,13 +159,22 @@ def test_refuses_to_overwrite_without_force(small_root, tmp_path):
   assert len(list(tmp_path.iterdir())) == 1
 
 
+def test_out_s_missing_folders_are_made(small_root, tmp_path):
+  """As `baseline --out` and `import --out` make theirs (it refused: helper-40's audit)."""
+  out = tmp_path / "vocabs" / "python" / "v.model"
+  vocab.train_spm(small_root, 300, out)
+  assert spm.SentencePieceProcessor(model_file=str(out)).GetPieceSize() == 300
+  assert [p.name for p in out.parent.iterdir()] == ["v.model"]
+
+
 @pytest.mark.parametrize("argv,message", [
     (["--size", "0"], "--size must be an integer above 259"),
     (["--size", "-5"], "--size must be an integer above 259"),
     (["--size", "259"], "--size must be an integer above 259"),
     (["--root", "{tmp}/missing"], "--root {tmp}/missing does not exist"),
     (["--out", "{tmp}/exists.model"], "exists: pass --force"),
-    (["--out", "{tmp}/no/such/folder/v.model"], "does not exist"),
+    (["--out", "{tmp}/exists.model/v.model"], "cannot write the vocabulary {tmp}/exists.model/v.model: "
+     "Not a directory: give another --out"),
     (["--root", "{tmp}"], "no v3/"),
     # The flags, not flcc.Splits' fields ("Splits.validation must be a fraction in [0, 1]").
     (["--validation-fraction", "2"], "--validation-fraction 2.0 is not a fraction: give a share "

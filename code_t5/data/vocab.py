@@ -154,9 +154,6 @@ def train_spm(root, size: int, out, force: bool = False, validation_fraction: fl
                      f"the 256 byte pieces), got {size!r}")
   if not pathlib.Path(root).exists():
     raise VocabError(f"--root {root} does not exist: give the folder that holds v3/")
-  if not out.parent.is_dir():
-    raise VocabError(f"--out {out}: {out.parent} "
-                     f"{'is not a folder' if out.parent.exists() else 'does not exist'}")
   processes.check_output_file(out, force, f"the vocabulary {out}", VocabError)
   texts = training_texts(root, validation_fraction, test_fraction)  # raises FlccError early
   try:
