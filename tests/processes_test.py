@@ -1,5 +1,6 @@
 """processes: the lock, temporaries of dead writers, children that die with their parent."""
 
+import errno
 import os
 import shutil
 import subprocess
@@ -178,3 +179,33 @@ def test_without_replace_a_file_another_run_wrote_meanwhile_is_kept(tmp_path):
   assert out.read_text() == "first" and [p.name for p in tmp_path.iterdir()] == ["v.model"]
   processes.write_file_beside(out, lambda f: f.write("third"))  # --force
   assert out.read_text() == "third" and [p.name for p in tmp_path.iterdir()] == ["v.model"]
+
+
+@pytest.mark.parametrize("refusal", ["EPERM", "EOPNOTSUPP", "EXDEV", "EMLINK"])
+def test_without_replace_a_file_system_without_hard_links_still_gets_the_file(tmp_path,
+                                                                              monkeypatch, refusal):
+  """A new name is made with a hard link (it fails where `out` is); a file system that makes
+  none (FAT, some network and FUSE mounts) answers one of these errors, and the file is checked
+  for, then renamed into place. The link's refusal is played here: this machine's file systems
+  all make links."""
+  def no_links(source, target):
+    raise OSError(getattr(errno, refusal), os.strerror(getattr(errno, refusal)))
+
+  monkeypatch.setattr(os, "link", no_links)
+  out = tmp_path / "v.model"
+  processes.write_file_beside(out, lambda f: f.write("first"), replace=False)
+  assert out.read_text() == "first" and [p.name for p in tmp_path.iterdir()] == ["v.model"]
+  with pytest.raises(processes.OutputAppeared, match=f"^{out} appeared while this run"):
+    processes.write_file_beside(out, lambda f: f.write("second"), replace=False)
+  assert out.read_text() == "first" and [p.name for p in tmp_path.iterdir()] == ["v.model"]
+
+
+def test_without_replace_another_failure_to_link_is_raised_and_leaves_nothing(tmp_path,
+                                                                              monkeypatch):
+  def full(source, target):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # not a file system without links
+
+  monkeypatch.setattr(os, "link", full)
+  with pytest.raises(OSError, match="No space left"):
+    processes.write_file_beside(tmp_path / "v.model", lambda f: f.write("x"), replace=False)
+  assert list(tmp_path.iterdir()) == []
