@@ -358,13 +358,25 @@ def write_file_beside(out: pathlib.Path, write: Callable[[IO], None], binary: bo
   """write(file) into a temporary file beside `out` (unique: concurrent writers do not clobber
   each other's), renamed to `out` when `write` returns; removed if it raises, and by the next
   writer into the folder if this one is killed. The file gets the permissions a plain open()
-  would give it. `out`'s folder must exist. Without `replace` (no --force), an `out` another run
+  would give it. `out`'s missing folders are made, and removed again if `write` raises (a failed
+  `vocab` left the folders of its --out). Without `replace` (no --force), an `out` another run
   wrote since the caller checked is kept: OutputAppeared (two `vocab` into one --out both wrote
   it: helper-39's audit)."""
-  import tempfile  # pylint: disable=g-import-not-at-top  (only where a file is written)
+  made = make_folders(out.parent)
   # Named as temporary_name (and mkstemp's suffix): what a killed writer left, the next writer
   # into the folder removes.
   remove_stale_temporaries(out.parent)
+  try:
+    _write_beside(out, write, binary, replace)
+  except BaseException:
+    remove_folders(made)
+    raise
+
+
+def _write_beside(out: pathlib.Path, write: Callable[[IO], None], binary: bool,
+                  replace: bool) -> None:
+  """write_file_beside, in a folder that exists."""
+  import tempfile  # pylint: disable=g-import-not-at-top  (only where a file is written)
   fd, tmp = tempfile.mkstemp(prefix=temporary_name(out.name) + "-", dir=out.parent,
                              text=not binary)
   try:
@@ -402,17 +414,43 @@ def check_output_file(out: pathlib.Path, force: bool, what: str, error: Callable
   """Before the work: refuses (error, one line) an --out that is a folder, or a file or link that
   exists without `force`; makes its folder and writes a file there and removes it, so that a
   folder that takes no file (read-only, a file in the way, full) is errors.writing's one line
-  (`what`, `elsewhere`) now, not after minutes of work."""
+  (`what`, `elsewhere`) now, not after minutes of work. The folders it made are removed again
+  (write_file_beside makes them when it writes): a run that fails later leaves none."""
   import tempfile  # pylint: disable=g-import-not-at-top  (only where a file is written)
   if out.is_dir():
     raise error(f"--out {out} is a folder: give the path of a file")
   if (out.exists() or out.is_symlink()) and not force:
     raise error(f"--out {out} exists: pass --force to replace it")
   with errors.writing(what, out.parent, elsewhere):
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, probe = tempfile.mkstemp(prefix=temporary_name(out.name) + "-", dir=out.parent)
-    os.close(fd)
-    os.unlink(probe)
+    made = make_folders(out.parent)
+    try:
+      fd, probe = tempfile.mkstemp(prefix=temporary_name(out.name) + "-", dir=out.parent)
+      os.close(fd)
+      os.unlink(probe)
+    finally:
+      remove_folders(made)
+
+
+def make_folders(folder: pathlib.Path) -> List[pathlib.Path]:
+  """Makes `folder` and its missing parents (mkdir -p); returns those it made, outermost first,
+  for remove_folders."""
+  missing = []
+  for path in [folder, *folder.parents]:
+    if path.exists() or path.is_symlink():
+      break
+    missing.append(path)
+  folder.mkdir(parents=True, exist_ok=True)
+  return missing[::-1]
+
+
+def remove_folders(made: Sequence[pathlib.Path]) -> None:
+  """Removes the folders make_folders made, innermost first, as long as they are empty (another
+  writer's file in one keeps it and those above it)."""
+  for path in reversed(made):
+    try:
+      path.rmdir()
+    except OSError:
+      return
 
 
 def child_peak_rss_bytes() -> Optional[int]:

@@ -130,7 +130,6 @@ def main(argv=None) -> int:
     ax.grid(alpha=0.3)
     ax.legend(loc="upper right", fontsize="small")  # the curves fall from upper left
   fig.tight_layout()
-  args.out.parent.mkdir(parents=True, exist_ok=True)
   processes.write_file_beside(args.out, lambda f: fig.savefig(f, format="png", dpi=110),
                               binary=True)
   print(f"wrote {args.out}")

@@ -9,6 +9,7 @@ import textwrap
 
 import pytest
 
+from code_t5 import errors
 from code_t5 import processes
 from code_t5 import test_utils
 
@@ -209,3 +210,31 @@ def test_without_replace_another_failure_to_link_is_raised_and_leaves_nothing(tm
   with pytest.raises(OSError, match="No space left"):
     processes.write_file_beside(tmp_path / "v.model", lambda f: f.write("x"), replace=False)
   assert list(tmp_path.iterdir()) == []
+
+
+def test_a_write_that_fails_removes_the_folders_it_made_and_no_other(tmp_path):
+  """A run whose --out was in folders it made (vocab, baseline) and that failed left them."""
+  (tmp_path / "kept").mkdir()
+
+  def fails(f):
+    f.write("half")
+    raise RuntimeError("the work failed")
+
+  with pytest.raises(RuntimeError, match="the work failed"):
+    processes.write_file_beside(tmp_path / "kept" / "made" / "deeper" / "v.model", fails)
+  assert [p.name for p in tmp_path.iterdir()] == ["kept"]
+  assert list((tmp_path / "kept").iterdir()) == []
+  processes.write_file_beside(tmp_path / "kept" / "made" / "v.model", lambda f: f.write("x"))
+  assert (tmp_path / "kept" / "made" / "v.model").read_text() == "x"
+
+
+def test_checking_an_out_leaves_no_folder_for_a_run_that_fails_later(tmp_path):
+  out = tmp_path / "made" / "deeper" / "results.json"
+  processes.check_output_file(out, False, f"the results {out}", ValueError)
+  assert list(tmp_path.iterdir()) == []
+  (tmp_path / "in-the-way").write_text("a file")
+  with pytest.raises(errors.WriteError, match="^cannot write the results: Not a directory: "
+                     "give another --out$"):
+    processes.check_output_file(tmp_path / "in-the-way" / "r.json", False, "the results",
+                                ValueError)
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["in-the-way"]

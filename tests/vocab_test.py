@@ -176,6 +176,8 @@ def test_out_s_missing_folders_are_made(small_root, tmp_path):
     (["--out", "{tmp}/exists.model/v.model"], "cannot write the vocabulary {tmp}/exists.model/v.model: "
      "Not a directory: give another --out"),
     (["--root", "{tmp}"], "no v3/"),
+    # Refused after --out's folders were made to try them: they are removed (they were left).
+    (["--root", "{tmp}", "--out", "{tmp}/made/deeper/v.model"], "no v3/"),
     # The flags, not flcc.Splits' fields ("Splits.validation must be a fraction in [0, 1]").
     (["--validation-fraction", "2"], "--validation-fraction 2.0 is not a fraction: give a share "
      "between 0 and 1"),

@@ -970,7 +970,6 @@ def _cli(args) -> int:
                         f"{args.out} is written; give another --report"):
       value = dict(report.to_dict(), out=str(args.out.resolve()),
                    sources=[str(s.resolve()) for s in args.sources], seconds=round(seconds, 1))
-      args.report.parent.mkdir(parents=True, exist_ok=True)
       processes.write_file_beside(
           args.report, lambda f: f.write(json.dumps(value, indent=1, sort_keys=True) + "\n"),
           replace=args.force)

@@ -155,7 +155,6 @@ def ngram_model(train_root, splits: flcc.Splits, cache: Optional[pathlib.Path] =
     echo(done)
     return model
   try:
-    path.parent.mkdir(parents=True, exist_ok=True)
     processes.write_file_beside(path, lambda f: model.save(f, key=key), binary=True)
     size = path.stat().st_size
   except OSError as e:
@@ -468,7 +467,6 @@ def write_json(results: dict, out: pathlib.Path, force: bool) -> None:
     f.write("\n")
 
   with errors.writing(f"the results {out}", out.parent, "give another --out"):
-    out.parent.mkdir(parents=True, exist_ok=True)
     processes.write_file_beside(out, write, replace=force)
 
 
