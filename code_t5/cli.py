@@ -189,8 +189,15 @@ def _steps(args, experiment: launcher.Experiment) -> int:
 
 def _train(args):
   experiment = _experiment(args)
-  code = launcher.train_and_eval(experiment, _steps(args, experiment), evaluate=not args.no_eval)
-  if code == 0 and not args.no_eval:
+  evaluate = not args.no_eval
+  if evaluate:
+    nothing_held_out = experiment.no_validation()
+    if nothing_held_out:  # training one's own project alone is fine; its eval would score nothing
+      print(f"code-t5 train: note: {nothing_held_out}; training without the eval after it",
+            file=sys.stderr)
+      evaluate = False
+  code = launcher.train_and_eval(experiment, _steps(args, experiment), evaluate=evaluate)
+  if code == 0 and evaluate:
     from code_t5.evaluation import examples  # pylint: disable=g-import-not-at-top  (the engine)
     examples.show_after_training(experiment, launcher.TRAIN_EVAL_MAX_FILES)
   return code
@@ -202,6 +209,9 @@ def _eval(args):
                                "points the line-completion eval decodes")
   experiment = _experiment(args)
   launcher.check_model_dir(experiment.model_dir)
+  nothing_held_out = experiment.no_validation()
+  if nothing_held_out:
+    raise launcher.LaunchError(nothing_held_out)
   if launcher.latest_step(experiment.model_dir) is None:  # checked before anything is written
     raise launcher.LaunchError(
         f"--model-dir {experiment.model_dir} has no checkpoints (model.ckpt-*.index): train first "

@@ -295,6 +295,22 @@ def test_eval_without_checkpoints_is_a_one_line_error_that_writes_nothing(tmp_pa
   assert not model_dir.exists()
 
 
+def test_eval_of_a_root_with_nothing_held_out_is_a_one_line_error(tmp_path, capsys):
+  """One project imported alone is all train: its eval printed metrics of 0.000 from no points
+  (helper-43's audit). Both splits' shares given or not, the line says why and what to do."""
+  root = test_utils.make_flcc_tree(tmp_path / "flcc", {"me/project": {"a.py": "x = 1\n"}})
+  model_dir = tmp_path / "run"
+  for extra, fix in (([], "a held-out split gets a repository of its own from 3 repositories "
+                          "on: import more repositories into the root"),
+                     (["--validation-fraction", "0"], "pass --validation-fraction above 0")):
+    assert cli.main(["eval", "--root", str(root), "--model-dir", str(model_dir),
+                     "--line-completion", *extra]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"code-t5 eval: --root {root}: its validation split holds no repository (1 in "
+                   f"all), so there is nothing to evaluate on: {fix}\n")
+  assert not model_dir.exists()
+
+
 def test_prepare_prints_each_split_and_warns_on_an_empty_one(tmp_path, capsys):
   root = test_utils.make_flcc_tree(tmp_path / "flcc", {
       test_utils.repo_in_split("train", skip=i): {"m.py": f"value = {i}\n" * (i + 1)}

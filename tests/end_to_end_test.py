@@ -167,6 +167,21 @@ def test_bad_flag_values_give_one_line_errors(tmp_path):
                           "version 'v9'; it has v1, v2, v3, v4")
 
 
+def test_one_project_alone_trains_without_an_eval_that_would_score_nothing(tmp_path):
+  """A root of one repository is all train (a held-out split gets one from 3 repositories on):
+  training on one's own project is fine, and the eval after it printed metrics of 0.000 from no
+  points (helper-43's audit); now it is said, and left out."""
+  root = test_utils.make_flcc_tree(tmp_path / "flcc", {
+      "me/project": {"a.py": "def add_one(x):\n    return x + 1\n" * 20}})
+  model_dir = tmp_path / "model"
+  result = _code_t5("train", "--root", str(root), "--model-dir", str(model_dir), "--steps", "2")
+  assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+  assert (f"code-t5 train: note: --root {root}: its validation split holds no repository (1 in "
+          "all), so there is nothing to evaluate on") in result.stderr
+  assert launcher.latest_step(model_dir) == 2
+  assert "eval/" not in result.stdout and not list(model_dir.glob("validation_eval*"))
+
+
 def test_code_vocabulary_trains_and_evaluates_line_completion(tmp_path, prepared_dir):
   """`--vocab spm_dev` trains the `_spm_dev` task; `eval --line-completion` decodes its points."""
   flags = ["--vocab", "spm_dev", "--model-dir", str(tmp_path / "model"),

@@ -1,5 +1,7 @@
 """Completion metrics: exact match (string and CodeXGLUE token level) and edit similarity."""
 
+import math
+
 import pytest
 
 from code_t5.data import metrics
@@ -61,3 +63,9 @@ def test_line_completion_exact_match_is_exact_but_token_match_ignores_spacing():
   assert result["exact_match"] == 0.0 and result["exact_match_tokens"] == 100.0
   result = _line_score(["x = f(a, b)"], ["x = f(a, c)"])
   assert result["exact_match"] == 0.0 and result["exact_match_tokens"] == 0.0
+
+
+def test_a_metric_of_zero_examples_is_nan_not_zero():
+  """An eval of an empty split printed exact_match 0.000: read as a model that learned nothing."""
+  for result in (metrics.completion_metrics([], []), metrics.line_completion_metrics([], [])):
+    assert result and all(math.isnan(value) for value in result.values()), result

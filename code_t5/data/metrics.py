@@ -4,8 +4,12 @@
 - exact_match_tokens: CodeXGLUE's exact match: whitespace-split tokens are equal, in %.
 - edit_similarity: 100 * (1 - Levenshtein(pred, target) / max(len)), per example, averaged
   (JetBrains' and CodeXGLUE's "edit similarity" scale, 0-100).
+
+Every metric of zero examples is NaN, never 0: an eval of an empty split printed 0.000s that read
+as a model that learned nothing.
 """
 
+import math
 from typing import Dict, List, Sequence
 
 import editdistance
@@ -34,9 +38,13 @@ def _text_scores(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str
   }
 
 
+def _mean(total: float, count: int) -> float:
+  return total / count if count else math.nan
+
+
 def _text_metrics(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str, float]:
-  count = max(len(targets), 1)
-  return {name: sum(values) / count for name, values in _text_scores(targets, predictions).items()}
+  return {name: _mean(sum(values), len(targets))
+          for name, values in _text_scores(targets, predictions).items()}
 
 
 def line_scores(targets: Sequence[str], predictions: Sequence[str]) -> Dict[str, List[float]]:
@@ -76,11 +84,10 @@ def line_completion_metrics(targets: Sequence[str],
   """
   targets = _decoded(targets)
   predictions = [postprocessors.first_line(p) for p in _decoded(predictions)]
-  count = max(len(targets), 1)
   prefixes = [prefix_match_length(p, t) for p, t in zip(predictions, targets)]
   return {
       **_text_metrics(targets, predictions),
-      "prefix_match_chars": sum(prefixes) / count,
-      "prefix_match_ratio": 100.0 * sum(n / len(t) if t else float(not p) for n, p, t in
-                                        zip(prefixes, predictions, targets)) / count,
+      "prefix_match_chars": _mean(sum(prefixes), len(targets)),
+      "prefix_match_ratio": _mean(100.0 * sum(n / len(t) if t else float(not p) for n, p, t in
+                                              zip(prefixes, predictions, targets)), len(targets)),
   }

@@ -128,11 +128,8 @@ def show_after_training(experiment: launcher.Experiment, max_files: Optional[int
   points of `max_files` validation files): COUNT of its points with the shipped model's lines,
   then how to score every point against the baselines."""
   root = experiment.root if experiment.root is not None else baseline.default_root()
-  splits = flcc.Splits(**{name: value for name, value in (
-      ("validation", experiment.validation_fraction), ("test", experiment.test_fraction))
-                          if value is not None})
   try:
-    found = pick(experiment.model_dir, root, splits, max_files, shipped=shipped)
+    found = pick(experiment.model_dir, root, experiment.splits(), max_files, shipped=shipped)
   except (baseline.BaselineError, flcc.FlccError) as error:
     print(f"code-t5 train: no held-out points to show: {error}", file=sys.stderr)
     return

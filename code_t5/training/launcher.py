@@ -5,6 +5,7 @@ and run by hand) and condenses Mesh TF's log into progress lines; all training, 
 checkpointing is Mesh TF's own.
 """
 
+import collections
 import contextlib
 import dataclasses
 import os
@@ -173,6 +174,30 @@ class Experiment:
 
   def _eval_dir_suffix(self) -> str:
     return line_completion_lib.eval_dir_suffix((self.root or _DEV_ROOT).resolve().name)
+
+  def splits(self) -> flcc.Splits:
+    """The held-out shares the run's dataset gets (dataset.gin's where no flag gives one)."""
+    return flcc.Splits(**{name: value for name, value in (
+        ("validation", self.validation_fraction), ("test", self.test_fraction))
+                          if value is not None})
+
+  def no_validation(self) -> Optional[str]:
+    """Why the root's validation split holds nothing to evaluate on (an eval of it printed
+    metrics of 0.000 from zero points), or None where it holds a repository."""
+    root = self.root if self.root is not None else _DEV_ROOT
+    splits = self.splits()
+    try:
+      listed = flcc.list_repositories(root)
+    except flcc.FlccError as e:
+      raise LaunchError(f"--root: {e}") from None
+    repos = collections.Counter(flcc.assign_splits((r.repo_id for r in listed), splits).values())
+    if repos["validation"]:
+      return None
+    fix = ("pass --validation-fraction above 0" if not splits.validation else
+           f"a held-out split gets a repository of its own from {flcc.MIN_REPOS_FOR_HELD_OUT} "
+           f"repositories on: import more repositories into the root")
+    return (f"--root {root}: its validation split holds no repository ({sum(repos.values())} in "
+            f"all), so there is nothing to evaluate on: {fix}")
 
   def line_completion_dir(self) -> pathlib.Path:
     """Where eval_command(line_completion=True) writes its decodes (the validation split)."""
