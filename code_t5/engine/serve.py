@@ -28,7 +28,10 @@ lone surrogates); a request is at most MAX_REQUEST_BYTES.
 - stdin/stdout (default): one request per line in, one reply per line out, in order.
 - HTTP (--port; 0 picks a free port): POST /complete with the request as the body, GET /health.
   Binds 127.0.0.1 only, stdlib http.server; prints "serving on http://127.0.0.1:PORT" once ready.
-  Concurrent requests run at once in --workers processes (below).
+  Concurrent requests run at once in --workers processes (below). A request named for another
+  host (its Host header) or sent by a web page (an Origin header) other than this machine's
+  loopback names is refused, 403: a page in the user's browser could otherwise reach the server
+  through DNS rebinding and read completions made of the user's code (helper-43's audit).
 
 Concurrency (HTTP). Every request used to run under one lock in the server's process: under 8
 concurrent clients each waited for the 7 others (the issue's filer: 2.9 requests/s, p50 2.6 s).
@@ -68,6 +71,44 @@ from code_t5.engine import native
 from code_t5.engine import repository as repository_lib
 
 MAX_REQUEST_BYTES = 16 << 20
+# The names a request to the HTTP server may give for its host (any port: an SSH tunnel's port
+# differs from the server's), and the only hosts a web page asking it may come from.
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+# Connections accepted before the server takes them (socketserver's default, 5, reset a burst of
+# 100 concurrent clients' connections: helper-43's audit).
+LISTEN_BACKLOG = 128
+
+
+def _loopback(host: str) -> bool:
+  """Whether a Host header's value (or an Origin's host) names this machine's loopback."""
+  host = host.strip().lower()
+  if host.startswith("["):
+    name = host[:host.find("]") + 1]
+    port = host[len(name):]
+  else:
+    name, _, port = host.partition(":")
+    port = ":" + port if port else ""
+  return (name.rstrip(".") in LOOPBACK_NAMES and
+          (not port or (port.startswith(":") and port[1:].isascii() and port[1:].isdigit())))
+
+
+def foreign_request(headers) -> Optional[str]:
+  """Why an HTTP request is refused for where it comes from (403), or None: a Host header that
+  names another host (a page reaching 127.0.0.1 through DNS rebinding names its own), two of
+  them, or an Origin header (sent by browsers, not by editors) other than a loopback page's.
+  A request without a Host (HTTP/1.0 clients) is answered."""
+  hosts = headers.get_all("Host") or []
+  if len(hosts) > 1:
+    return "two Host headers"
+  if hosts and not _loopback(hosts[0]):
+    return (f"Host {hosts[0][:100]!r} is not this machine: the server answers requests for "
+            f"{', '.join(LOOPBACK_NAMES)} only")
+  for origin in headers.get_all("Origin") or []:
+    scheme, separator, host = origin.strip().partition("://")
+    if not (separator and scheme.lower() in ("http", "https") and _loopback(host)):
+      return (f"a web page's request (Origin {origin[:100]!r}) is not answered: only pages "
+              f"served from {', '.join(LOOPBACK_NAMES)} may ask")
+  return None
 INTERNAL_ERROR = "internal error"  # starts the reply to a request that failed inside the server
 # Default --workers: one per usable CPU, at most this many (each adds ~22 MB of its own memory
 # with the shipped model, after 20 requests; the weights and the --repo index are shared).
@@ -485,6 +526,7 @@ STOP_SECONDS = 10.0
 
 class _Server(http.server.ThreadingHTTPServer):
   daemon_threads = True  # a stalled client must not keep the process alive at exit
+  request_queue_size = LISTEN_BACKLOG
   pool = None  # the WorkerPool, ended with the server
 
   def __init__(self, *args, **kwargs):
@@ -579,6 +621,11 @@ def _handler(completer):
 
     def _guarded(self, method):
       try:
+        refused = foreign_request(self.headers)
+        if refused is not None:
+          self.close_connection = True  # (a body is not read)
+          self._send(403, {"error": refused})
+          return
         method()
       except ConnectionError as e:  # the client hung up: nothing to answer, nothing went wrong
         self.close_connection = True
