@@ -184,13 +184,33 @@ def test_a_folder_of_repositories_keeps_good_files_and_counts_the_bad(plain, tmp
   assert (bad.meta_dir / "METADATA").read_text() == "1600000000\n\nA\tinside.py\nA\tok.py\n"
 
 
-def test_a_folder_without_repositories_is_a_one_line_error_and_writes_nothing(tmp_path, capsys):
-  _write(tmp_path / "src" / "loose.py", "x = 1\n")  # files, not a folder of repositories
-  code, err = _import(capsys, tmp_path / "src", "--out", tmp_path / "root")
-  assert code != 0
-  assert "no repository found in" in err and "SRC/NAME/" in err
-  assert not (tmp_path / "root").exists()
-  assert [p.name for p in tmp_path.iterdir()] == ["src"]  # no temporary left either
+def test_a_project_folder_is_one_repository_with_all_its_files(tmp_path, capsys):
+  """A plain folder with code of its own (not git, not site-packages) is one project: read as a
+  folder of repositories, its sub-packages became repositories in different splits and its own
+  files were dropped (helper-43's audit); a folder of loose files was refused."""
+  project = tmp_path / "src" / "proj"
+  for path in ("main.py", "pkg/__init__.py", "pkg/mod.py", "tests/test_mod.py"):
+    _write(project / path, f"value = {path!r}\n")
+  code, err = _import(capsys, project, "--out", tmp_path / "root")
+  assert code == 0, err
+  assert f"import: {project}: read as one repository" in err and "skipping" not in err
+  assert sorted(_read(tmp_path / "root")) == [
+      ("src/proj", "main.py"), ("src/proj", "pkg/__init__.py"), ("src/proj", "pkg/mod.py"),
+      ("src/proj", "tests/test_mod.py")]
+  # A project file at the top makes it one even with every *.py file below (a src/ layout).
+  (project / "main.py").unlink()
+  _write(project / "pyproject.toml", "[project]\nname = 'proj'\n")
+  assert _import(capsys, project, "--out", tmp_path / "root", "--force")[0] == 0
+  assert {repo for repo, _ in _read(tmp_path / "root")} == {"src/proj"}
+
+
+def test_a_script_beside_git_checkouts_leaves_them_a_folder_of_repositories(checkout, tmp_path,
+                                                                            capsys):
+  _write(checkout.parent / "scratch.py", "x = 1\n")
+  code, err = _import(capsys, checkout.parent, "--out", tmp_path / "root")
+  assert code == 0, err
+  assert "scratch.py (not_a_repository" in err
+  assert "read as one repository" not in err
 
 
 def test_a_checkout_without_commits_or_an_flcc_root_given_as_src_says_what_to_do(tmp_path,

@@ -16,6 +16,11 @@ Each SRC is one of
   a plain folder of repositories: each sub-folder is one repository <SRC name>/<sub-folder name>
       (or, if it has .git, a git checkout as above), its files every *.py file below it except in
       hidden folders and __pycache__; the init-hash is the sha1 of "<owner>/<repo>".
+  a plain project folder (a *.py file, pyproject.toml or setup.cfg at its top, and no git
+      checkout among its sub-folders): one repository, named as a checkout without origin, its
+      files as a plain folder's sub-folder's. (Read as a folder of repositories, a project's
+      sub-packages became repositories in different splits, and its own files were dropped:
+      helper-43's audit.)
 
 The root is exactly the layout code_t5/data/flcc.py reads and dataset-dev/ uses:
 
@@ -693,14 +698,37 @@ def _is_git_checkout(folder: pathlib.Path) -> bool:
   return (folder / ".git").exists()
 
 
+# Files at a plain folder's top that make it a project (with any *.py file there).
+_PROJECT_FILES = ("pyproject.toml", "setup.cfg")
+
+
+def _is_one_project(src: pathlib.Path) -> bool:
+  """Whether a plain folder is one project: Python code or a project file of its own at its
+  top, and no git checkout among its sub-folders (then a stray script beside repositories)."""
+  own = checkouts = False
+  for entry in os.scandir(src):
+    if entry.name.startswith("."):
+      continue
+    if entry.is_file(follow_symlinks=False):
+      own = own or entry.name.endswith(".py") or entry.name in _PROJECT_FILES
+    elif entry.is_dir(follow_symlinks=False):
+      checkouts = checkouts or _is_git_checkout(pathlib.Path(entry.path))
+  return own and not checkouts
+
+
 def discover(src: pathlib.Path, report: Report) -> List[RepoSource]:
   """The repositories of one SRC argument (see the module doc)."""
+  # Named as a checkout without origin is, should it be read as a plain folder.
+  plain_owner = _safe_name(src.resolve().parent.name)
   if _is_git_checkout(src):
-    # Named as a checkout without origin is, should it be read as a plain folder.
-    repo = _git_repository(src, _safe_name(src.resolve().parent.name), report)
+    repo = _git_repository(src, plain_owner, report)
     return [repo] if repo else []
   if any(src.glob("*.dist-info")):
     return _site_packages(src, report)
+  if _is_one_project(src):
+    report.note(src, "read as one repository (it holds Python files of its own); to import its "
+                "sub-folders as repositories, give them or a folder that holds only them")
+    return [_plain_repository(src, plain_owner, report)]
   repos = []
   owner = _safe_name(src.resolve().name)
   for entry in sorted(os.scandir(src), key=lambda e: e.name):
@@ -900,8 +928,8 @@ def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
   for src in sources:
     repos.extend(discover(src, report))
   if not any(repo.files for repo in repos):
-    # An empty root would train and evaluate on nothing. The usual mistake is a folder of *.py
-    # files given as SRC, read as a folder of repositories; else no SRC holds Python code.
+    # An empty root would train and evaluate on nothing: checkouts that could not be read, *.py
+    # files beside git checkouts that hold none (a folder of repositories), or no Python code.
     given = ", ".join(map(str, sources))
     unread = {reason: count for reason, count in report.skipped_repositories.items()
               if reason in ("no_commits", "git_failed")}
@@ -913,9 +941,9 @@ def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
       raise CorpusError(f"{given}: an FLCC root already (it holds v3/): give it to `code-t5 "
                         "prepare`, `train` or `eval` as --root")
     if any(_walk_python_files(os.path.realpath(src), Report()) for src in sources):
-      raise CorpusError(f"no repository found in {given}: a folder of *.py files is read as a "
-                        "folder of repositories; move the files into a folder of their own "
-                        "(SRC/NAME/...), or give a git checkout or site-packages")
+      raise CorpusError(f"no repository found in {given}: *.py files beside git checkouts are "
+                        "read as a folder of repositories; move the files into a folder of their "
+                        "own (SRC/NAME/...), or give a git checkout or site-packages")
     raise CorpusError(f"SRC {given} {'holds' if len(sources) == 1 else 'hold'} no Python files "
                       "(*.py): give a git checkout, a folder of repositories or a site-packages "
                       "folder of Python code")
