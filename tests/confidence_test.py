@@ -200,6 +200,16 @@ def test_fit_confidence_writes_the_gate_into_about_json(tmp_path, capsys):
   assert "a line at 50.0 % of 300 points" in capsys.readouterr().out
   assert fit_confidence.main([str(results), "--about", str(about)]) == 2  # no --force
   assert "pass --force" in capsys.readouterr().err
+  # A share above the points with a line to show (294 of 300 here): every one shown, and said.
+  assert fit_confidence.main([str(results), "--about", str(about), "--force",
+                              "--share", "0.99"]) == 0
+  captured = capsys.readouterr()
+  assert captured.err == ("note: --share 0.99 cannot be reached: a line the gate may show was "
+                          "kept at 294 of the 300 points (98.0 %; at the others the engine kept "
+                          "none, or only lines it ranks unlikely), so the gate shows every one of "
+                          "them\n")
+  assert "a line at 98.0 % of 300 points" in captured.out
+  assert json.loads(about.read_text())["confidence"]["share"] == 0.98
   results.write_text(json.dumps({"root": "r", "split": "validation", "points": {"count": 1},
                                  "per_point": [{"target": "x", "predictions": {}}]}))
   assert fit_confidence.main([str(results), "--about", str(about), "--force"]) == 2
