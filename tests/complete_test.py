@@ -342,6 +342,13 @@ def test_serve_answers_bad_requests_with_one_line_errors_and_keeps_going(complet
       ({"text": "ab", "cursor": "1"}, 'cursor "1" is not an integer'),
       ({"prefix": "x", "top": 0}, '"top" must be an integer from 1 to 20'),
       ({"prefix": "x", "top": True}, '"top" must be an integer from 1 to 20'),
+      # A cursor placed twice was answered from one of the two (helper-43's audit).
+      ({"prefix": "x", "text": "y", "cursor": 0}, '"prefix" is the code before the cursor: '
+       'give it alone, not with "text" or "cursor"'),
+      ({"prefix": "x", "line": 1, "col": 1}, '"prefix" is the code before the cursor: '
+       'give it alone, not with "line" or "col"'),
+      ({"text": "x", "cursor": 1, "line": 1, "col": 1}, 'give the cursor as "cursor" or as '
+       '"line" and "col", not both'),
   ]
   for request, message in bad:
     reply = serve.handle(completer, request)

@@ -219,6 +219,7 @@ def test_http_fuzz_every_request_gets_a_json_reply_and_serving_goes_on(completer
         (b"PUT /complete HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", 405),
         (b"DELETE /complete HTTP/1.1\r\n\r\n", 405),
         (b"GET /complete HTTP/1.1\r\n\r\n", 405),  # a browser's try: told to POST
+        (b"POST /health HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", 405),  # (404 before)
         (b"POST /complete HTTP/1.1\r\nContent-Length: 100000\r\n\r\n" + b"[" * 100_000, 400),
         (b"POST /complete HTTP/1.1\r\nContent-Length: 21\r\n\r\n" + b'{"prefix": "\\ud800x"}',
          400),

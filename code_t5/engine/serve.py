@@ -6,6 +6,7 @@ Two transports, one protocol. A request is a JSON object:
     {"text": "<the whole file>", "cursor": <character offset, default: the end>}
     {"text": "<the whole file>", "line": <1-based>, "col": <1-based, in characters>}
 
+one of the three (a "prefix" beside "text", or a "cursor" beside "line" and "col", is an error),
 plus an optional "id", echoed back, and an optional "top" (1-20, default the server's --top). The
 reply is the object `code-t5 complete --json` prints:
 
@@ -127,7 +128,16 @@ def _check_unicode(value: str, name: str) -> str:
 
 
 def _text_cursor(request: dict):
-  """(text, cursor offset) of a request; CompletionError for a malformed one."""
+  """(text, cursor offset) of a request; CompletionError for a malformed one, or one that
+  places the cursor twice (answered from one of them, silently: helper-43's audit)."""
+  given = [name for name in ("prefix", "text", "cursor", "line", "col") if name in request]
+  if "prefix" in request and len(given) > 1:
+    others = " or ".join(f'"{name}"' for name in given[1:])
+    raise complete_lib.CompletionError(f'"prefix" is the code before the cursor: give it alone, '
+                                       f'not with {others}')
+  if "cursor" in request and ("line" in request or "col" in request):
+    raise complete_lib.CompletionError('give the cursor as "cursor" or as "line" and "col", not '
+                                       'both')
   if "prefix" in request:
     prefix = request["prefix"]
     if not isinstance(prefix, str):
@@ -681,6 +691,10 @@ def _handler(completer):
     def _post(self):
       # The body is not read on an error below: close, so its bytes are not taken for a request.
       keep_alive, self.close_connection = not self.close_connection, True
+      if self._route() == "/health":
+        return self._send(405, {"error": f"POST {self.path} is not allowed: GET /health for the "
+                                         "server's state (POST /complete for a completion)"},
+                          (("Allow", "GET, HEAD"),))
       if self._route() not in ("/complete", ""):
         return self._send(404, {"error": f"no such path {self.path}: POST /complete"})
       if self.headers.get("Transfer-Encoding") is not None:
