@@ -559,3 +559,13 @@ def test_odd_dist_info_contents_never_stop_an_import(site_packages, tmp_path, ca
   code, err = _import(capsys, site_packages, "--out", tmp_path / "root")
   assert code == 0, err
   assert "gamma/g.py" in {path for _, path in _read(tmp_path / "root")}
+
+
+def test_the_summary_counts_as_read_only_what_was_read():
+  """A 20 MB file dropped as too_large was counted as 20 MB read (helper-43's audit)."""
+  report = corpus.Report()
+  report.add("kept", 1_000_000)
+  report.add("binary", 500_000)  # read, then dropped
+  report.add("too_large", 20_000_000)  # its size, never read
+  line = corpus.summary(report, pathlib.Path("root"), 1.0).splitlines()[0]
+  assert "(1.5 MB read in 1.0 s, 1.5 MB/s)" in line, line
