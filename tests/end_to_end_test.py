@@ -2,6 +2,7 @@
 held-out points, resumes -- with its defaults, the first run (launcher.FIRST_RUN_*), which must
 learn: its lines are code that varies with the context, not one blank line everywhere."""
 
+import signal
 import subprocess
 import sys
 
@@ -206,3 +207,30 @@ def test_code_vocabulary_trains_and_evaluates_line_completion(tmp_path, prepared
   eval_dir = tmp_path / "model" / f"validation_eval_{line_completion.eval_dir_suffix('dataset-dev')}"
   targets = (eval_dir / "flcc_py_line_completion_spm_dev_v1_targets").read_text().splitlines()
   assert len(targets) == 8 and all("\n" not in postprocessors.from_json_line(t) for t in targets)
+
+
+def test_ctrl_c_saves_the_step_being_trained_and_a_rerun_resumes_from_it(tmp_path):
+  """A stop lost every step since the last periodic save (at step 17 of 40 only step 0 was
+  kept: helper-43's audit); now the trainer ends after the step it runs and saves it. Periodic
+  saves are set past the run here: a checkpoint after step 0 is the stop's."""
+  model_dir = tmp_path / "model"
+  flags = ["--model-dir", str(model_dir), "--no-eval",
+           "--gin-param", "utils.run.save_checkpoints_steps = 100000"]
+  train = subprocess.Popen([sys.executable, "-m", "code_t5.cli", "train", "--steps", "100000",
+                            *flags], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+  out = []
+  for line in train.stdout:  # the first progress line: steps are being trained
+    out.append(line)
+    if line.lstrip().startswith("step "):
+      train.send_signal(signal.SIGINT)
+      break
+  out.append(train.communicate()[0])
+  assert train.returncode == 128 + signal.SIGINT, "".join(out)[-3000:]
+  trained = [int(line.split("\t")[0]) for line in
+             (model_dir / "logs" / "train_loss.tsv").read_text().splitlines()]
+  saved = launcher.latest_step(model_dir)
+  assert saved == trained[-1] > 0, (saved, trained[-5:])
+  assert "stopped by SIGINT" in "".join(out) and "Traceback" not in "".join(out)
+  again = _code_t5("train", "--steps", str(saved + 5), *flags)
+  assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+  assert f"resuming from step {saved}, training to step {saved + 5}" in again.stdout
