@@ -189,6 +189,7 @@ def _steps(args, experiment: launcher.Experiment) -> int:
 
 def _train(args):
   experiment = _experiment(args)
+  _check_same_task(experiment)
   evaluate = not args.no_eval
   if evaluate:
     nothing_held_out = experiment.no_validation()
@@ -201,6 +202,40 @@ def _train(args):
     from code_t5.evaluation import examples  # pylint: disable=g-import-not-at-top  (the engine)
     examples.show_after_training(experiment, launcher.TRAIN_EVAL_MAX_FILES)
   return code
+
+
+def _task_version(gin_params) -> str:
+  """The task version `gin_params` bind last, unscoped (a scope's is another command's, such
+  as the line-completion eval's); code_t5.task_name's default where none does."""
+  from code_t5.data import task_names  # pylint: disable=g-import-not-at-top  (SentencePiece)
+  version = task_names.VERSION
+  for param in gin_params:
+    selector, name, value = launcher.binding_parts(param)
+    if (name == "version" and "/" not in param.partition("=")[0]
+        and selector in ("code_t5.task_name", "task_name")):
+      try:
+        version = ast.literal_eval(value)
+      except (ValueError, SyntaxError, MemoryError, RecursionError):
+        continue
+  return str(version)
+
+
+def _check_same_task(experiment: launcher.Experiment) -> None:
+  """A training that goes on in a model dir goes on on the task version it was trained on:
+  without the --gin-param that picked it, a resumed run trained on another version's examples
+  after one note line (helper-43's audit). --init-from starts a new run on any version."""
+  recorded = _recorded(experiment.model_dir)
+  if (recorded is None or experiment.init_from is not None
+      or launcher.latest_step(experiment.model_dir) is None):
+    return
+  trained, asked = _task_version(recorded.model_params()), _task_version(experiment.gin_params)
+  if trained != asked:
+    trained = errors.printable(trained)[:40]  # (a stranger's model dir may record anything)
+    raise launcher.LaunchError(
+        f"--model-dir {experiment.model_dir} was trained on task version {trained!r}, and this "
+        f"command would go on on {asked!r}: add --gin-param \"code_t5.task_name.version = "
+        f"'{trained}'\" to go on as it was trained, or train its weights on {asked!r} in a new "
+        f"model dir (--init-from {experiment.model_dir} --model-dir NEW)")
 
 
 def _eval(args):

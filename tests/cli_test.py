@@ -295,6 +295,31 @@ def test_eval_without_checkpoints_is_a_one_line_error_that_writes_nothing(tmp_pa
   assert not model_dir.exists()
 
 
+def test_a_training_goes_on_on_the_task_version_it_was_trained_on(tmp_path, capsys):
+  """Resumed without the --gin-param that picked its version, a run trained on another
+  version's examples after a note (helper-43's audit): refused, and --init-from is the way."""
+  model_dir = tmp_path / "run"
+  (model_dir / "commands").mkdir(parents=True)
+  (model_dir / "commands" / "command").write_text(
+      "main.py --model_dir=x --gin_file=dataset.gin --gin_file=models/causal_lm.gin "
+      "--gin_file=sizes/tiny.gin --gin_file=runs/cpu.gin "
+      "--gin_param=code_t5.task_name.version = 'v3' --gin_param=utils.run.train_steps = 5")
+  (model_dir / "model.ckpt-5.index").write_bytes(b"")
+  assert cli.main(["train", "--model-dir", str(model_dir), "--steps", "9"]) == 2
+  err = capsys.readouterr().err.splitlines()
+  assert err[-1] == (f"code-t5 train: --model-dir {model_dir} was trained on task version 'v3', "
+                     "and this command would go on on 'v1': add --gin-param \"code_t5.task_name."
+                     "version = 'v3'\" to go on as it was trained, or train its weights on 'v1' "
+                     f"in a new model dir (--init-from {model_dir} --model-dir NEW)")
+  for given in (["--gin-param", "code_t5.task_name.version = 'v3'"],
+                # An eval's scoped binding is not the training's.
+                ["--gin-param", "code_t5.task_name.version = 'v3'",
+                 "--gin-param", "line_completion/code_t5.task_name.version = 'v1'"],
+                ["--init-from", str(model_dir), "--model-dir", str(tmp_path / "new")]):
+    args = cli.build_parser().parse_args(["train", "--model-dir", str(model_dir), *given])
+    cli._check_same_task(cli._experiment(args))  # pylint: disable=protected-access
+
+
 def test_eval_of_a_root_with_nothing_held_out_is_a_one_line_error(tmp_path, capsys):
   """One project imported alone is all train: its eval printed metrics of 0.000 from no points
   (helper-43's audit). Both splits' shares given or not, the line says why and what to do."""
