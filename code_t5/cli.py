@@ -178,6 +178,9 @@ def _add_experiment_flags(parser):
   launcher.add_dataset_flags(parser)
   parser.add_argument("--gin-param", action="append", default=[],
                       help="extra gin binding, e.g. \"utils.run.batch_size = ('sequences_per_batch', 16)\"")
+  parser.add_argument("--dry-run", action="store_true",
+                      help="print the mesh_transformer_main command and stop, running and writing "
+                      "nothing (for a TPU: run it there with --tpu, --gcp_project, --tpu_zone)")
 
 
 def _steps(args, experiment: launcher.Experiment) -> int:
@@ -187,8 +190,16 @@ def _steps(args, experiment: launcher.Experiment) -> int:
           if launcher.is_first_run(experiment.model, experiment.gin_params) else DEFAULT_STEPS)
 
 
+def _dry_run(command) -> int:
+  print(" ".join(shlex.quote(part) for part in command))
+  return 0
+
+
 def _train(args):
   experiment = _experiment(args)
+  if args.dry_run:
+    return _dry_run(experiment.train_command(_steps(args, experiment)))
+  launcher.check_devices(experiment.run)
   _check_same_task(experiment)
   evaluate = not args.no_eval
   if evaluate:
@@ -243,6 +254,9 @@ def _eval(args):
     raise launcher.LaunchError("--max-files needs --line-completion: it chooses the files whose "
                                "points the line-completion eval decodes")
   experiment = _experiment(args)
+  if args.dry_run:
+    return _dry_run(experiment.eval_command(args.line_completion, args.max_files))
+  launcher.check_devices(experiment.run)
   launcher.check_model_dir(experiment.model_dir)
   nothing_held_out = experiment.no_validation()
   if nothing_held_out:

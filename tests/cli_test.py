@@ -1,10 +1,12 @@
 """code_t5/cli.py: one set of dataset flags for commands that read a root; `prepare`'s report;
 start-up (--help and argument errors import no TensorFlow), registration, quiet by default."""
 
+import glob
 import json
 import os
 import pathlib
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -318,6 +320,33 @@ def test_a_training_goes_on_on_the_task_version_it_was_trained_on(tmp_path, caps
                 ["--init-from", str(model_dir), "--model-dir", str(tmp_path / "new")]):
     args = cli.build_parser().parse_args(["train", "--model-dir", str(model_dir), *given])
     cli._check_same_task(cli._experiment(args))  # pylint: disable=protected-access
+
+
+@pytest.mark.skipif(bool(glob.glob("/dev/nvidia[0-9]*")), reason="this machine has a GPU")
+def test_accelerator_runs_without_the_accelerator_are_refused_and_dry_run_prints_them(tmp_path,
+                                                                                    capsys):
+  """`--run gpu` trained on the CPU without a word, and `--run tpu_v3_8` too, its bfloat16 made
+  float32 (helper-44's audit); --dry-run prints the command to run where the devices are."""
+  model_dir = tmp_path / "run"
+  for run, message in (
+      ("gpu", "--run gpu needs 1 NVIDIA GPU, and this machine has none (/dev/nvidia*): "
+              "TensorFlow would train on the CPU; use --run cpu"),
+      ("gpu_x4", "--run gpu_x4 needs 4 NVIDIA GPUs, and this machine has none"),
+      ("tpu_v3_8", "--run tpu_v3_8: a TPU run is Mesh TF's command run with --tpu=<name> "
+                   "--gcp_project=... --tpu_zone=... and a gs:// --model_dir; add --dry-run to "
+                   "print the command")):
+    for command in ("train", "eval"):
+      assert cli.main([command, "--run", run, "--model-dir", str(model_dir)]) == 2
+      assert capsys.readouterr().err.startswith(f"code-t5 {command}: {message}")
+  assert cli.main(["train", "--run", "tpu_v3_8", "--model", "causal_lm", "--steps", "7",
+                   "--model-dir", str(model_dir), "--dry-run"]) == 0
+  command = shlex.split(capsys.readouterr().out)
+  assert command[1:4] == ["-P", "-m", "t5.models.mesh_transformer_main"]
+  assert "--gin_file=runs/tpu_v3_8.gin" in command and "--gin_param=utils.run.train_steps = 7" \
+      in command
+  assert cli.main(["eval", "--line-completion", "--model-dir", str(model_dir), "--dry-run"]) == 0
+  assert "--gin_file=runs/eval_line_completion.gin" in shlex.split(capsys.readouterr().out)
+  assert not model_dir.exists()
 
 
 def test_eval_of_a_root_with_nothing_held_out_is_a_one_line_error(tmp_path, capsys):

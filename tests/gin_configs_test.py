@@ -221,6 +221,19 @@ def test_cpu_runs_train_through_the_project_train_model(run, devices):
     assert gin.query_parameter("code_t5.train_model.soft_placement") is False
 
 
+@pytest.mark.parametrize("run", ["gpu", "gpu_x2", "gpu_x4", "gpu_x8"])
+def test_gpu_runs_order_the_updates_after_the_backward_pass(run):
+  """A placement mesh on GPUs lowers as on CPUs, where the updates raced with the backward reads
+  (only runs/cpu.gin ordered them: helper-44's audit); the CPU's speed options stay its own."""
+  _parse(*_experiment_files(run=run))
+  assert gin.query_parameter("utils.run.train_model_fn").selector == "code_t5.train_model"
+  assert gin.query_parameter("utils.run.optimizer").selector == "code_t5.updates_after_backward"
+  assert (gin.query_parameter("code_t5.updates_after_backward.optimizer").selector
+          == "optimize.AdafactorOptimizer")
+  with pytest.raises(ValueError):
+    gin.query_parameter("code_t5.train_model.write_graph_def")
+
+
 @pytest.mark.parametrize("run,topology,model_parallelism", [("tpu_v3_8", "v3-8", 1),
                                                            ("tpu_v3_32", "v3-32", 2)])
 def test_tpu_meshes(run, topology, model_parallelism):

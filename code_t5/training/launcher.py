@@ -8,6 +8,7 @@ checkpointing is Mesh TF's own.
 import collections
 import contextlib
 import dataclasses
+import glob
 import os
 import pathlib
 import re
@@ -151,7 +152,7 @@ class Experiment:
       # own steps from 0 (its learning-rate schedule starts again) and starts its optimizer
       # state afresh, whether the source is a packed model (no slots) or a whole model dir.
       # code_t5.init_from_variable refuses a checkpoint of another model, which Mesh TF would
-      # read in part. The import: only runs/cpu*.gin import code_t5.training.training.
+      # read in part. The import: runs/tpu*.gin do not import code_t5.training.training.
       params += [f"utils.run.init_checkpoint = {str(self.init_from)!r}",
                  f"tpu_estimator_model_fn.init_variable_filter = '{_WEIGHTS_ONLY}'",
                  "import code_t5.training.training",
@@ -357,6 +358,24 @@ def check_root(root, flag: str = "--root") -> None:
     flcc.check_root(pathlib.Path(root).expanduser())
   except flcc.FlccError as e:
     raise LaunchError(f"{flag}: {e}") from None
+
+
+def check_devices(run: str) -> None:
+  """LaunchError (one line) where `run` (a runs/*.gin name) asks for devices this machine lacks:
+  TensorFlow then placed the mesh on the CPU without a word (`--run gpu` trained there, and
+  `--run tpu_v3_8` too, its bfloat16 made float32: helper-44's audit)."""
+  if run.startswith("tpu"):
+    raise LaunchError(f"--run {run}: a TPU run is Mesh TF's command run with --tpu=<name> "
+                      "--gcp_project=... --tpu_zone=... and a gs:// --model_dir; add --dry-run "
+                      "to print the command")
+  if run.startswith("gpu"):
+    wanted = int(run.partition("_x")[2] or 1)
+    found = len(glob.glob("/dev/nvidia[0-9]*"))
+    if found < wanted:
+      raise LaunchError(f"--run {run} needs {wanted} NVIDIA GPU{'s' if wanted > 1 else ''}, and "
+                        f"this machine has {found or 'none'} (/dev/nvidia*): TensorFlow would "
+                        "train on the CPU; use --run cpu (cpu_x2 and cpu_x4 split the CPU into "
+                        "devices as gpu_x2 and gpu_x4 do GPUs)")
 
 
 def check_held_out_roots(roots) -> None:
