@@ -396,6 +396,26 @@ def test_an_activation_that_is_no_name_is_refused_not_written_into_model_gin(tmp
   assert "\n" not in str(error.value)
 
 
+@pytest.mark.parametrize("bindings,message", [
+    ("DenseReluDense.activation = ['gelu', 'linear']\n",
+     "binds DenseReluDense.activation to ['gelu', 'linear'], and {prefix}'s MLP has 1 input "
+     "kernel (wi): the two are not one model's; give the checkpoint's own model dir"),
+    ("run.model_type = 'bitransformer'\n",
+     "is the config of a bitransformer model (run.model_type), and {prefix} holds a "
+     "decoder-only network: the two are not one model's; give the checkpoint's own model dir"),
+])
+def test_a_config_of_another_model_than_the_checkpoint_is_refused(bindings, message, tmp_path):
+  """A causal LM's checkpoint beside span corruption's config converted without a word, into a
+  model.gin (gelu and linear, one input kernel) that T5X cannot load it with (helper-44's
+  audit)."""
+  prefix, shapes = _shipped_with_bindings(tmp_path, bindings)
+  operative = operative_config.OperativeConfig.of_model_dir(tmp_path)
+  with pytest.raises(checkpoints.ConvertError) as error:
+    checkpoints.plan(shapes, prefix, True, operative)
+  assert str(error.value) == (f"{tmp_path / operative_config.FILE_NAME} "
+                              + message.format(prefix=prefix))
+
+
 def test_what_convert_prints_of_the_model_dir_is_escaped(tmp_path, capsys):
   """A root with a line break (from a stranger's operative config) would print a line of their
   choosing right under the command the user copies."""

@@ -479,9 +479,11 @@ def plan(shapes: Dict[str, Sequence[int]], prefix: str, params_only: bool = Fals
   if tuple(shapes["global_step"]) != ():
     raise ConvertError(f"shape mismatch: variable global_step in {prefix} has shape "
                        f"{list(shapes['global_step'])}, expected []")
-  model = _model(towers, stacks_of, num_layers, globals_, tensors,
-                 operative or operative_config.OperativeConfig(),
+  operative = operative or operative_config.OperativeConfig()
+  model = _model(towers, stacks_of, num_layers, globals_, tensors, operative,
                  (d_model, vocab, heads, inner // heads, d_ff))
+  _check_config_fits(operative, prefix, model.kind == "decoder-only", _mlp_inputs(tensors),
+                     None if model.activations_assumed else model.activations)
   return Plan(model, tensors)
 
 
@@ -498,6 +500,34 @@ def _check_globals(towers, globals_, prefix):
   for name in globals_:
     if name.split("/")[0] not in scopes:
       raise ConvertError(f"unknown variable {name} in {prefix} (not part of this architecture)")
+
+
+def _mlp_inputs(tensors) -> int:
+  """The input kernels of each MLP: wi_0, wi_1, ... (a gated MLP), else one (wi)."""
+  return len({m.group(1) for t in tensors if (m := re.search(r"/wi_(\d+)/", t.name))}) or 1
+
+
+# Mesh TF's model types (utils.run.model_type) of the two architectures' checkpoints.
+_MODEL_TYPES = {"lm": True, "delimited_lm": True, "bitransformer": False}  # -> decoder-only
+
+
+def _check_config_fits(operative, prefix, decoder_only: bool, mlp_inputs: int,
+                       activations: Optional[Tuple[str, ...]]) -> None:
+  """ConvertError where the operative config is another architecture's than the checkpoint's
+  variables: a model dir mixed up so was converted without a word, into a model.gin (gelu and
+  linear beside one input kernel) that T5X cannot load the checkpoint with (helper-44's audit)."""
+  model_type = operative.value("run.model_type", kind=str)
+  if model_type in _MODEL_TYPES and _MODEL_TYPES[model_type] != decoder_only:
+    raise ConvertError(
+        f"{operative.path} is the config of a {model_type} model (run.model_type), and {prefix} "
+        f"holds {'a decoder-only' if decoder_only else 'an encoder-decoder'} network: the two are "
+        "not one model's; give the checkpoint's own model dir")
+  if activations is not None and len(activations) != mlp_inputs:
+    raise ConvertError(
+        f"{operative.path} binds DenseReluDense.activation to {list(activations)}, and {prefix}'s "
+        f"MLP has {mlp_inputs} input kernel{'s' if mlp_inputs > 1 else ''} "
+        f"({'wi_0, wi_1' if mlp_inputs > 1 else 'wi'}): the two are not one model's; give the "
+        "checkpoint's own model dir")
 
 
 # Mesh TF's and T5X's activations are named by identifiers ("relu", "gelu", "linear", "swish").
