@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,6 +35,8 @@ import tempfile
 import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+# TensorFlow's start-up messages (CUDA, cuDNN, TensorRT) say nothing about the comparison.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
 # ------------------------------------------------------------------------------ the project side
@@ -81,7 +84,10 @@ def _mesh_tf_loss(model_dir, checkpoint, batch):
       # The macro and each binding, in the scopes an encoder-decoder's file binds them in.
       ["dropout_rate = 0.0", "sublayer_dropout.dropout_rate = 0.0"] +
       [f"{scope}{layer}.dropout_rate = 0.0" for scope in ("", "encoder/", "decoder/")
-       for layer in ("SelfAttention", "DenseReluDense")], skip_unknown=True)
+       for layer in ("SelfAttention", "DenseReluDense")]
+      # The same loss without the loss per byte that training prints for the launcher (a stray
+      # "loss_per_byte [...]" line here).
+      + ["code_t5.loss_per_target_token.vocabulary = None"], skip_unknown=True)
   train = tf.estimator.ModeKeys.TRAIN
   with tf.Graph().as_default():
     vocabulary = mesh_transformer.get_vocabulary()
@@ -131,15 +137,34 @@ def _mesh_tf_loss(model_dir, checkpoint, batch):
       return float(session.run(output)), model_type
 
 
+class _Refused(Exception):
+  """What stops the comparison, in one line."""
+
+
 def _t5x_source(src: pathlib.Path, commit, work: pathlib.Path) -> pathlib.Path:
   if not commit:
     return src
   out = work / "t5x-src"
   out.mkdir()
   archive = subprocess.run(["git", "-C", str(src), "archive", commit], capture_output=True,
-                           check=True).stdout
-  subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
+                           check=False)
+  if archive.returncode:  # (git's own line: a CalledProcessError traceback hid it)
+    said = archive.stderr.decode("utf-8", "replace").strip().splitlines()
+    raise _Refused(f"--t5x-commit {commit}: git archive in {src} failed: "
+                   f"{said[-1] if said else f'status {archive.returncode}'}")
+  subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True)
   return out
+
+
+def _check_t5x_flags(args) -> None:
+  """Before the Mesh TF side's ~20 s: a --t5x-python that cannot run, or a --t5x-src without
+  t5x/, ended in a traceback after it (helper-44's audit)."""
+  python = shutil.which(args.t5x_python)
+  if python is None:
+    raise _Refused(f"--t5x-python {args.t5x_python}: no such program (give the python of the "
+                   "venv T5X's requirements are installed in)")
+  if not (args.t5x_src / "t5x").is_dir() and not args.t5x_commit:
+    raise _Refused(f"--t5x-src {args.t5x_src} holds no t5x/ folder: give a T5X checkout")
 
 
 def main(argv=None) -> int:
@@ -160,12 +185,22 @@ def main(argv=None) -> int:
     return _t5x_side(args.t5x_side)
   if not (args.model_dir and args.t5x_src and args.t5x_python):
     parser.error("give MODEL_DIR, --t5x-src and --t5x-python")
+  try:
+    return _compare(args)
+  except _Refused as e:
+    print(f"t5x_parity.py: {e}", file=sys.stderr)
+    return 2
+
+
+def _compare(args) -> int:
+  """main's comparison, for its flags."""
   sys.path.insert(0, str(REPO))
   from code_t5 import errors  # pylint: disable=g-import-not-at-top
   from code_t5 import registration  # pylint: disable=g-import-not-at-top
   if not registration.tensorflow_installed():  # Mesh TF's side of the comparison
     print(errors.TrainingStackMissing("t5x_parity.py"), file=sys.stderr)
     return 2
+  _check_t5x_flags(args)
   from code_t5.convert import t5x  # pylint: disable=g-import-not-at-top
   with tempfile.TemporaryDirectory() as work:
     work = pathlib.Path(work)

@@ -667,3 +667,22 @@ def test_cli_convert_prints_summary(tiny_run, tmp_path):
   assert f"--gin.MODEL_DIR=\"'{tmp_path.resolve() / 'out-finetuned'}'\"" in command
   assert "--gin.TRAIN_STEPS=1004\n" in command
   assert "pip install t5" in command  # its prefix_lm objective uses t5's preprocessors
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--t5x-src", "{tmp}", "--t5x-python", "no-such-python"],
+     "--t5x-python no-such-python: no such program (give the python of the venv T5X's "
+     "requirements are installed in)"),
+    (["--t5x-src", "{tmp}", "--t5x-python", sys.executable],
+     "--t5x-src {tmp} holds no t5x/ folder: give a T5X checkout"),
+])
+def test_t5x_parity_names_a_bad_t5x_flag_in_one_line_before_its_work(flags, message, tmp_path):
+  """Both ended in a traceback after ~20 s of the Mesh TF side (helper-44's audit)."""
+  result = subprocess.run(
+      [sys.executable, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"
+                           / "t5x_parity.py"),
+       str(test_utils.PRETRAINED), *[flag.format(tmp=tmp_path) for flag in flags]],
+      capture_output=True, text=True, check=False)
+  assert result.returncode == 2
+  assert result.stderr == f"t5x_parity.py: {message.format(tmp=tmp_path)}\n"
+  assert list(tmp_path.iterdir()) == []
