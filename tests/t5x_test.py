@@ -686,3 +686,24 @@ def test_t5x_parity_names_a_bad_t5x_flag_in_one_line_before_its_work(flags, mess
   assert result.returncode == 2
   assert result.stderr == f"t5x_parity.py: {message.format(tmp=tmp_path)}\n"
   assert list(tmp_path.iterdir()) == []
+
+
+def test_a_source_that_is_a_file_or_missing_is_named_as_such(tmp_path, capsys):
+  """A file was told "no such dir" (helper-44's audit)."""
+  (tmp_path / "notes.txt").write_text("x")
+  for source, what in (("notes.txt", "a file"), ("missing", "no such file or folder")):
+    assert cli.main(["convert", str(tmp_path / source), str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == (
+        f"code-t5 convert: {tmp_path / source} is neither a Mesh TF model dir nor a checkpoint "
+        f"prefix ({what}, and no {tmp_path / source}.index)\n")
+  assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_the_model_dir_itself_as_out_is_refused(tiny_run, tmp_path, capsys):
+  _, model_dir = tiny_run("prefix_lm")
+  before = sorted(p.name for p in model_dir.iterdir())
+  assert cli.main(["convert", str(model_dir), str(model_dir)]) == 2
+  assert capsys.readouterr().err == (f"code-t5 convert: OUT {model_dir} is the model dir being "
+                                     "converted: give another folder, which gets "
+                                     "checkpoint_<step>/\n")
+  assert sorted(p.name for p in model_dir.iterdir()) == before

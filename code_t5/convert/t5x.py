@@ -496,6 +496,11 @@ def convert(source: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
     raise checkpoints.ConvertError(f"--dtype {dtype!r} is not one of {', '.join(DTYPES)}")
   check_out(pathlib.Path(out))
   prefix = checkpoints.find_checkpoint(pathlib.Path(source), step)
+  if pathlib.Path(out).resolve() == pathlib.Path(prefix).parent.resolve():
+    # (T5X's checkpoint_<step>/, model.gin and task.gin went in among Mesh TF's files: helper-
+    # 44's audit.)
+    raise checkpoints.ConvertError(f"OUT {out} is the model dir being converted: give another "
+                                   "folder, which gets checkpoint_<step>/")
   # Both copied into OUT (the config's bindings into model.gin and task.gin): neither through a
   # link, which could lead to a file of the user's.
   reader = checkpoints.open_checkpoint(prefix, follow_links=False)  # (imports TensorFlow)

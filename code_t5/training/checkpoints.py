@@ -56,8 +56,9 @@ def find_checkpoint(path: pathlib.Path, step: Optional[int] = None) -> str:
       raise ConvertError(f"--step applies to a model dir; {path} is a checkpoint prefix")
     return str(path)
   if not path.is_dir():
-    raise ConvertError(f"{path} is neither a Mesh TF model dir nor a checkpoint prefix "
-                       "(no such dir, no .index file)")
+    # (A file said "no such dir" too: helper-44's audit.)
+    what = ("a file" if path.exists() else "no such file or folder") + f", and no {path}.index"
+    raise ConvertError(f"{path} is neither a Mesh TF model dir nor a checkpoint prefix ({what})")
   steps = {int(m.group(2)): m.group(1) for p in path.iterdir()
            if (m := _CKPT_INDEX.match(str(p)))}
   if not steps:
