@@ -707,3 +707,15 @@ def test_the_model_dir_itself_as_out_is_refused(tiny_run, tmp_path, capsys):
                                      "converted: give another folder, which gets "
                                      "checkpoint_<step>/\n")
   assert sorted(p.name for p in model_dir.iterdir()) == before
+
+
+def test_model_gin_computes_in_the_activation_dtype_the_model_trained_in(tmp_path):
+  """A TPU run's (bfloat16) model.gin said Mesh TF computed in float32 (helper-44's audit)."""
+  prefix, shapes = _shipped_with_bindings(
+      tmp_path, "get_variable_dtype.activation_dtype = 'bfloat16'\n")
+  for folder, dtype in ((tmp_path, "bfloat16"), (test_utils.PRETRAINED, "float32")):
+    operative = operative_config.OperativeConfig.of_model_dir(folder)
+    model = checkpoints.plan(shapes, prefix, True, operative).model
+    text = t5x.gin_text(model, prefix, test_utils.PRETRAINED_STEP, operative, True)
+    assert (f"  # Mesh TF computed in {dtype} (get_variable_dtype.activation_dtype).\n"
+            f"  dtype = '{dtype}'\n") in text

@@ -344,6 +344,9 @@ def gin_text(model: checkpoints.Model, prefix: str, step: int,
   """A T5X gin config for the converted model: t5x's stock config, our sizes, vocabulary and
   loss. `vocabulary_file`: where the SentencePiece model was copied (None: none was)."""
   training = Training.of(operative)
+  # A TPU run's (runs/tpu_v3_8.gin) was bfloat16; every comment said float32 (helper-44's audit).
+  activations = ("bfloat16" if operative.value("get_variable_dtype.activation_dtype")
+                 == "bfloat16" else "float32")
   lines = [f"# T5X model for {errors.printable(str(prefix))} (step {step}), converted by "
            "code_t5.convert.t5x.",
            f"# {model.describe()}", "from __gin__ import dynamic_registration",
@@ -381,8 +384,8 @@ def gin_text(model: checkpoints.Model, prefix: str, step: int,
   lines += _loss_lines(model, operative)
   lines += _vocabulary_lines(training, vocabulary_file)
   lines += [f"{config}:", f"  vocab_size = {model.vocab_size}",
-            "  # Mesh TF computed in float32 (get_variable_dtype.activation_dtype).",
-            "  dtype = 'float32'", f"  emb_dim = {model.d_model}",
+            f"  # Mesh TF computed in {activations} (get_variable_dtype.activation_dtype).",
+            f"  dtype = '{activations}'", f"  emb_dim = {model.d_model}",
             f"  num_heads = {model.num_heads}"]
   lines += [f"  {s}" for s in sizes]
   lines += [f"  head_dim = {model.head_dim}", f"  mlp_dim = {model.d_ff}",
