@@ -719,3 +719,14 @@ def test_model_gin_computes_in_the_activation_dtype_the_model_trained_in(tmp_pat
     text = t5x.gin_text(model, prefix, test_utils.PRETRAINED_STEP, operative, True)
     assert (f"  # Mesh TF computed in {dtype} (get_variable_dtype.activation_dtype).\n"
             f"  dtype = '{dtype}'\n") in text
+
+
+def test_a_tf2_object_checkpoint_is_named_as_such(tmp_path, capsys):
+  """It was refused as "variable _CHECKPOINTABLE_OBJECT_GRAPH has dtype 7, not one a weight is
+  stored in" (helper-44's audit)."""
+  prefix = tf.train.Checkpoint(v=tf.Variable([1.0, 2.0])).write(str(tmp_path / "model.ckpt-3"))
+  assert cli.main(["convert", prefix, str(tmp_path / "out")]) == 2
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and ("an object-based checkpoint (TF2's tf.train.Checkpoint or "
+                                   "Keras): Mesh TF writes name-based ones") in err, err
+  assert not (tmp_path / "out").exists()

@@ -21,6 +21,8 @@ from code_t5 import stranger_paths
 
 # An index is about 100 bytes a variable: a few hundred KB for a large T5 with its slots.
 MAX_BYTES = 64 << 20
+# The entry TF2's object-based checkpoints hold their object graph in (a string tensor).
+_OBJECT_GRAPH = "_CHECKPOINTABLE_OBJECT_GRAPH"
 _FOOTER_BYTES = 48
 _MAGIC = 0xdb4775248b80fb57
 _TRAILER_BYTES = 5  # after each block: its compression type and CRC
@@ -161,6 +163,9 @@ def read(path) -> Index:
     if entry.slices:
       raise BadIndex(f"variable {name} is stored in slices (partitioned), which Mesh TF never "
                      "writes")
+    if name == _OBJECT_GRAPH:  # (it read "has dtype 7, not one a weight is stored in")
+      raise BadIndex("an object-based checkpoint (TF2's tf.train.Checkpoint or Keras): Mesh TF "
+                     "writes name-based ones (model.ckpt-<step> of a model dir)")
     if entry.dtype not in dtypes:
       raise BadIndex(f"variable {name} has dtype {entry.dtype}, not one a weight is stored in")
     shape = tuple(d.size for d in entry.shape.dim)
