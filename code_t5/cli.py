@@ -215,9 +215,10 @@ def _train(args):
   return code
 
 
-def _task_version(gin_params) -> str:
+def _task_version(gin_params) -> Optional[str]:
   """The task version `gin_params` bind last, unscoped (a scope's is another command's, such
-  as the line-completion eval's); code_t5.task_name's default where none does."""
+  as the line-completion eval's); code_t5.task_name's default where none does; None where the
+  last is no literal (a macro, a reference)."""
   from code_t5.data import task_names  # pylint: disable=g-import-not-at-top  (SentencePiece)
   version = task_names.VERSION
   for param in gin_params:
@@ -225,22 +226,24 @@ def _task_version(gin_params) -> str:
     if (name == "version" and "/" not in param.partition("=")[0]
         and selector in ("code_t5.task_name", "task_name")):
       try:
-        version = ast.literal_eval(value)
+        version = str(ast.literal_eval(value))
       except (ValueError, SyntaxError, MemoryError, RecursionError):
-        continue
-  return str(version)
+        version = None
+  return version
 
 
 def _check_same_task(experiment: launcher.Experiment) -> None:
   """A training that goes on in a model dir goes on on the task version it was trained on:
   without the --gin-param that picked it, a resumed run trained on another version's examples
-  after one note line (helper-43's audit). --init-from starts a new run on any version."""
+  after one note line (helper-43's audit). --init-from into a new model dir starts a new run on
+  any version; into one with checkpoints, the run resumes from them (Mesh TF reads --init-from's
+  weights only into a run's first graph), so it is checked too (helper-45's review). A version
+  bound otherwise than as a literal (a macro) is not checked: it cannot be told here."""
   recorded = _recorded(experiment.model_dir)
-  if (recorded is None or experiment.init_from is not None
-      or launcher.latest_step(experiment.model_dir) is None):
+  if recorded is None or launcher.latest_step(experiment.model_dir) is None:
     return
   trained, asked = _task_version(recorded.model_params()), _task_version(experiment.gin_params)
-  if trained != asked:
+  if trained is not None and asked is not None and trained != asked:
     trained = errors.printable(trained)[:40]  # (a stranger's model dir may record anything)
     raise launcher.LaunchError(
         f"--model-dir {experiment.model_dir} was trained on task version {trained!r}, and this "

@@ -354,15 +354,16 @@ def folder_written_beside(final: pathlib.Path, what: str, elsewhere: str,
 
 
 def write_file_beside(out: pathlib.Path, write: Callable[[IO], None], binary: bool = False,
-                      replace: bool = True) -> None:
+                      replace: bool = True, make_parents: bool = False) -> None:
   """write(file) into a temporary file beside `out` (unique: concurrent writers do not clobber
   each other's), renamed to `out` when `write` returns; removed if it raises, and by the next
   writer into the folder if this one is killed. The file gets the permissions a plain open()
-  would give it. `out`'s missing folders are made, and removed again if `write` raises (a failed
-  `vocab` left the folders of its --out). Without `replace` (no --force), an `out` another run
-  wrote since the caller checked is kept: OutputAppeared (two `vocab` into one --out both wrote
-  it: helper-39's audit)."""
-  made = make_folders(out.parent)
+  would give it. With `make_parents` (an --out that may be new), `out`'s missing folders
+  are made, and removed again if `write` raises (a failed `vocab` left the folders of its --out);
+  without, its folder must exist (a mistyped model dir must not become a new one). Without
+  `replace` (no --force), an `out` another run wrote since the caller checked is kept:
+  OutputAppeared (two `vocab` into one --out both wrote it: helper-39's audit)."""
+  made = make_folders(out.parent) if make_parents else []
   # Named as temporary_name (and mkstemp's suffix): what a killed writer left, the next writer
   # into the folder removes.
   remove_stale_temporaries(out.parent)
@@ -432,15 +433,27 @@ def check_output_file(out: pathlib.Path, force: bool, what: str, error: Callable
 
 
 def make_folders(folder: pathlib.Path) -> List[pathlib.Path]:
-  """Makes `folder` and its missing parents (mkdir -p); returns those it made, outermost first,
-  for remove_folders."""
+  """Makes `folder` and its missing parents (mkdir -p); returns those this call made, outermost
+  first, for remove_folders. One mkdir each: a folder that was there (another writer's, or one
+  reached through "..": `new/../kept`) is not counted as made, and those made before a mkdir
+  that fails are removed again (helper-45's review)."""
   missing = []
   for path in [folder, *folder.parents]:
     if path.exists() or path.is_symlink():
       break
     missing.append(path)
-  folder.mkdir(parents=True, exist_ok=True)
-  return missing[::-1]
+  made = []
+  try:
+    for path in reversed(missing):
+      try:
+        os.mkdir(path)
+      except FileExistsError:
+        continue
+      made.append(path)
+  except BaseException:
+    remove_folders(made)
+    raise
+  return made
 
 
 def remove_folders(made: Sequence[pathlib.Path]) -> None:

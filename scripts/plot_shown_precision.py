@@ -131,7 +131,7 @@ def main(argv=None) -> int:
     ax.legend(loc="upper right", fontsize="small")  # the curves fall from upper left
   fig.tight_layout()
   processes.write_file_beside(args.out, lambda f: fig.savefig(f, format="png", dpi=110),
-                              binary=True)
+                              binary=True, make_parents=True)
   print(f"wrote {args.out}")
   return 0
 

@@ -152,7 +152,11 @@ def _t5x_source(src: pathlib.Path, commit, work: pathlib.Path) -> pathlib.Path:
     said = archive.stderr.decode("utf-8", "replace").strip().splitlines()
     raise _Refused(f"--t5x-commit {commit}: git archive in {src} failed: "
                    f"{said[-1] if said else f'status {archive.returncode}'}")
-  subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True)
+  if subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout,
+                    check=False).returncode:
+    raise _Refused(f"--t5x-commit {commit}: its files could not be unpacked into {out}")
+  if not (out / "t5x").is_dir():
+    raise _Refused(f"--t5x-commit {commit} of {src} holds no t5x/ folder: give a T5X checkout")
   return out
 
 
@@ -161,8 +165,8 @@ def _check_t5x_flags(args) -> None:
   t5x/, ended in a traceback after it (helper-44's audit)."""
   python = shutil.which(args.t5x_python)
   if python is None:
-    raise _Refused(f"--t5x-python {args.t5x_python}: no such program (give the python of the "
-                   "venv T5X's requirements are installed in)")
+    raise _Refused(f"--t5x-python {args.t5x_python}: no such program, or not one that may run "
+                   "(give the python of the venv T5X's requirements are installed in)")
   if not (args.t5x_src / "t5x").is_dir() and not args.t5x_commit:
     raise _Refused(f"--t5x-src {args.t5x_src} holds no t5x/ folder: give a T5X checkout")
 

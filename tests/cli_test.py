@@ -313,6 +313,10 @@ def test_a_training_goes_on_on_the_task_version_it_was_trained_on(tmp_path, caps
                      "and this command would go on on 'v1': add --gin-param \"code_t5.task_name."
                      "version = 'v3'\" to go on as it was trained, or train its weights on 'v1' "
                      f"in a new model dir (--init-from {model_dir} --model-dir NEW)")
+  # --init-from into the same model dir resumes from its checkpoints (helper-45's review).
+  assert cli.main(["train", "--model-dir", str(model_dir), "--init-from", str(model_dir),
+                   "--steps", "9"]) == 2
+  assert "was trained on task version 'v3'" in capsys.readouterr().err
   for given in (["--gin-param", "code_t5.task_name.version = 'v3'"],
                 # An eval's scoped binding is not the training's.
                 ["--gin-param", "code_t5.task_name.version = 'v3'",
@@ -322,15 +326,17 @@ def test_a_training_goes_on_on_the_task_version_it_was_trained_on(tmp_path, caps
     cli._check_same_task(cli._experiment(args))  # pylint: disable=protected-access
 
 
-@pytest.mark.skipif(bool(glob.glob("/dev/nvidia[0-9]*")), reason="this machine has a GPU")
-def test_accelerator_runs_without_the_accelerator_are_refused_and_dry_run_prints_them(tmp_path,
-                                                                                    capsys):
+@pytest.mark.skipif(bool(glob.glob("/dev/nvidia[0-9]*")) or os.path.exists("/dev/dxg"),
+                    reason="this machine has a GPU")
+def test_accelerator_runs_without_the_accelerator_are_refused_and_dry_run_prints_them(
+    tmp_path, capsys, monkeypatch):
   """`--run gpu` trained on the CPU without a word, and `--run tpu_v3_8` too, its bfloat16 made
   float32 (helper-44's audit); --dry-run prints the command to run where the devices are."""
+  monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
   model_dir = tmp_path / "run"
   for run, message in (
       ("gpu", "--run gpu needs 1 NVIDIA GPU, and this machine has none (/dev/nvidia*): "
-              "TensorFlow would train on the CPU; use --run cpu"),
+              "TensorFlow would run it on the CPU; use --run cpu"),
       ("gpu_x4", "--run gpu_x4 needs 4 NVIDIA GPUs, and this machine has none"),
       ("tpu_v3_8", "--run tpu_v3_8: a TPU run is Mesh TF's command run with --tpu=<name> "
                    "--gcp_project=... --tpu_zone=... and a gs:// --model_dir; add --dry-run to "

@@ -202,6 +202,14 @@ def test_a_project_folder_is_one_repository_with_all_its_files(tmp_path, capsys)
   _write(project / "pyproject.toml", "[project]\nname = 'proj'\n")
   assert _import(capsys, project, "--out", tmp_path / "root", "--force")[0] == 0
   assert {repo for repo, _ in _read(tmp_path / "root")} == {"src/proj"}
+  # Given as "." from inside it, it is named the same (it was "src/unnamed").
+  cwd = os.getcwd()
+  try:
+    os.chdir(project)
+    assert _import(capsys, ".", "--out", tmp_path / "root", "--force")[0] == 0
+  finally:
+    os.chdir(cwd)
+  assert {repo for repo, _ in _read(tmp_path / "root")} == {"src/proj"}
 
 
 def test_a_script_beside_git_checkouts_leaves_them_a_folder_of_repositories(checkout, tmp_path,
@@ -245,8 +253,8 @@ def test_sources_without_python_files_are_a_one_line_error_and_write_nothing(lay
   code, err = _import(capsys, src, "--out", tmp_path / "root")
   assert code == 2
   assert err.splitlines()[-1] == (f"code-t5 import: SRC {src} holds no Python files (*.py): give "
-                                  "a git checkout, a folder of repositories or a site-packages "
-                                  "folder of Python code")
+                                  "a git checkout, a project folder, a folder of repositories or "
+                                  "a site-packages folder of Python code")
   assert [p.name for p in tmp_path.iterdir()] == ["src"]
 
 

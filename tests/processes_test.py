@@ -221,10 +221,12 @@ def test_a_write_that_fails_removes_the_folders_it_made_and_no_other(tmp_path):
     raise RuntimeError("the work failed")
 
   with pytest.raises(RuntimeError, match="the work failed"):
-    processes.write_file_beside(tmp_path / "kept" / "made" / "deeper" / "v.model", fails)
+    processes.write_file_beside(tmp_path / "kept" / "made" / "deeper" / "v.model", fails,
+                                make_parents=True)
   assert [p.name for p in tmp_path.iterdir()] == ["kept"]
   assert list((tmp_path / "kept").iterdir()) == []
-  processes.write_file_beside(tmp_path / "kept" / "made" / "v.model", lambda f: f.write("x"))
+  processes.write_file_beside(tmp_path / "kept" / "made" / "v.model", lambda f: f.write("x"),
+                              make_parents=True)
   assert (tmp_path / "kept" / "made" / "v.model").read_text() == "x"
 
 
@@ -238,3 +240,24 @@ def test_checking_an_out_leaves_no_folder_for_a_run_that_fails_later(tmp_path):
     processes.check_output_file(tmp_path / "in-the-way" / "r.json", False, "the results",
                                 ValueError)
   assert sorted(p.name for p in tmp_path.iterdir()) == ["in-the-way"]
+
+
+def test_made_folders_are_only_those_this_call_made(tmp_path):
+  """`new/../kept` counted `kept` as made (it was not there by that spelling) and a failed run
+  removed the user's empty folder; a mkdir failing part way left those made before it
+  (helper-45's review)."""
+  (tmp_path / "kept").mkdir()
+  made = processes.make_folders(tmp_path / "new" / ".." / "kept")
+  assert made == [tmp_path / "new"]
+  processes.remove_folders(made)
+  assert [p.name for p in tmp_path.iterdir()] == ["kept"]
+  with pytest.raises(OSError):  # a name too long for the file system, below two new folders
+    processes.make_folders(tmp_path / "made" / "deeper" / ("x" * 300))
+  assert [p.name for p in tmp_path.iterdir()] == ["kept"]
+
+
+def test_a_write_into_a_missing_folder_makes_it_only_when_asked(tmp_path):
+  """fit_confidence.py's --about in a mistyped model dir made that dir (helper-45's review)."""
+  with pytest.raises(FileNotFoundError):
+    processes.write_file_beside(tmp_path / "my-modle" / "about.json", lambda f: f.write("{}"))
+  assert list(tmp_path.iterdir()) == []

@@ -240,6 +240,9 @@ def test_http_fuzz_every_request_gets_a_json_reply_and_serving_goes_on(completer
                 b"Origin: https://attacker.example:443", 403),
                (b"Host: localhost:9000", 200),
                (b"Host: [::1]:8080", 200),
+               (b"Host: [::1]:", 200),  # (refused while "localhost:" was not)
+               (b"Host: localhost:", 200),
+               (b"Host: 127.0.0.2", 403),  # (the server binds 127.0.0.1 alone)
                (b"Host: LOCALHOST.", 200),
                (b"Host: 127.0.0.1\r\nOrigin: http://localhost:3000", 200))],
         (b"GET /health HTTP/1.1\r\nHost: attacker.example\r\n\r\n", 403)]:

@@ -671,8 +671,8 @@ def test_cli_convert_prints_summary(tiny_run, tmp_path):
 
 @pytest.mark.parametrize("flags,message", [
     (["--t5x-src", "{tmp}", "--t5x-python", "no-such-python"],
-     "--t5x-python no-such-python: no such program (give the python of the venv T5X's "
-     "requirements are installed in)"),
+     "--t5x-python no-such-python: no such program, or not one that may run (give the python "
+     "of the venv T5X's requirements are installed in)"),
     (["--t5x-src", "{tmp}", "--t5x-python", sys.executable],
      "--t5x-src {tmp} holds no t5x/ folder: give a T5X checkout"),
 ])

@@ -290,6 +290,10 @@ class RepoSource:
     return f"{self.owner}/{self.name}"
 
 
+# Drop reasons of files whose bytes are counted but never read (their size is what they hold).
+_NOT_READ = ("outside_source", "unreadable", "too_deep", "too_large", "not_in_a_record")
+
+
 class Report:
   """Counts of kept and dropped files (and bytes read) by reason, and skipped repositories."""
 
@@ -314,6 +318,11 @@ class Report:
   def skip_repository(self, reason: str, where, detail: str = ""):
     self.skipped_repositories[reason] += 1
     print(f"import: skipping {where} ({reason}{': ' + detail if detail else ''})", file=sys.stderr)
+
+  def bytes_read(self) -> int:
+    """The bytes of the files read (a 20 MB file dropped as too_large counted as 20 MB read:
+    helper-43's audit)."""
+    return sum(n for outcome, n in self.bytes.items() if outcome not in _NOT_READ)
 
   def note(self, where, detail: str):
     """Says on stderr how a source is read other than the module doc's way, and why."""
@@ -599,7 +608,7 @@ def _walk_python_files(top: str, report: Report) -> List[Candidate]:
 
 def _plain_repository(folder: pathlib.Path, owner: str, report: Report) -> RepoSource:
   top = os.path.realpath(folder)
-  name = _safe_name(folder.name)
+  name = _safe_name(folder.resolve().name)  # (`import .` named it "unnamed": helper-45's review)
   files = tuple(_walk_python_files(top, report))
   return RepoSource(owner=owner, name=name, init_hash=_sha1(f"{owner}/{name}"), top=top,
                     files=files, metadata=added_metadata,
@@ -700,6 +709,10 @@ def _is_git_checkout(folder: pathlib.Path) -> bool:
 
 # Files at a plain folder's top that make it a project (with any *.py file there).
 _PROJECT_FILES = ("pyproject.toml", "setup.cfg")
+
+
+# What a SRC may be, as the messages name them.
+_SRC_KINDS = "a git checkout, a project folder, a folder of repositories or a site-packages folder"
 
 
 def _is_one_project(src: pathlib.Path) -> bool:
@@ -830,7 +843,7 @@ class _Progress:
       return
     self._last = now
     files = sum(report.files.values())
-    mb = sum(report.bytes.values()) / 1e6
+    mb = report.bytes_read() / 1e6
     elapsed = now - self._start
     print(f"import: repository {index}/{self._total}, {files} files, {mb:.1f} MB read, "
           f"{files / elapsed:.0f} files/s, {mb / elapsed:.1f} MB/s", file=sys.stderr)
@@ -916,12 +929,10 @@ def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
                    force: bool = False) -> Report:
   """Imports every SRC into the FLCC root `out` (atomically) and returns what was kept/dropped."""
   if not sources:
-    raise CorpusError("give at least one SRC: a git checkout, a folder of repositories or a "
-                      "site-packages folder")
+    raise CorpusError(f"give at least one SRC: {_SRC_KINDS}")
   for src in sources:
     if not src.is_dir():
-      raise CorpusError(f"SRC {src} is not a folder; give a git checkout, a folder of "
-                        f"repositories or a site-packages folder")
+      raise CorpusError(f"SRC {src} is not a folder; give {_SRC_KINDS}")
   _check_output(out, sources, force)
   report = Report()
   repos = []
@@ -945,8 +956,7 @@ def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
                         "read as a folder of repositories; move the files into a folder of their "
                         "own (SRC/NAME/...), or give a git checkout or site-packages")
     raise CorpusError(f"SRC {given} {'holds' if len(sources) == 1 else 'hold'} no Python files "
-                      "(*.py): give a git checkout, a folder of repositories or a site-packages "
-                      "folder of Python code")
+                      f"(*.py): give {_SRC_KINDS} of Python code")
   # The layout's order, not the sources' order, decides which duplicate wins and every name.
   repos.sort(key=lambda r: (r.repo_id, r.init_hash, r.where))
   with errors.writing(f"the FLCC root {out}", out.parent, "give another --out"):
@@ -967,14 +977,9 @@ def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
   return report
 
 
-# Drop reasons of files whose bytes are counted but never read (their size is what they hold).
-_NOT_READ = ("outside_source", "unreadable", "too_deep", "too_large", "not_in_a_record")
-
-
 def summary(report: Report, out: pathlib.Path, seconds: float) -> str:
   result = report.to_dict()
-  # (A 20 MB file dropped as too_large counted as 20 MB read: helper-43's audit.)
-  read_mb = sum(n for outcome, n in report.bytes.items() if outcome not in _NOT_READ) / 1e6
+  read_mb = report.bytes_read() / 1e6
   repositories, files = result["repositories"], result["files"]
   lines = [f"wrote {out}: {repositories} {'repository' if repositories == 1 else 'repositories'}, "
            f"{files} file{'' if files == 1 else 's'}, "
@@ -1005,24 +1010,26 @@ def _cli(args) -> int:
                    sources=[str(s.resolve()) for s in args.sources], seconds=round(seconds, 1))
       processes.write_file_beside(
           args.report, lambda f: f.write(json.dumps(value, indent=1, sort_keys=True) + "\n"),
-          replace=args.force)
+          replace=args.force, make_parents=True)
   return 0
 
 
 def register_cli(subparsers) -> None:
   # The module docstring's whole design would scroll the options off the screen.
   parser = subparsers.add_parser(
-      "import", help="turn git checkouts, folders of repositories or a site-packages folder into "
-      "an FLCC root (comments stripped as FLCC's normalized variant)",
-      description="Write an FLCC root from git checkouts (the *.py files git tracks), folders of "
-      "repositories (one per sub-folder) and site-packages folders (one per distribution), "
+      "import", help="turn git checkouts, project folders, folders of repositories or a "
+      "site-packages folder into an FLCC root (comments stripped as FLCC's normalized variant)",
+      description="Write an FLCC root from git checkouts (the *.py files git tracks), project "
+      "folders, folders of repositories (one per sub-folder) and site-packages folders (one per "
+      "distribution), "
       "comments stripped as FLCC's normalized variant. A bad file is dropped and counted by reason "
       "(outside_source, unreadable, too_deep, too_large, not_utf8, binary, untokenizable, empty, "
       "not_in_a_record; a repository: git_failed, no_commits, ...), never stops the import; --out "
       "is written beside itself and renamed into place (an earlier root replaced only with "
       "--force). More: docs/data.md.")
   parser.add_argument("sources", nargs="+", type=pathlib.Path, metavar="SRC",
-                      help="git checkout, folder of repositories, or site-packages folder")
+                      help="git checkout, project folder, folder of repositories, or "
+                      "site-packages folder")
   parser.add_argument("--out", type=pathlib.Path, required=True,
                       help="the root to write (the folder that will hold v3/)")
   parser.add_argument("--force", action="store_true",

@@ -226,7 +226,7 @@ def train_spm(root, size: int, out, force: bool = False, validation_fraction: fl
        "for a large root)")
   with errors.writing(f"the vocabulary {out}", out.parent, "give another --out"):
     processes.write_file_beside(out, train_in_a_child if in_a_child else train, binary=True,
-                                replace=force)
+                                replace=force, make_parents=True)
   return out
 
 

@@ -89,8 +89,10 @@ def _loopback(host: str) -> bool:
   else:
     name, _, port = host.partition(":")
     port = ":" + port if port else ""
+  digits = port[1:]  # (an empty port, "host:", is the default one: RFC 3986)
   return (name.rstrip(".") in LOOPBACK_NAMES and
-          (not port or (port.startswith(":") and port[1:].isascii() and port[1:].isdigit())))
+          (not port or (port.startswith(":") and (not digits or (digits.isascii()
+                                                                 and digits.isdigit())))))
 
 
 def foreign_request(headers) -> Optional[str]:

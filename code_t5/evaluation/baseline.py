@@ -155,7 +155,8 @@ def ngram_model(train_root, splits: flcc.Splits, cache: Optional[pathlib.Path] =
     echo(done)
     return model
   try:
-    processes.write_file_beside(path, lambda f: model.save(f, key=key), binary=True)
+    processes.write_file_beside(path, lambda f: model.save(f, key=key), binary=True,
+                                make_parents=True)
     size = path.stat().st_size
   except OSError as e:
     echo(f"{done}; not cached: cannot write {path} ({e.strerror or e})")
@@ -467,7 +468,7 @@ def write_json(results: dict, out: pathlib.Path, force: bool) -> None:
     f.write("\n")
 
   with errors.writing(f"the results {out}", out.parent, "give another --out"):
-    processes.write_file_beside(out, write, replace=force)
+    processes.write_file_beside(out, write, replace=force, make_parents=True)
 
 
 def _cli(args) -> int:

@@ -119,6 +119,7 @@ def plot_loss(model_dir: pathlib.Path, out_png: pathlib.Path, tokens_per_step: i
   ax.set_title(model_dir.name)
   ax.grid(alpha=0.3)
   fig.tight_layout()
-  processes.write_file_beside(out_png, lambda f: fig.savefig(f, format="png"), binary=True)
+  processes.write_file_beside(out_png, lambda f: fig.savefig(f, format="png"), binary=True,
+                              make_parents=True)
   plt.close(fig)
   return len(points)

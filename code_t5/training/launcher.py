@@ -371,11 +371,17 @@ def check_devices(run: str) -> None:
   if run.startswith("gpu"):
     wanted = int(run.partition("_x")[2] or 1)
     found = len(glob.glob("/dev/nvidia[0-9]*"))
+    if not found and os.path.exists("/dev/dxg"):
+      return  # WSL 2 shows its GPUs through /dev/dxg alone: not counted here
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:  # (TensorFlow sees these alone; "" or "-1": none)
+      found = min(found, len([d for d in visible.split(",") if d.strip() not in ("", "-1")]))
     if found < wanted:
       raise LaunchError(f"--run {run} needs {wanted} NVIDIA GPU{'s' if wanted > 1 else ''}, and "
-                        f"this machine has {found or 'none'} (/dev/nvidia*): TensorFlow would "
-                        "train on the CPU; use --run cpu (cpu_x2 and cpu_x4 split the CPU into "
-                        "devices as gpu_x2 and gpu_x4 do GPUs)")
+                        f"this machine has {found or 'none'} (/dev/nvidia*"
+                        f"{', CUDA_VISIBLE_DEVICES' if visible is not None else ''}): TensorFlow "
+                        "would run it on the CPU; use --run cpu (cpu_x2 and cpu_x4 split the CPU "
+                        "into devices as gpu_x2 and gpu_x4 do GPUs)")
 
 
 def check_held_out_roots(roots) -> None:
