@@ -2,7 +2,6 @@
 
 import argparse
 import ast
-import collections
 import contextlib
 import errno
 import importlib
@@ -319,8 +318,7 @@ def _prepare(args):
   # A rate over a fraction of a second (a small root) says nothing.
   rate = f", {read_mb / seconds:.1f} MB/s of code read" if seconds >= 1 else ""
   print(f"  (written in {seconds:.1f} s{rate})")
-  repos = collections.Counter(flcc.assign_splits(
-      (r.repo_id for r in flcc.list_repositories(spec.root)), spec.splits).values())
+  repos = flcc.repositories_per_split(spec.root, spec.splits)
   print(f"{'split':<12}{'repositories':>14}{'files':>10}{'MB':>10}")
   for split in sources.SPLITS:
     kept = stats["reader"]["splits"][split]["kept"]

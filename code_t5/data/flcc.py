@@ -438,6 +438,13 @@ def list_repositories(root) -> list[Repository]:
   return _scan(_locate(root))[0]
 
 
+def repositories_per_split(root, splits: Splits = Splits()) -> collections.Counter:
+  """How many of the root's repositories each split gets (assign_splits of list_repositories):
+  a folder scan, no file read."""
+  repo_ids = (repo.repo_id for repo in list_repositories(root))
+  return collections.Counter(assign_splits(repo_ids, splits).values())
+
+
 def _walk_files(tree: _Tree, top: pathlib.Path) -> tuple[list[_File], list[_Skipped]]:
   """All files below an init-hash folder, sorted; symlinked folders are followed once.
 

@@ -5,7 +5,6 @@ and run by hand) and condenses Mesh TF's log into progress lines; all training, 
 checkpointing is Mesh TF's own.
 """
 
-import collections
 import contextlib
 import dataclasses
 import glob
@@ -188,10 +187,9 @@ class Experiment:
     root = self.root if self.root is not None else _DEV_ROOT
     splits = self.splits()
     try:
-      listed = flcc.list_repositories(root)
+      repos = flcc.repositories_per_split(root, splits)
     except flcc.FlccError as e:
       raise LaunchError(f"--root: {e}") from None
-    repos = collections.Counter(flcc.assign_splits((r.repo_id for r in listed), splits).values())
     if repos["validation"]:
       return None
     fix = ("pass --validation-fraction above 0" if not splits.validation else
