@@ -78,21 +78,24 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 # Connections accepted before the server takes them (socketserver's default, 5, reset a burst of
 # 100 concurrent clients' connections: helper-43's audit).
 LISTEN_BACKLOG = 128
+INTERNAL_ERROR = "internal error"  # starts the reply to a request that failed inside the server
+# Default --workers: one per usable CPU, at most this many (each adds ~22 MB of its own memory
+# with the shipped model, after 20 requests; the weights and the --repo index are shared).
+MAX_DEFAULT_WORKERS = 8
 
 
 def _loopback(host: str) -> bool:
   """Whether a Host header's value (or an Origin's host) names this machine's loopback."""
   host = host.strip().lower()
-  if host.startswith("["):
-    name = host[:host.find("]") + 1]
-    port = host[len(name):]
+  if host.startswith("["):  # an IPv6 address: "[::1]", then ":port" or nothing
+    address, bracket, rest = host.partition("]")
+    name, (colon, port) = address + bracket, (rest[:1], rest[1:])
+    if not bracket or (rest and colon != ":"):
+      return False
   else:
     name, _, port = host.partition(":")
-    port = ":" + port if port else ""
-  digits = port[1:]  # (an empty port, "host:", is the default one: RFC 3986)
-  return (name.rstrip(".") in LOOPBACK_NAMES and
-          (not port or (port.startswith(":") and (not digits or (digits.isascii()
-                                                                 and digits.isdigit())))))
+  # (An empty port, "host:", is the default one: RFC 3986.)
+  return name.rstrip(".") in LOOPBACK_NAMES and (not port or (port.isascii() and port.isdigit()))
 
 
 def foreign_request(headers) -> Optional[str]:
@@ -112,10 +115,6 @@ def foreign_request(headers) -> Optional[str]:
       return (f"a web page's request (Origin {origin[:100]!r}) is not answered: only pages "
               f"served from {', '.join(LOOPBACK_NAMES)} may ask")
   return None
-INTERNAL_ERROR = "internal error"  # starts the reply to a request that failed inside the server
-# Default --workers: one per usable CPU, at most this many (each adds ~22 MB of its own memory
-# with the shipped model, after 20 requests; the weights and the --repo index are shared).
-MAX_DEFAULT_WORKERS = 8
 
 
 def _check_unicode(value: str, name: str) -> str:
