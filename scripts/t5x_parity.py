@@ -163,8 +163,7 @@ def _t5x_source(src: pathlib.Path, commit, work: pathlib.Path) -> pathlib.Path:
 def _check_t5x_flags(args) -> None:
   """Before the Mesh TF side's ~20 s: a --t5x-python that cannot run, or a --t5x-src without
   t5x/, ended in a traceback after it (helper-44's audit)."""
-  python = shutil.which(args.t5x_python)
-  if python is None:
+  if shutil.which(args.t5x_python) is None:
     raise _Refused(f"--t5x-python {args.t5x_python}: no such program, or not one that may run "
                    "(give the python of the venv T5X's requirements are installed in)")
   if not (args.t5x_src / "t5x").is_dir() and not args.t5x_commit:
