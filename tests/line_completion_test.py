@@ -11,6 +11,7 @@ import tensorflow as tf
 import code_t5  # pylint: disable=unused-import  (registers the tasks)
 from code_t5.data import flcc
 from code_t5.data import line_completion
+from code_t5.data import line_completion_data
 from code_t5.data import postprocessors
 from code_t5.data import sources
 from code_t5.data import spm_vocabulary
@@ -183,3 +184,17 @@ def test_eval_reports_the_line_completion_metrics(tiny_run, model, tmp_path):
   assert model_system["points"] == 16 and model_system["task"] == tasks.LINE_COMPLETION
   assert set(model_system["metrics"]) == {"all", *line_completion.KINDS}
   assert {"empty", "ngram"} <= set(systems)
+
+
+def test_points_of_a_split_in_several_shards_come_in_the_readers_order(tmp_path):
+  # The shards are dealt the reader's files in turn; read one after another, the points came in
+  # another order than the baseline's, which then refused a model's eval as another root's.
+  prepared = sources.prepare(sources.flcc_dataset(root=sources.DEV_ROOT, prepared_dir=tmp_path,
+                                                  shard_bytes=50_000))
+  assert len(prepared.shards["validation"]) > 2
+  records = tf.data.TFRecordDataset(str(
+      line_completion_data.prepare_points(prepared, "validation") / "points.tfrecord"))
+  written = [(tf.train.Example.FromString(r.numpy()).features.feature["path"]
+              .bytes_list.value[0].decode()) for r in records]
+  files = flcc.read_files(sources.DEV_ROOT, only_split="validation")
+  assert written == list(dict.fromkeys(f.path for f, _ in line_completion.points_of_files(files)))

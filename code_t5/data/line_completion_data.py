@@ -54,13 +54,24 @@ def _points_dir(prepared: sources.PreparedDataset, split: str, max_files: Option
                           f"-seed{line_completion.DEFAULT_SEED}"
                           f"-s{line_completion.START_POINTS_PER_FILE}"
                           f"-i{line_completion.INSIDE_POINTS_PER_FILE}-{split}" +
-                          ("" if max_files is None else f"-f{max_files}"))
+                          ("" if max_files is None else f"-f{max_files}") +
+                          # (points of several shards were once written shard after shard)
+                          "-reader-order")
 
 
 def _read_prepared_files(shards: List[str]):
-  """(repo, path, text) of the prepared shards, in order; works in graph mode too."""
-  for shard in shards:
-    for record in tf.compat.v1.io.tf_record_iterator(shard):
+  """(repo, path, text) of a split's prepared shards in the reader's order; works in graph mode
+  too. sources.prepare deals the reader's files to the shards in turn (file k to shard k % n), so
+  they are read back in turn: one shard after another put a root of several shards in another
+  order than `flcc.read_files`, and `baseline --model-dir` refused the eval's targets as another
+  root's (helper-47's audit)."""
+  readers = [tf.compat.v1.io.tf_record_iterator(shard) for shard in shards]
+  while readers:
+    for reader in list(readers):
+      record = next(reader, None)
+      if record is None:
+        readers.remove(reader)
+        continue
       feature = tf.train.Example.FromString(record).features.feature
       yield _File(*(feature[k].bytes_list.value[0].decode("utf-8")
                     for k in ("repo", "path", "text")))
