@@ -351,6 +351,31 @@ def _included_fifo(git_dir):
   return git_dir / "hostile_fifo"
 
 
+def test_files_the_checkout_names_or_holds_beside_its_history_are_never_read(tmp_path, capsys,
+                                                                              monkeypatch):
+  """git's log read the attributes file and the mailmap a checkout's config names (anywhere:
+  /dev/zero ran it out of memory, a FIFO blocked it) and the working tree's .gitattributes and
+  .mailmap (a FIFO there blocked the import for the hour of _GIT_HISTORY_SECONDS): helper-48's
+  audit. Each here is a FIFO: read, it would block."""
+  monkeypatch.setattr(corpus, "_GIT_SECONDS", 3)  # (a wait fails the test, not hangs it)
+  monkeypatch.setattr(corpus, "_GIT_HISTORY_SECONDS", 3)
+  hostile = Hostile(tmp_path)
+  outside = {key: tmp_path / f"named_by_{key}" for key in ("core.attributesFile", "mailmap.file")}
+  fifos = [*outside.values(), hostile.repo / ".gitattributes", hostile.repo / ".mailmap"]
+  for fifo in fifos:
+    os.mkfifo(fifo)
+  _config(hostile.repo, *outside.items())
+  # The control: a plain git log waits on them.
+  with pytest.raises(subprocess.TimeoutExpired):
+    _git(hostile.repo, "log", "--name-status", "HEAD", timeout=2)
+  with _fifos_released_after(fifos, 20):
+    code, err = _import(capsys, hostile.repo, "--out", tmp_path / "root")
+  assert code == 0 and "git_failed" not in err and "its git folder" not in err, err
+  metadata, _ = _metadata_and_init_hash(tmp_path / "root")
+  assert "R" in metadata and "A\ta.py" in metadata  # the history, read as ever
+  assert not [fifo for fifo in fifos if _has_a_reader(fifo)]
+
+
 # A FIFO where git reads a file: each blocks one or more of the commands the import runs.
 GIT_FIFOS = {
     "include": _included_fifo,

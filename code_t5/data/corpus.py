@@ -59,9 +59,10 @@ nothing of its history is read. So is a checkout whose own git folders hold what
 follow out of them or block on (a link, a FIFO or device, an [include] in a config), found
 before git runs (one whose objects alone are borrowed, through alternates, keeps the files its
 index lists, without history); and an index entry that is no relative path inside the checkout
-is counted as outside_source. Nor is anything run that a checkout names: its git config
-cannot make git start a program, fetch, or change the history that is read (the list is
-_GIT_CONFIG in code_t5/data/corpus.py).
+is counted as outside_source. Nor is anything run or read that a checkout names: its git config
+cannot make git start a program, fetch, read a file outside the checkout, or change the history
+that is read (the list is _GIT_CONFIG in code_t5/data/corpus.py), and the history is read from
+the git folder alone, without the working tree's .gitattributes or .mailmap.
 
 The output depends only on the sources' contents, never on the clock or on directory order
 (sorted everywhere; plain folders and site-packages use a fixed fake commit time), so importing the
@@ -139,6 +140,14 @@ _GIT_CONFIG = (
     ("credential.helper", ""),  # (an empty value clears the checkout's list)
     ("core.askPass", ""),
     ("core.pager", "cat"),  # "cat" is no pager; git starts none without a terminal anyway
+    # Files outside the checkout, which git would read (/dev/zero into memory) or block on (a
+    # FIFO) before the history (helper-48's audit): log reads the attributes file for a rename
+    # with changed content, and the mailmap for any log (log.mailmap is true since git 2.29).
+    ("core.attributesFile", os.devnull),
+    ("core.excludesFile", os.devnull),
+    ("log.mailmap", "false"),
+    ("mailmap.file", os.devnull),
+    ("mailmap.blob", ""),
     # What is printed: METADATA and the init-hash depend on the history alone.
     # Non-ASCII names as git stores them, not as octal escapes; a name with a control character
     # or a double quote stays C-quoted, as in FLCC's own METADATA (git log's output; paths.json
@@ -147,6 +156,10 @@ _GIT_CONFIG = (
     ("log.showRoot", "true"),  # the root commit's files are listed (git's default)
     ("diff.renames", "true"),  # a rename is R, not D and A, nor copies C (git's default)
     ("diff.orderFile", os.devnull),  # files in git's order
+    ("diff.relative", "false"),  # every name from the top, whatever folder git runs in
+    # git's default: the files a commit adds and deletes that rename detection pairs (its work
+    # grows with their product; a checkout's own limit of millions would take hours and memory).
+    ("diff.renameLimit", "1000"),
 )
 # Not set, as no -c can name them all and these commands reach none: diff.<driver>.textconv and
 # .command (per path, from .gitattributes; log prints no patch, and _GIT_LOG says --no-textconv
@@ -353,17 +366,21 @@ def _sha1(text: str) -> str:
   return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _git(folder: str, *args: str, seconds: Optional[float] = None) -> bytes:
-  """The output of one git command on the checkout `folder`, run as _GIT_CONFIG says.
+def _git(folder: str, *args: str, seconds: Optional[float] = None, bare: bool = False) -> bytes:
+  """The output of one git command on the checkout `folder`, run as _GIT_CONFIG says; `bare`:
+  on the git folder `folder` alone, as on a bare repository, so that git reads nothing of the
+  working tree (its .gitattributes and .mailmap, which log reads: a FIFO there blocked an import
+  for the hour of _GIT_HISTORY_SECONDS; helper-48's audit).
 
   Raises CalledProcessError if git fails, TimeoutExpired if it runs over `seconds` (default
   _GIT_SECONDS; then it has been killed and waited for: subprocess.run does both).
   """
   env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
   env.update(_GIT_ENV)
+  where = ("--git-dir", folder, "--bare") if bare else ("-C", folder)
   # No stdin: an include.path of /dev/stdin, or a prompt, never reads the importer's terminal.
-  return subprocess.run([*_GIT, "-C", folder, *args], env=env, stdin=subprocess.DEVNULL,
-                        check=True, capture_output=True,
+  return subprocess.run([*_GIT, *where, *args], env=env, stdin=subprocess.DEVNULL,
+                        cwd=folder if bare else None, check=True, capture_output=True,
                         timeout=_GIT_SECONDS if seconds is None else seconds).stdout
 
 
@@ -385,15 +402,14 @@ def _owner_and_name_from_url(url: str) -> Optional[Tuple[str, str]]:
   return (_safe_name(parts[-2]), _safe_name(name)) if name else None
 
 
-def _git_dir_outside(top: str) -> Optional[str]:
-  """The git folder (or the common one, for a worktree) of the checkout `top` if it lies outside
-  `top`, else None: a .git file or link naming another folder, a commondir leading out, or an
-  invalid .git from which git went on looking in the folders above."""
-  for line in _git(top, "rev-parse", "--absolute-git-dir", "--git-common-dir").splitlines():
-    path = os.path.realpath(os.path.join(top, os.fsdecode(line)))  # the second may be relative
-    if not _inside(path, top):
-      return path
-  return None
+def _git_dirs(top: str) -> Tuple[str, str]:
+  """The git folder of the checkout `top` and its common one (the same but for a worktree), as
+  real paths: outside `top` where a .git file or link names another folder, a commondir leads
+  out, or git went on looking in the folders above an invalid .git."""
+  git_dir, common_dir = (os.path.realpath(os.path.join(top, os.fsdecode(line)))  # (may be
+                         for line in _git(top, "rev-parse", "--absolute-git-dir",  # relative)
+                                      "--git-common-dir").splitlines())
+  return git_dir, common_dir
 
 
 # What in a checkout's git folder git would follow out of it, reading whatever it leads to (the
@@ -433,7 +449,7 @@ def _git_folder_problem(top: str) -> _GitFolder:
   names, and the common one a worktree's commondir names) would lead git out of `top` or block
   it: a link (hooks and editor locks aside: git reads neither here), a FIFO or device, a
   borrowed object store (alternates), or an [include] in a config. Read with lstat and as
-  regular files only: nothing here blocks. Folders outside `top` are _git_dir_outside's."""
+  regular files only: nothing here blocks. Folders outside `top` are _git_dirs'."""
   try:
     git_dir = _git_dir_of(top)
     if git_dir is None or not _inside(git_dir, top):
@@ -501,7 +517,8 @@ def _git_repository(folder: pathlib.Path, plain_owner: str,
                 "folder (every *.py below it)")
     return _plain_repository(folder, plain_owner, report)
   try:
-    outside = _git_dir_outside(top)
+    git_dir, common_dir = _git_dirs(top)
+    outside = next((d for d in (git_dir, common_dir) if not _inside(d, top)), None)
     if outside is not None:
       report.note(folder, f"its git folder {outside} is outside it, so its history is not read: "
                   "imported as a plain folder (every *.py below it)")
@@ -509,11 +526,11 @@ def _git_repository(folder: pathlib.Path, plain_owner: str,
     # The commands of _GIT_SECONDS first: they reach every file a FIFO could block git on
     # (_git_folder_problem found none in the checkout's own git folder; these bound the wait
     # where git finds one elsewhere, as in a folder above an empty .git).
-    commit_time = int(_git(top, *_GIT_LOG, "-1", "--pretty=%ct", "HEAD").strip())
+    commit_time = int(_git(git_dir, *_GIT_LOG, "-1", "--pretty=%ct", "HEAD", bare=True).strip())
     listed = _git(top, "ls-files", "-z", "--cached").split(b"\0")
     url = _origin_url(top)
-    roots = _git(top, "rev-list", "--max-parents=0", "--reverse", "HEAD",
-                 seconds=_GIT_HISTORY_SECONDS).split()
+    roots = _git(git_dir, "rev-list", "--max-parents=0", "--reverse", "HEAD",
+                 seconds=_GIT_HISTORY_SECONDS, bare=True).split()
   except (*_GIT_FAILED, ValueError, OSError) as e:
     _skip_for_git(folder, e, report)
     return None
@@ -522,8 +539,8 @@ def _git_repository(folder: pathlib.Path, plain_owner: str,
   files = _listed_files(listed, top, report)
 
   def metadata(unused_kept):  # git's own history lists every file, as FLCC's METADATA does
-    return _git(top, *_GIT_LOG, "--pretty=%ct", "--name-status", "--diff-filter=ACDMR", "HEAD",
-                seconds=_GIT_HISTORY_SECONDS).decode("utf-8", "surrogateescape")
+    return _git(git_dir, *_GIT_LOG, "--pretty=%ct", "--name-status", "--diff-filter=ACDMR",
+                "HEAD", seconds=_GIT_HISTORY_SECONDS, bare=True).decode("utf-8", "surrogateescape")
 
   return RepoSource(owner=owner_name[0], name=owner_name[1], init_hash=roots[0].decode(), top=top,
                     files=files, metadata=metadata, commit_time=commit_time,
