@@ -93,6 +93,14 @@ def test_the_command_types_a_splits_lines_and_writes_every_keystroke(tmp_path):
   assert results["characters"] == sum(len(line["text"]) for line in results["per_line"])
   for line in results["per_line"]:
     assert len(line["keystrokes"]) == len(line["text"])
+  # The file reproduces its own rows: each is `summary` of the keystrokes it records.
+  recorded = [keystrokes.TypedLine(line["repo"], line["path"], line["line"], line["text"],
+                                   tuple(map(tuple, line["keystrokes"])))
+              for line in results["per_line"]]
+  for row in results["rows"]:
+    gate = -math.inf if row["gate"] is None else row["gate"]
+    assert {k: v for k, v in row.items() if k not in ("gate", "model_gate")} == \
+        keystrokes.summary(recorded, gate)
   [own] = [row for row in results["rows"] if row["model_gate"]]
   assert "(the model's)" in result.stdout and f"{own['keys_saved_percent']:.1f} %" in result.stdout
   # Never over a file without --force, and a bad root is one line naming the flag.
