@@ -7,6 +7,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -256,6 +257,80 @@ def test_sources_without_python_files_are_a_one_line_error_and_write_nothing(lay
                                   "a git checkout, a project folder, a folder of repositories or "
                                   "a site-packages folder of Python code")
   assert [p.name for p in tmp_path.iterdir()] == ["src"]
+
+
+def test_sources_whose_every_file_is_dropped_are_a_one_line_error_and_write_nothing(tmp_path,
+                                                                                  capsys):
+  # Files were found, so the import wrote a root of 0 files and exited 0 (helper-48's audit).
+  src = tmp_path / "src" / "proj"
+  _write(src / "a.py", "x = 1\0\n")
+  _write(src / "b.py", "# only a comment\n")
+  code, err = _import(capsys, src, "--out", tmp_path / "root")
+  assert code == 2
+  assert err.splitlines()[-1] == (f"code-t5 import: no file of {src} could be imported: dropped "
+                                  "binary 1, empty 1 (`code-t5 import --help` says what each "
+                                  "reason means); nothing was written")
+  assert [p.name for p in tmp_path.iterdir()] == ["src"]
+
+
+def test_a_plain_folder_s_metadata_names_files_as_git_does(tmp_path, capsys):
+  # Names were written as they are: one holding newlines added lines of a forged commit to
+  # METADATA, which a git checkout's has C-quoted (helper-48's audit).
+  names = ["x.py\n1700000000\n\nD\ta.py", 'q"b\\c.py', "bell\a\x01.py", "del\x7f.py",
+           "é.py", "plain.py"]
+  metadata = {}
+  for kind in ("plain", "git"):
+    src = tmp_path / kind / "proj"
+    for i, name in enumerate(names):
+      _write(src / name, f"x{i} = {i}\n")
+    if kind == "git":
+      _git(tmp_path / kind, "init", "-q", str(src))
+      _git(src, "add", ".")
+      _git(src, "commit", "-q", "-m", "first")
+    assert _import(capsys, src, "--out", tmp_path / f"{kind}-root")[0] == 0
+    (repo,) = flcc.list_repositories(tmp_path / f"{kind}-root")
+    metadata[kind] = sorted(line for line in (repo.meta_dir / "METADATA").read_text().splitlines()
+                            if line.startswith("A\t"))
+  assert len(metadata["git"]) == len(names) and metadata["plain"] == metadata["git"]
+
+
+def _as_a_user(command):
+  """`command` without root's right to read past permissions (as a user, whom they stop)."""
+  if os.geteuid() != 0:
+    return command
+  if not shutil.which("setpriv"):
+    pytest.skip("root reads past permissions, and setpriv (util-linux) is not here to drop that")
+  return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+
+
+def test_folders_that_cannot_be_read_are_counted_or_a_one_line_error(tmp_path):
+  # A folder of repositories with one that cannot be searched, a project with such a sub-folder,
+  # and such a SRC: each was a PermissionError traceback (helper-48's audit).
+  repos, project, locked = tmp_path / "repos", tmp_path / "project", tmp_path / "locked"
+  _write(repos / "r1" / "a.py", "a = 1\n")
+  _write(project / "a.py", "a = 1\n")
+  for folder in (repos / "r2", project / "sub", locked):
+    folder.mkdir(parents=True)
+    folder.chmod(0)
+  try:
+    def run(src, out):
+      return subprocess.run(_as_a_user([sys.executable, "-m", "code_t5.cli", "import", str(src),
+                                        "--out", str(tmp_path / out)]),
+                            capture_output=True, text=True, check=False)
+    for src, out in ((repos, "root1"), (project, "root2")):
+      result = run(src, out)
+      assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+      assert "dropped files: unreadable 1" in result.stderr, result.stderr
+      assert [(f.repo, f.path) for f in flcc.read_files(tmp_path / out, splits=ALL)] == [
+          (f"{src.name}/r1" if src == repos else f"{tmp_path.name}/project", "a.py")]
+    result = run(locked, "root3")
+    assert result.returncode == 2 and result.stderr == (
+        f"code-t5 import: SRC {locked} cannot be read (Permission denied); give a folder you can "
+        "read\n")
+    assert not (tmp_path / "root3").exists()
+  finally:
+    for folder in (repos / "r2", project / "sub", locked):
+      folder.chmod(0o755)
 
 
 def test_site_packages_gives_one_repository_per_distribution(site_packages, tmp_path, capsys):

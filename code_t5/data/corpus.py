@@ -270,9 +270,26 @@ def write_init_hash(v3: pathlib.Path, repo_id: str, init_hash: str,
   return num_bytes
 
 
+# git's C-style escapes (quote.c), for the names git log quotes with core.quotePath off: those
+# holding a control character, DEL, a double quote or a backslash.
+_GIT_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v",
+                "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+_GIT_QUOTED = re.compile(r'[\x00-\x1f\x7f"\\]')
+
+
+def _git_quoted(path: str) -> str:
+  """`path` as git log --name-status prints it (core.quotePath off)."""
+  if not _GIT_QUOTED.search(path):
+    return path
+  return '"' + _GIT_QUOTED.sub(lambda m: _GIT_ESCAPES.get(m.group(), f"\\{ord(m.group()):03o}"),
+                               path) + '"'
+
+
 def added_metadata(paths: Sequence[str], commit_time: int = COMMIT_TIME) -> str:
-  """METADATA of a repository without history: one commit at commit_time that adds every path."""
-  return f"{commit_time}\n\n" + "".join(f"A\t{path}\n" for path in paths)
+  """METADATA of a repository without history: one commit at commit_time that adds every path,
+  each named as git names it (a name holding a newline wrote lines of another commit: helper-48's
+  audit)."""
+  return f"{commit_time}\n\n" + "".join(f"A\t{_git_quoted(path)}\n" for path in paths)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -721,7 +738,10 @@ def _site_packages(src: pathlib.Path, report: Report) -> List[RepoSource]:
 
 
 def _is_git_checkout(folder: pathlib.Path) -> bool:
-  return (folder / ".git").exists()
+  # (lexists: Path.exists raised PermissionError, a traceback, in a folder that cannot be
+  # searched; such a folder is read as a plain one, whose files are counted unreadable:
+  # helper-48's audit)
+  return os.path.lexists(folder / ".git")
 
 
 # Files at a plain folder's top that make it a project (with any *.py file there).
@@ -950,6 +970,11 @@ def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
   for src in sources:
     if not src.is_dir():
       raise CorpusError(f"SRC {src} is not a folder; give {_SRC_KINDS}")
+    try:
+      os.scandir(src).close()
+    except OSError as e:  # (a traceback from deep inside the reading: helper-48's audit)
+      raise CorpusError(f"SRC {src} cannot be read ({e.strerror}); give a folder you can "
+                        "read") from None
   _check_output(out, sources, force)
   report = Report()
   repos = []
@@ -987,6 +1012,11 @@ def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
       (tmp / "v3" / pathlib.Path(*flcc.PYTHON_DIR)).mkdir(parents=True)
       (tmp / "v3" / "repositories").mkdir()
       _write_all(repos, tmp / "v3", report)
+      if not report.files["kept"]:  # every file found was dropped (the summary says why)
+        raise CorpusError(
+            f"no file of {', '.join(map(str, sources))} could be imported: dropped "
+            f"{', '.join(f'{reason} {n}' for reason, n in sorted(report.files.items()) if n)}"
+            " (`code-t5 import --help` says what each reason means); nothing was written")
       os.chmod(tmp, 0o755)  # mkdtemp makes it private
       processes.move_into_place(tmp, out, replace=force)
     finally:
