@@ -216,6 +216,27 @@ def test_python_files_come_in_a_stable_order_without_links_hidden_folders_or_lar
       "a.py", "b.py", "pkg/a.py", "pkg/z.py", "pkg/sub/m.py", "pkg2/c.py"]
 
 
+def test_a_file_swapped_after_the_listing_is_not_followed_or_waited_on(completer, tmp_path,
+                                                                       monkeypatch):
+  # The listing skips links, FIFOs and large files; the read that followed it took the path as
+  # it then was (helper-48's audit): the listing is made to give what a swap since would leave.
+  outside = tmp_path.parent / f"{tmp_path.name}-outside.py"
+  outside.write_text("secret = 1\n")
+  (tmp_path / "a.py").write_text("a = 1\r\nb = 2\n")
+  (tmp_path / "linked.py").symlink_to(outside)
+  os.mkfifo(tmp_path / "fifo.py")
+  (tmp_path / "large.py").write_text("#" * (repository.MAX_FILE_BYTES + 1))
+  status = os.stat(tmp_path / "a.py")
+  monkeypatch.setattr(repository, "python_files_and_status", lambda folder, max_bytes: [
+      (tmp_path / name, status) for name in ("a.py", "fifo.py", "large.py", "linked.py")])
+  index = repository.Repository.of_folder(tmp_path, completer.tokenizer)
+  assert sorted(index._digests) == ["a.py"]  # pylint: disable=protected-access
+  # Line ends as Python reads text, the same when the file is read again.
+  assert index._digests["a.py"] == repository._digest("a = 1\nb = 2\n")  # pylint: disable=protected-access
+  assert repository.read_again(index, tmp_path, "a.py")
+  assert index._digests["a.py"] == repository._digest("a = 1\nb = 2\n")  # pylint: disable=protected-access
+
+
 def test_a_look_gives_what_changed_on_disk_since_the_index_read_it(completer, tmp_path):
   (tmp_path / "a.py").write_text("a = 1\n")
   (tmp_path / "b.py").write_text("b = 1\n")

@@ -146,7 +146,7 @@ class Repository:
         repository.cut = True
         break
       try:
-        text = path.read_text(encoding="utf-8")
+        text = read_file(path)
       except (OSError, UnicodeDecodeError):
         continue
       relative = path.relative_to(folder).as_posix()
@@ -261,14 +261,22 @@ class DiskLook:
         changed(paths)
 
 
+def read_file(path: pathlib.Path) -> str:
+  """A project's file as the index reads it: a regular UTF-8 file, not a link, of at most
+  MAX_FILE_BYTES, checked on the file opened (the listing's checks alone let a file swapped for
+  a link or a FIFO since be followed or waited on: helper-48's audit), its line ends read as
+  Python reads text ("\r\n" and "\r" as "\n")."""
+  with stranger_paths.open_regular(path, MAX_FILE_BYTES, follow_link=False) as file:
+    text = file.read().decode("utf-8")
+  return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 def read_again(index: Repository, root: pathlib.Path, path: str) -> bool:
   """`index`'s copy of `path` (relative to `root`) becomes the file on disk as the index reads
   files (a regular UTF-8 file, not a link, of at most MAX_FILE_BYTES), or none; False where it
   could not be read for a reason that may pass (_PASSING_ERRNOS: worth reading again later)."""
   try:
-    with stranger_paths.open_regular(pathlib.Path(root) / path, MAX_FILE_BYTES,
-                                     follow_link=False) as file:
-      text = file.read().decode("utf-8")
+    text = read_file(pathlib.Path(root) / path)
   except (OSError, UnicodeDecodeError) as e:
     index.remove(path)
     return getattr(e, "errno", None) not in _PASSING_ERRNOS
