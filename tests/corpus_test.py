@@ -294,6 +294,22 @@ def test_a_plain_folder_s_metadata_names_files_as_git_does(tmp_path, capsys):
   assert len(metadata["git"]) == len(names) and metadata["plain"] == metadata["git"]
 
 
+def test_site_packages_whose_files_no_record_lists_is_a_one_line_error_that_says_so(tmp_path,
+                                                                                   capsys):
+  # It was told about "*.py files beside git checkouts" (helper-48's audit).
+  top = tmp_path / "site-packages"
+  _write(top / "stray.py", "stray = 1\n")
+  _write(top / "gone-1.0.dist-info" / "RECORD", "gone/data.json,sha256=x,1\n")
+  _write(top / "gone-1.0.dist-info" / "METADATA", "Metadata-Version: 2.1\nName: gone\n"
+         "Version: 1.0\n")
+  code, err = _import(capsys, top, "--out", tmp_path / "root")
+  assert code == 2 and err.splitlines()[-1] == (
+      f"code-t5 import: no repository found in {top}: its *.py files are in no distribution's "
+      "*.dist-info/RECORD (not_in_a_record); give the site-packages of a venv, or the project "
+      "folders themselves")
+  assert not (tmp_path / "root").exists()
+
+
 def _as_a_user(command):
   """`command` without root's right to read past permissions (as a user, whom they stop)."""
   if os.geteuid() != 0:

@@ -993,6 +993,10 @@ def import_sources(sources: Sequence[pathlib.Path], out: pathlib.Path,
     if any((src / "v3").is_dir() for src in sources):
       raise CorpusError(f"{given}: an FLCC root already (it holds v3/): give it to `code-t5 "
                         "prepare`, `train` or `eval` as --root")
+    if report.files["not_in_a_record"]:
+      raise CorpusError(f"no repository found in {given}: its *.py files are in no "
+                        "distribution's *.dist-info/RECORD (not_in_a_record); give the "
+                        "site-packages of a venv, or the project folders themselves")
     if any(_walk_python_files(os.path.realpath(src), Report()) for src in sources):
       raise CorpusError(f"no repository found in {given}: *.py files beside git checkouts are "
                         "read as a folder of repositories; move the files into a folder of their "
