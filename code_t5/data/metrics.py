@@ -3,7 +3,9 @@
 - exact_match: the predicted text equals the target exactly (whitespace included), in %.
 - exact_match_tokens: CodeXGLUE's exact match: whitespace-split tokens are equal, in %.
 - edit_similarity: 100 * (1 - Levenshtein(pred, target) / max(len)), per example, averaged
-  (JetBrains' and CodeXGLUE's "edit similarity" scale, 0-100).
+  (JetBrains' "edit similarity" scale, 0-100). Not CodeXGLUE's edit similarity, which is
+  fuzzywuzzy's fuzz.ratio (100 * 2 * matched characters / both lengths together) and reads 6-9
+  points higher on the same lines (docs/evaluation.md, "Metrics").
 
 Every metric of zero examples is NaN, never 0: an eval of an empty split printed 0.000s that read
 as a model that learned nothing.
