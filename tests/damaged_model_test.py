@@ -155,11 +155,56 @@ def _about_json_nested(model):
   return path
 
 
+def _model_json_of_many_heads(model):
+  # 20,000 heads at the longest lengths: a 1.3 MB params.npz asked for a 19.5 GiB relative-bias
+  # table (helper-50's audit); the sizes are refused before any array is read.
+  path = _runtime(model) / runtime.MODEL_FILE
+  meta = json.loads(path.read_text(encoding="utf-8"))
+  meta["architecture"]["num_heads"] = 20_000
+  meta["sequence_length"] = {"inputs": 65_536, "targets": 65_536}
+  path.write_text(json.dumps(meta), encoding="utf-8")
+  return path
+
+
+def _params_with_a_hole(model):
+  # An array whose member is a hole of 4 GB: the file stores ~10 MB, and every byte of the
+  # array was read into memory (helper-50's audit). Written past zipfile's own writer, which
+  # writes every byte (its private counters are set to the member's size).
+  import io  # pylint: disable=g-import-not-at-top
+  import zipfile  # pylint: disable=g-import-not-at-top
+  path = _runtime(model) / runtime.PARAMS_FILE
+  meta_path = _runtime(model) / runtime.MODEL_FILE
+  meta = json.loads(meta_path.read_text(encoding="utf-8"))
+  meta["tensors"]["hole"] = {"name": "hole", "dtype": "float32", "paths": ["hole/kernel"]}
+  meta_path.write_text(json.dumps(meta), encoding="utf-8")
+  floats = 1 << 30
+  header = io.BytesIO()
+  np.lib.format.write_array_header_2_0(header, {"descr": "<f4", "fortran_order": False,
+                                                "shape": (floats,)})
+  with zipfile.ZipFile(path, "a", zipfile.ZIP_STORED, allowZip64=True) as archive:
+    with archive.open("hole.npy", "w", force_zip64=True) as member:
+      member.write(header.getvalue())
+      member._fileobj.seek(4 * floats, 1)  # pylint: disable=protected-access
+      member._file_size += 4 * floats  # pylint: disable=protected-access
+      member._compress_size += 4 * floats  # pylint: disable=protected-access
+  return path
+
+
+def _about_json_of_a_huge_number(model):
+  # An integer past float's range: math.isfinite raised OverflowError, a traceback.
+  path = model / "about.json"
+  about = json.loads(path.read_text(encoding="utf-8"))
+  about["min_score"] = 10 ** 400
+  path.write_text(json.dumps(about), encoding="utf-8")
+  return path
+
+
 DAMAGES = {f.__name__[1:]: f for f in (
     _params_truncated, _params_corrupted, _params_header_changed, _params_of_another_model,
     _vocab_cut, _operative_config_0xff, _model_json_cut, _model_json_of_a_deeper_model,
     _model_json_of_a_wider_model, _model_json_of_another_task, _model_json_nested,
-    _model_json_of_one_layer_many_times, _about_json_nested, _vocab_with_a_charsmap)}
+    _model_json_of_one_layer_many_times, _about_json_nested, _vocab_with_a_charsmap,
+    _model_json_of_many_heads, _params_with_a_hole, _about_json_of_a_huge_number)}
 
 
 def _damaged_copy(tmp_path, damage):
@@ -196,6 +241,21 @@ def test_complete_with_a_damaged_model_is_one_line_naming_the_file(tmp_path, dam
 def test_serve_and_lsp_start_up_with_a_damaged_model_is_the_same_line(tmp_path, command, damage):
   model, damaged = _damaged_copy(tmp_path, damage)
   _assert_one_line_naming(_run(command, model, tmp_path), command, damaged)
+
+
+@pytest.mark.parametrize("damage, why", [
+    ("model_json_of_many_heads", "GiB to run, more than the 8 GiB"),
+    ("params_with_a_hole", "more than the"),
+])
+def test_a_model_that_would_ask_for_more_memory_than_it_stores_is_refused_before(tmp_path, damage,
+                                                                                 why):
+  # Refused for what it claims, before the memory is asked for: the hole was read whole (and
+  # refused afterwards for its CRC), the heads' table built from an architecture whose
+  # arrays fit it.
+  model, damaged = _damaged_copy(tmp_path, damage)
+  result = _run("complete", model, tmp_path)
+  _assert_one_line_naming(result, "complete", damaged)
+  assert why in result.stderr, result.stderr
 
 
 def test_the_undamaged_copy_completes(tmp_path):

@@ -976,8 +976,7 @@ def model_about(model_dir: pathlib.Path) -> dict:
     raise CompletionError(f"{path} is unreadable ({type(e).__name__}): mend or remove it") from None
   gate = about.get("min_score") if isinstance(about, dict) else None
   if not isinstance(about, dict) or (gate is not None and (
-      isinstance(gate, bool) or not isinstance(gate, (int, float)) or not math.isfinite(gate)
-      or gate > RETRIEVAL_BONUS)):
+      not confidence.finite_number(gate) or gate > RETRIEVAL_BONUS)):
     raise CompletionError(f"{path}: not an object with a \"min_score\" of at most "
                           f"{RETRIEVAL_BONUS:g}: mend or remove it")
   for key, kinds in _ABOUT_FIELDS.items():

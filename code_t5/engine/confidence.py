@@ -63,10 +63,20 @@ def probability(values: Sequence[float], model: Mapping) -> float:
   return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
+def finite_number(x) -> bool:
+  """Whether a JSON value is a number a float holds: an integer past float's range made
+  math.isfinite raise OverflowError, a traceback (helper-50's audit)."""
+  if isinstance(x, bool) or not isinstance(x, (int, float)):
+    return False
+  try:
+    return math.isfinite(x)
+  except OverflowError:
+    return False
+
+
 def check(model) -> Optional[str]:
   """What is wrong with an about.json "confidence" (None if nothing)."""
-  def number(x):
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+  number = finite_number
   if not isinstance(model, dict) or not isinstance(model.get("weights"), dict):
     return "not an object with \"weights\", \"bias\" and \"min\""
   if not all(number(model["weights"].get(name)) for name in FEATURES):

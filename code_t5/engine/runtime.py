@@ -217,10 +217,14 @@ def _read_meta(directory: pathlib.Path) -> dict:
   if not isinstance(arch.get("prefix_lm"), bool):
     raise _damaged(path, f"architecture.prefix_lm {reprlib.repr(arch.get('prefix_lm'))}")
   lengths = meta["sequence_length"]
-  # (Bounded: the relative-bias tables take heads x 2 x their sum floats.)
   if not all(isinstance(lengths.get(k), int) and 0 < lengths[k] <= _MAX_SEQUENCE_LENGTH
              for k in ("inputs", "targets")):
     raise _damaged(path, f"sequence_length {reprlib.repr(lengths)}")
+  working = working_bytes(arch, lengths)
+  if working > MAX_WORKING_BYTES:
+    raise _damaged(path, f"its architecture and sequence lengths would take "
+                   f"{working / 2**30:,.1f} GiB to run, more than the {MAX_WORKING_BYTES >> 30} "
+                   "GiB code_t5's engine allows")
   activations = arch.get("activations")
   if (not isinstance(activations, list) or not activations or
       any(a not in _ACTIVATIONS for a in activations)):
@@ -245,6 +249,11 @@ def _read_meta(directory: pathlib.Path) -> dict:
 
 
 _MAX_SEQUENCE_LENGTH = 1 << 16
+# What a network may take to run beyond its weights (working_bytes), far above what code_t5's
+# models take (the shipped model: ~10 MB; a T5-XL's 24 + 24 layers of 2,048 at 2,048 positions
+# each way: ~3 GB): model.json's sizes are a stranger's, and a 1.3 MB params.npz whose
+# architecture claimed 20,000 heads asked for a 19.5 GiB relative-bias table (helper-50's audit).
+MAX_WORKING_BYTES = 8 << 30
 _MAX_PATHS_PER_ARRAY = 2  # a weight an encoder-decoder's two stacks share
 # Far above what code_t5 writes (the shipped model's model.json ~10 kB, vocab.model ~0.4 MB):
 # files a reader takes whole, so a stranger's cannot ask for any amount of memory.
@@ -255,6 +264,19 @@ _ARCHITECTURE_INTS = ("vocab_size", "d_model", "num_heads", "head_dim", "d_ff",
                       "num_encoder_layers", "num_decoder_layers")
 # model.json's dtype -> how params.npz stores it (bfloat16 as its 16 bits).
 _STORED_DTYPES = {"bfloat16": np.dtype("<u2"), "float32": np.dtype("<f4")}
+
+
+def working_bytes(arch: dict, lengths: dict) -> int:
+  """The float32 bytes a network of `arch` takes beyond its weights at its longest context: the
+  relative-bias tables by relative position (_RelativeBias: heads x 2 x the lengths' sum, one a
+  stack) and each layer's keys and values of every position (2 x heads x head_dim a position).
+  Exact integers (a stranger's sizes may be any size)."""
+  positions = lengths["inputs"] + lengths["targets"]
+  stacks = 1 if arch["kind"] == "decoder-only" else 2
+  layers = arch["num_decoder_layers"] + (arch["num_encoder_layers"] if stacks == 2 else 0)
+  bias = stacks * arch["num_heads"] * (2 * positions + 1)
+  cache = 2 * layers * arch["num_heads"] * arch["head_dim"] * positions
+  return 4 * (bias + cache)
 
 
 def _expected_shape(path: str, arch: dict) -> Optional[Tuple[int, ...]]:
@@ -298,8 +320,13 @@ def _read_params(directory: pathlib.Path, meta: dict) -> Dict[str, np.ndarray]:
   path = directory / PARAMS_FILE
   arch = meta["architecture"]
   params = {}
+  claimed = 0  # the bytes of the arrays read so far
   try:
     with stranger_paths.open_regular(path, max_bytes=None) as f, zipfile.ZipFile(f) as archive:
+      # Stored uncompressed, the arrays are at most the bytes the file stores: one claiming more
+      # stands on a hole (a sparse file of 11 MB on disk read 1.5 GB into memory, and one of 64
+      # GB ran out of it: helper-50's audit), as checkpoints.py refuses for a checkpoint's.
+      stored = stranger_paths.stored_bytes(f)
       members = set(archive.namelist())
       for key, tensor in meta["tensors"].items():
         shapes = {_expected_shape(p, arch) for p in tensor["paths"]} - {None}
@@ -321,6 +348,10 @@ def _read_params(directory: pathlib.Path, meta: dict) -> Dict[str, np.ndarray]:
             raise _mismatch(directory, f"array {key} ({tensor.get('name')}) has shape "
                             f"{list(shape)}, the architecture gives {list(shapes.pop())}")
           size = math.prod(shape) * dtype.itemsize  # (NumPy's product could overflow)
+          claimed += size
+          if claimed > stored:
+            raise _damaged(path, f"its arrays up to {key} take {claimed:,} bytes, more than the "
+                           f"{stored:,} the file stores")
           data = member.read(size + 1)  # + 1: reading to the end makes zipfile check the CRC
           if len(data) != size:
             raise _damaged(path, f"array {key} has {len(data)} bytes, its shape needs {size}")
