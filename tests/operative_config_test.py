@@ -176,3 +176,12 @@ def test_training_functions_are_allowed_only_where_training_binds_them():
     assert operative_config.unsafe_statement(text + "\n") is None, text
   assert operative_config.unsafe_statement(
       "utils.run.eval_dataset_fn = @code_t5.train_model\n") is not None
+
+
+def test_brackets_in_strings_and_comments_leave_statements_as_they_are():
+  # `x = '('` kept the statement open, and every binding after it was swallowed (helper-50's
+  # audit); a comment's bracket did the same, and a comment stayed in the value.
+  text = ("a = '('\nb = \"[#\"\nc = [1,  # (the first\n     2]\nd = f(  # ]\n  3)\n"
+          "e = 'it\\'s ('\ng = 4  # note\n")
+  assert operative_config.parse_bindings(text) == {
+      "a": "'('", "b": '"[#"', "c": "[1, 2]", "d": "f( 3)", "e": "'it\\'s ('", "g": "4"}

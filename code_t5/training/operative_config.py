@@ -69,29 +69,52 @@ class OperativeConfigError(errors.UserError):
   """A binding the caller needs is missing or not a literal; names the file."""
 
 
+# What decides a statement's extent in a line: a string literal (its brackets are no brackets),
+# a comment (nor are its), a bracket.
+_EXTENT = re.compile(r"""'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"|#.*|[()\[\]{}]""")
+_OPENING, _CLOSING = frozenset("([{"), frozenset(")]}")
+
+
+def _code_and_depth(line: str):
+  """`line` without its comment, and the brackets it leaves open (negative: closes)."""
+  depth = 0
+  for match in _EXTENT.finditer(line):
+    token = match.group()
+    if token[0] == "#":
+      return line[:match.start()].rstrip(), depth
+    if token in _OPENING:
+      depth += 1
+    elif token in _CLOSING:
+      depth -= 1
+  return line, depth
+
+
 def parse_bindings(text: str) -> Dict[str, str]:
   """`name = value` statements of gin text, values as text; continuation lines are joined.
 
   A statement continues over lines ending in a backslash and while brackets are open, as gin
-  writes long lists. Comments, imports and includes are skipped.
+  writes long lists; brackets in strings and comments do not count (`x = '('` swallowed the
+  bindings after it), and comments are left out. Comments, imports and includes are skipped.
+  Linear in the text: each line is scanned once (the statement was recounted whole at each of
+  its lines, and a stranger's 200 kB of open brackets took 24 s: helper-50's audit).
   """
   bindings = {}
-  statement = ""
+  parts, depth = [], 0
   for raw in text.splitlines():
     line = raw.rstrip()
-    if not statement and (not line.strip() or
-                          line.lstrip().startswith(("#", "import ", "include ", "from "))):
+    if not parts and (not line.strip() or
+                      line.lstrip().startswith(("#", "import ", "include ", "from "))):
       continue
     continued = line.endswith("\\")
-    part = (line[:-1] if continued else line).strip()
-    statement = f"{statement} {part}" if statement else part
-    depth = sum(statement.count(c) for c in "([{") - sum(statement.count(c) for c in ")]}")
+    code, opened = _code_and_depth(line[:-1] if continued else line)
+    parts.append(code.strip())
+    depth += opened
     if continued or depth > 0:
       continue
-    name, sep, value = statement.partition("=")
+    name, sep, value = " ".join(parts).partition("=")
     if sep:
       bindings[name.strip()] = value.strip()
-    statement = ""
+    parts, depth = [], 0
   return bindings
 
 
