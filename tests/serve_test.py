@@ -477,6 +477,47 @@ def test_a_repo_server_follows_the_files_changed_on_disk(tmp_path, monkeypatch, 
       follower.close()
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_health_answers_while_every_worker_is_on_a_request(tmp_path, monkeypatch, workers):
+  """GET /health asked an idle worker for its index's files, and so waited for a request to end
+  (4 s behind two of 12 MB: helper-46's audit). Here the requests wait on a file that only
+  appears after /health has answered: a /health that waited would never answer."""
+  completer = _repo_completer(tmp_path, monkeypatch)
+  gate = tmp_path / "go"
+  answer = serve.handle_line
+
+  def held(*args, **kwargs):  # (forked workers run it too: the gate is a file, not an Event)
+    while not gate.exists():
+      time.sleep(0.01)
+    return answer(*args, **kwargs)
+
+  monkeypatch.setattr(serve, "handle_line", held)
+  server = serve.make_http_server(completer, 0, workers=workers)
+  threading.Thread(target=server.serve_forever, daemon=True).start()
+  port = server.server_address[1]
+  replies = []
+  posts = [threading.Thread(target=lambda: replies.append(_post(port, _WIDGETS_BODY)))
+           for _ in range(workers)]
+  try:
+    for post in posts:
+      post.start()
+    busy = ((lambda: server.pool._own_lock.locked()) if workers == 1  # pylint: disable=protected-access
+            else lambda: server.pool._idle.empty())  # pylint: disable=protected-access
+    deadline = time.monotonic() + 60
+    while not busy() and time.monotonic() < deadline:
+      time.sleep(0.01)
+    assert busy()
+    status, health = _parse_http(_http(port, b"GET /health HTTP/1.1\r\n\r\n"))
+    assert status == 200 and health["repo_files"] == 1 and not replies
+  finally:
+    gate.touch()
+    for post in posts:
+      post.join(60)
+    server.shutdown()
+    server.server_close()
+  assert [status for status, _ in replies] == [200] * workers
+
+
 def test_a_repo_server_whose_workers_all_died_still_follows_the_disk(tmp_path, monkeypatch):
   """Once every worker had died, requests were answered in the server's process from the index
   as it was at start, for good (helper-41's audit)."""

@@ -458,6 +458,9 @@ class WorkerPool:
     self._own_lock = threading.Lock()  # requests run here: one at a time
     self._closed = False
     self._all = []
+    # What /health says of the --repo index while every worker is on a request: the count last
+    # read (a health check waited for a request of seconds to end: helper-46's audit).
+    self._repo_files = _repo_files(completer)
     # The disk's changes to the --repo index: followed here where requests run here, else by
     # each worker for itself.
     self._follower = None
@@ -501,22 +504,32 @@ class WorkerPool:
     return reply
 
   def repo_files(self) -> int:
-    """The files of the --repo index that answers requests, as the disk has them now (/health)."""
+    """The files of the --repo index that answers requests, as the disk has them now (/health);
+    without waiting: while every worker (or this process) is on a request, as last read."""
     if not self._alive:
-      with self._own_lock:
+      if not self._own_lock.acquire(blocking=False):
+        return self._repo_files
+      try:
         if self._follower is not None:
           self._follower.apply()
-        return _repo_files(self.completer)
-    worker = self._idle.get()
+        self._repo_files = _repo_files(self.completer)
+      finally:
+        self._own_lock.release()
+      return self._repo_files
+    try:
+      worker = self._idle.get_nowait()
+    except queue.Empty:
+      return self._repo_files
     if worker is None:  # the last worker died meanwhile
       self._idle.put(None)
       return self.repo_files()
     try:
-      return worker.ask(REPO_FILES)
-    except (EOFError, OSError):  # it died (the next request it is given says so): as at start
-      return _repo_files(self.completer)
+      self._repo_files = worker.ask(REPO_FILES)
+    except (EOFError, OSError):  # it died (the next request it is given says so): as last read
+      pass
     finally:
       self._idle.put(worker)
+    return self._repo_files
 
   def close(self) -> None:
     """Ends the workers (each finishes the request it is on, if any, first)."""
