@@ -444,7 +444,7 @@ def _path(text: str) -> pathlib.Path:
   return pathlib.Path(text)
 
 
-_STDIN_CURSOR = re.compile(r"-:\d+:\d+")
+_STDIN_CURSOR = re.compile(r"-:.*")  # (and -:2 or -:x, for their one-line error)
 
 
 def _parse(argv):

@@ -407,6 +407,74 @@ def test_a_binary_file_or_a_cursor_it_cannot_read_is_a_one_line_error(tmp_path, 
                           "from 1 (or FILE with --line and --col)")
 
 
+def test_stdin_cursors_that_are_no_cursor_and_input_past_the_limit_are_one_line_errors(tmp_path):
+  # `-:2` was argparse's "the following arguments are required"; 20 MB on stdin or a 20 GB
+  # sparse file were read whole (a MemoryError's traceback: helper-46's audit).
+  for cursor in ("-:2", "-:2:", "-:x:1"):
+    error = _one_line_error(_code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED),
+                                     cursor, stdin="x = 1\n"), "complete")
+    assert error.endswith(f"{cursor}: give the cursor in stdin as -:LINE:COL, both from 1")
+  error = _one_line_error(_code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED), "-",
+                                   stdin="x = 1\n" * (3 << 20)), "complete")
+  assert error.endswith(f"stdin holds more than {complete.MAX_SOURCE_BYTES:,} bytes, the most "
+                        "`complete` reads: pipe in the code near the cursor")
+  sparse = tmp_path / "sparse.py"
+  with open(sparse, "wb") as f:
+    f.truncate(20 << 30)
+  error = _one_line_error(_code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED),
+                                   f"{sparse}:1:1"), "complete")
+  assert error.endswith(f"{sparse} cannot be read: {20 << 30:,} bytes, more than the "
+                        f"{complete.MAX_SOURCE_BYTES:,} such a file can hold")
+
+
+def test_a_byte_order_mark_is_no_code_and_no_column(tmp_path):
+  # The model read U+FEFF, and line 1's columns were one off an editor's (helper-46's audit).
+  plain, marked = tmp_path / "plain.py", tmp_path / "marked.py"
+  plain.write_text("import os\nos.pa", encoding="utf-8")
+  marked.write_text("import os\nos.pa", encoding="utf-8-sig")
+  for cursor in ("2:6", "1:8"):
+    replies = [json.loads(_code_t5("complete", "--json", "--checkpoint", str(test_utils.PRETRAINED),
+                                   f"{path}:{cursor}").stdout) for path in (plain, marked)]
+    for reply in replies:
+      del reply["ms"]
+    assert replies[0] == replies[1]
+
+
+def test_lines_are_written_in_utf_8_whatever_the_locale_says(tmp_path):
+  # PYTHONIOENCODING=ascii (a non-UTF-8 locale, a Windows pipe) was a UnicodeEncodeError.
+  path = tmp_path / "emoji.py"
+  path.write_text("x = '\U0001f600\U0001f600'\ny = '\U0001f600\U0001f600'\nz = '",
+                  encoding="utf-8")
+  result = subprocess.run([sys.executable, "-m", "code_t5.cli", "complete", "--checkpoint",
+                           str(test_utils.PRETRAINED), "--min-confidence", "0", str(path)],
+                          capture_output=True, env=dict(os.environ, PYTHONIOENCODING="ascii"),
+                          check=False)
+  assert result.returncode == 0, result.stderr.decode()[-2000:]
+  assert "\U0001f600" in result.stdout.decode("utf-8")
+
+
+def test_piped_code_given_its_path_replaces_that_file_of_the_project(tmp_path):
+  # Piped with --repo, the code's own saved file was read as another file of the project, and
+  # its line offered back with the bonus of a line the project holds (helper-46's audit).
+  repo = tmp_path / "repo"
+  repo.mkdir()
+  saved = ("import os\n\n\ndef load_settings(path):\n    with open(path) as handle:\n"
+           "        raw_config_blob = handle.read().strip().split('=')\n"
+           "    return raw_config_blob\n")
+  (repo / "f.py").write_text(saved)
+  piped = "".join(saved.splitlines(keepends=True)[:5]) + "        raw_"
+  args = ["complete", "--checkpoint", str(test_utils.PRETRAINED), "--json", "--repo", str(repo)]
+  offered = json.loads(_code_t5(*args, "-", stdin=piped).stdout)
+  assert offered["completion"] == "config_blob = handle.read().strip().split('=')"
+  replaced = json.loads(_code_t5(*args, "--stdin-path", str(repo / "f.py"), "-",
+                                 stdin=piped).stdout)
+  assert "handle.read().strip().split('=')" not in replaced["completion"]
+  error = _one_line_error(_code_t5(*args, "--stdin-path", "f.py", str(repo / "f.py")),
+                          "complete")
+  assert error.endswith("--stdin-path names the file stdin's code is: give - (or -:LINE:COL) "
+                        "to read stdin, or drop --stdin-path")
+
+
 def test_an_empty_target_is_a_one_line_error():
   # pathlib reads "" as the working folder: " is not a file" (helper-17's audit).
   error = _one_line_error(_code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED), ""),

@@ -135,19 +135,30 @@ def decode_utf8(data: bytes, name: str) -> str:
                           f"{e.start})") from None
 
 
+# The most `complete` reads of FILE or stdin, as `serve` takes in a request (serve.py's
+# MAX_REQUEST_BYTES): it read any amount, and ran out of memory with a traceback (helper-46's
+# audit).
+MAX_SOURCE_BYTES = 16 << 20
+
+
 def read_source(path: str) -> str:
-  """The text of FILE, or of stdin for "-"; one-line errors for unreadable or non-UTF-8 input."""
+  """The text of FILE, or of stdin for "-"; one-line errors for unreadable or non-UTF-8 input,
+  or for more than MAX_SOURCE_BYTES."""
   if path == "-":
     if sys.stdin is None:  # (Python's stream of a closed fd 0)
       raise CompletionError("stdin is closed: pipe the code in, or give FILE")
-    return _text_of_code(sys.stdin.buffer.read(), "stdin")
+    data = sys.stdin.buffer.read(MAX_SOURCE_BYTES + 1)
+    if len(data) > MAX_SOURCE_BYTES:
+      raise CompletionError(f"stdin holds more than {MAX_SOURCE_BYTES:,} bytes, the most "
+                            "`complete` reads: pipe in the code near the cursor")
+    return _text_of_code(data, "stdin")
   file = pathlib.Path(path)
   if not file.exists():
     raise CompletionError(f"{path} does not exist")
   if not file.is_file():
     raise CompletionError(f"{path} is not a file")
   try:
-    data = file.read_bytes()
+    data = stranger_paths.read_regular(file, MAX_SOURCE_BYTES)
   except OSError as e:
     raise CompletionError(f"{path} cannot be read: {e.strerror}") from None
   return _text_of_code(data, path)
@@ -159,7 +170,10 @@ def _text_of_code(data: bytes, name: str) -> str:
   nul = data.find(b"\0")
   if nul >= 0:
     raise CompletionError(f"{name} is binary, not Python source (a NUL byte at offset {nul})")
-  return decode_utf8(data, name)
+  text = decode_utf8(data, name)
+  # A byte-order mark is no code, and no column: Python and editors drop it (the model read it,
+  # and line 1's columns were one off an editor's: helper-46's audit).
+  return text[1:] if text.startswith("\ufeff") else text
 
 
 _TARGET = re.compile(r"^(.*):([0-9]+):([0-9]+)$")  # not \d: it takes any script's digits
@@ -174,6 +188,8 @@ def parse_target(target: str) -> Tuple[str, Optional[int], Optional[int]]:
     return target, None, None
   if m:
     return m.group(1), int(m.group(2)), int(m.group(3))
+  if target.startswith("-:"):  # (-:2 was "-:2 does not exist")
+    raise CompletionError(f"{target}: give the cursor in stdin as -:LINE:COL, both from 1")
   # FILE:... that names an existing FILE but no cursor read above (FILE:LINE, FILE:-1:1): not
   # "FILE:... does not exist".
   if any(pathlib.Path(target[:i]).is_file() for i, c in enumerate(target) if c == ":"):
@@ -1386,12 +1402,19 @@ def _complete(args) -> int:
     if args.line is None or args.col is None:
       raise CompletionError("--line and --col go together")
     line, col = args.line, args.col
+  if args.stdin_path is not None and path != "-":
+    raise CompletionError("--stdin-path names the file stdin's code is: give - (or -:LINE:COL) "
+                          "to read stdin, or drop --stdin-path")
   text = read_source(path)
   name = "stdin" if path == "-" else path
   cursor = len(text) if line is None else cursor_offset(text, line, col, name)
   completer = Completer(args.checkpoint, options_from(args), repo=args.repo)
   result = completer.complete_at(text, cursor, path=completer.path_in_repo(
-      None if path == "-" else path))
+      args.stdin_path if path == "-" else path))
+  # The lines in UTF-8 whatever the locale says (a non-UTF-8 stdout, PYTHONIOENCODING=ascii or
+  # a Windows pipe, was a UnicodeEncodeError traceback; serve writes UTF-8 too).
+  if hasattr(sys.stdout, "reconfigure"):
+    sys.stdout.reconfigure(encoding="utf-8")
   if args.json:
     print(json.dumps(result.reply(), ensure_ascii=False))
   else:
@@ -1453,6 +1476,10 @@ def register_cli(subparsers) -> None:
                         help="the cursor's column (1-based, in characters), with --line")
   complete.add_argument("--json", action="store_true",
                         help="print the JSON reply `serve` gives instead of the bare line")
+  complete.add_argument("--stdin-path", type=pathlib.Path, metavar="FILE",
+                        help="with - and --repo: the file of the project whose code stdin holds, "
+                        "left out of the project as the piped code replaces it (else a line "
+                        "deleted from the piped code is offered back from the saved file)")
   add_engine_flags(complete, top=1)
   complete.set_defaults(func=_complete)
 
