@@ -1541,6 +1541,25 @@ def test_opening_a_file_as_saved_builds_no_index_again(completer, tmp_path):
   assert pieces.builds == 2
 
 
+def test_an_open_document_too_large_for_the_index_on_disk_stays_out_of_it(completer, tmp_path):
+  # The workspace leaves out files over repository.MAX_FILE_BYTES; an editor's open or saved
+  # copy of one was encoded into the index on the server's event loop (0.7-0.9 s for 3.65 MB,
+  # with no cancel read meanwhile: helper-46's audit). A file that grows past the limit leaves
+  # the index, as it would on disk.
+  engine = lsp.Engine(completer)
+  engine.root = tmp_path
+  engine.repository = repository.Repository(completer.tokenizer)
+  large = "x = 1\n" * (repository.MAX_FILE_BYTES // 6 + 1)
+  engine.open((tmp_path / "large.py").as_uri(), large)
+  engine.open((tmp_path / "small.py").as_uri(), "y = 2\n")
+  assert sorted(engine.repository._digests) == ["small.py"]  # pylint: disable=protected-access
+  engine.saved((tmp_path / "small.py").as_uri(),
+               "\u00e9 = 2\n" * (repository.MAX_FILE_BYTES // 7 + 1))
+  engine._executor.submit(lambda: None).result(timeout=60)  # pylint: disable=protected-access
+  engine.close()
+  assert engine.repository.files == 0  # (its characters fit, its UTF-8 bytes do not)
+
+
 def test_the_newest_opened_document_is_encoded_before_its_first_completion(tmp_path):
   # The workspace's pieces may come from disk (saved_pieces), which leaves the tokenizer's memo
   # without the file's parts: the model thread encodes the newest opened document while the user
