@@ -26,13 +26,21 @@ class LinkOutError(errors.UserError):
   its folder."""
 
 
-def open_regular(path: PathLike, max_bytes: Optional[int], *, follow_link: bool = True
-                 ) -> BinaryIO:
+class OutsideError(OSError):
+  """A file opened that lies outside the folder it was found in: a folder on its path was
+  swapped for a link after the caller checked the path."""
+
+
+def open_regular(path: PathLike, max_bytes: Optional[int], *, follow_link: bool = True,
+                 within: Optional[str] = None) -> BinaryIO:
   """`path` opened for reading in binary, after checking that it is (or links to) a regular file
   of at most `max_bytes` (None: of any size). Opening does not block on a FIFO (O_NONBLOCK); the
   check is on the opened file, so a link swapped after the check cannot change what is read.
   follow_link=False: a `path` that is itself a link is refused (ELOOP), for a caller that resolved
-  the path and checked where it leads before opening it."""
+  the path and checked where it leads before opening it. `within` (a real path): the file opened
+  must lie inside that folder, or OutsideError; O_NOFOLLOW guards the last name only, and a
+  folder above it swapped for a link since the caller resolved it led out (helper-48's audit).
+  Told by the opened file's own path (Linux's /proc/self/fd); without /proc, not checked."""
   flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
   fd = os.open(path, flags if follow_link else flags | getattr(os, "O_NOFOLLOW", 0))
   try:
@@ -43,6 +51,9 @@ def open_regular(path: PathLike, max_bytes: Optional[int], *, follow_link: bool 
     if max_bytes is not None and info.st_size > max_bytes:
       raise OSError(errno.EFBIG, f"{info.st_size:,} bytes, more than the {max_bytes:,} such a "
                     "file can hold", os.fspath(path))
+    if within is not None and not _opened_within(fd, within):
+      raise OutsideError(errno.EXDEV, f"it lies outside {within} (a folder on its path was "
+                         "swapped for a link?)", os.fspath(path))
     os.set_blocking(fd, True)
   except BaseException:
     os.close(fd)
@@ -53,6 +64,14 @@ def open_regular(path: PathLike, max_bytes: Optional[int], *, follow_link: bool 
   # on (`code-t5 prepare` dropped a file and ended with status 0), and a second close that
   # could hit another thread's file opened under the same number meanwhile.
   return open(fd, "rb")  # (the built-in, in C: no point between taking fd and returning)
+
+
+def _opened_within(fd: int, folder: str) -> bool:
+  try:
+    real = os.readlink(f"/proc/self/fd/{fd}")
+  except OSError:  # no /proc: the caller's checks before opening stand alone
+    return True
+  return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def read_regular(path: PathLike, max_bytes: int) -> bytes:

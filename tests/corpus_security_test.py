@@ -376,6 +376,25 @@ def test_files_the_checkout_names_or_holds_beside_its_history_are_never_read(tmp
   assert not [fifo for fifo in fifos if _has_a_reader(fifo)]
 
 
+def test_a_folder_swapped_for_a_link_after_it_was_resolved_is_not_followed(tmp_path):
+  # Each folder is resolved once (RealPaths), and only a file's own name was opened without
+  # following links: a folder swapped for a link to another since led the read out of the
+  # source (helper-48's audit).
+  top = tmp_path / "src" / "project"
+  (top / "pkg").mkdir(parents=True)
+  (top / "pkg" / "a.py").write_text("a = 1\n")
+  elsewhere = tmp_path / "elsewhere"
+  elsewhere.mkdir()
+  (elsewhere / "a.py").write_text("secret = 1\n")
+  top = os.path.realpath(top)
+  real_paths = corpus.RealPaths(top)
+  candidate = corpus.Candidate(rel="pkg/a.py", path=os.path.join(top, "pkg", "a.py"))
+  assert corpus.examine(candidate, top, real_paths)[0] == "kept"
+  shutil.rmtree(os.path.join(top, "pkg"))
+  os.symlink(elsewhere, os.path.join(top, "pkg"))
+  assert corpus.examine(candidate, top, real_paths) == ("outside_source", 0, b"")
+
+
 # A FIFO where git reads a file: each blocks one or more of the commands the import runs.
 GIT_FIFOS = {
     "include": _included_fifo,

@@ -226,15 +226,22 @@ def test_a_file_swapped_after_the_listing_is_not_followed_or_waited_on(completer
   (tmp_path / "linked.py").symlink_to(outside)
   os.mkfifo(tmp_path / "fifo.py")
   (tmp_path / "large.py").write_text("#" * (repository.MAX_FILE_BYTES + 1))
+  elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"  # a folder swapped in for pkg/
+  elsewhere.mkdir()
+  (elsewhere / "b.py").write_text("secret = 2\n")
+  (tmp_path / "pkg").symlink_to(elsewhere)
   status = os.stat(tmp_path / "a.py")
   monkeypatch.setattr(repository, "python_files_and_status", lambda folder, max_bytes: [
-      (tmp_path / name, status) for name in ("a.py", "fifo.py", "large.py", "linked.py")])
+      (tmp_path / name, status) for name in ("a.py", "fifo.py", "large.py", "linked.py",
+                                             "pkg/b.py")])
   index = repository.Repository.of_folder(tmp_path, completer.tokenizer)
   assert sorted(index._digests) == ["a.py"]  # pylint: disable=protected-access
   # Line ends as Python reads text, the same when the file is read again.
   assert index._digests["a.py"] == repository._digest("a = 1\nb = 2\n")  # pylint: disable=protected-access
   assert repository.read_again(index, tmp_path, "a.py")
   assert index._digests["a.py"] == repository._digest("a = 1\nb = 2\n")  # pylint: disable=protected-access
+  repository.read_again(index, tmp_path, "pkg/b.py")
+  assert sorted(index._digests) == ["a.py"]  # pylint: disable=protected-access
 
 
 def test_a_look_gives_what_changed_on_disk_since_the_index_read_it(completer, tmp_path):

@@ -849,7 +849,7 @@ def examine(candidate: Candidate, top: str, real_paths: RealPaths) -> Tuple[str,
   real = real_paths.of(candidate.rel)
   if not _inside(real, top):
     return "outside_source", 0, b""
-  reason, num_bytes, data = flcc.read_regular_file(real, MAX_FILE_BYTES)
+  reason, num_bytes, data = flcc.read_regular_file(real, MAX_FILE_BYTES, within=top)
   if reason is not None:
     return reason, num_bytes, b""
   if b"\0" in data:

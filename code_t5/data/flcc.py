@@ -496,16 +496,20 @@ def _walk_files(tree: _Tree, top: pathlib.Path) -> tuple[list[_File], list[_Skip
 # Reading.
 
 
-def read_regular_file(path: str, max_bytes: Optional[int]) -> tuple[Optional[str], int, bytes]:
+def read_regular_file(path: str, max_bytes: Optional[int], within: Optional[str] = None
+                      ) -> tuple[Optional[str], int, bytes]:
   """(drop reason or None, size, content); only a regular file is read, checked once it is open
   (stranger_paths.open_regular: a FIFO does not block, and a file swapped for a link after the
-  caller resolved `path` is not followed)."""
+  caller resolved `path` is not followed); `within`: the folder it must lie in, else
+  "outside_source"."""
   try:
-    with stranger_paths.open_regular(path, None, follow_link=False) as f:
+    with stranger_paths.open_regular(path, None, follow_link=False, within=within) as f:
       size = os.fstat(f.fileno()).st_size  # (checked here, as the caller reports the size)
       if max_bytes is not None and size > max_bytes:
         return "too_large", size, b""
       data = f.read()
+  except stranger_paths.OutsideError:
+    return "outside_source", 0, b""
   except (OSError, ValueError):  # ValueError: a NUL in the name (from a stranger's RECORD)
     return "unreadable", 0, b""
   if max_bytes is not None and len(data) > max_bytes:  # it grew after the check

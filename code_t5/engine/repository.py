@@ -141,12 +141,13 @@ class Repository:
       group.clear()
 
     size = 0
+    real_folder = os.path.realpath(folder)
     for path, status in python_files_and_status(folder, MAX_FILE_BYTES):
       if seconds is not None and time.monotonic() - start > seconds:
         repository.cut = True
         break
       try:
-        text = read_file(path)
+        text = read_file(path, real_folder)
       except (OSError, UnicodeDecodeError):
         continue
       relative = path.relative_to(folder).as_posix()
@@ -261,12 +262,13 @@ class DiskLook:
         changed(paths)
 
 
-def read_file(path: pathlib.Path) -> str:
-  """A project's file as the index reads it: a regular UTF-8 file, not a link, of at most
-  MAX_FILE_BYTES, checked on the file opened (the listing's checks alone let a file swapped for
-  a link or a FIFO since be followed or waited on: helper-48's audit), its line ends read as
-  Python reads text ("\r\n" and "\r" as "\n")."""
-  with stranger_paths.open_regular(path, MAX_FILE_BYTES, follow_link=False) as file:
+def read_file(path: pathlib.Path, within: str) -> str:
+  """A project's file as the index reads it: a regular UTF-8 file inside the real folder
+  `within`, not a link, of at most MAX_FILE_BYTES, checked on the file opened (the listing's
+  checks alone let a file or folder swapped for a link or a FIFO since be followed or waited on:
+  helper-48's audit), its line ends read as Python reads text ("\r\n" and "\r" as "\n")."""
+  with stranger_paths.open_regular(path, MAX_FILE_BYTES, follow_link=False,
+                                   within=within) as file:
     text = file.read().decode("utf-8")
   return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
@@ -276,7 +278,7 @@ def read_again(index: Repository, root: pathlib.Path, path: str) -> bool:
   files (a regular UTF-8 file, not a link, of at most MAX_FILE_BYTES), or none; False where it
   could not be read for a reason that may pass (_PASSING_ERRNOS: worth reading again later)."""
   try:
-    text = read_file(pathlib.Path(root) / path)
+    text = read_file(pathlib.Path(root) / path, os.path.realpath(root))
   except (OSError, UnicodeDecodeError) as e:
     index.remove(path)
     return getattr(e, "errno", None) not in _PASSING_ERRNOS
