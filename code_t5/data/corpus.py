@@ -423,9 +423,10 @@ def _git_dirs(top: str) -> Tuple[str, str]:
   """The git folder of the checkout `top` and its common one (the same but for a worktree), as
   real paths: outside `top` where a .git file or link names another folder, a commondir leads
   out, or git went on looking in the folders above an invalid .git."""
-  git_dir, common_dir = (os.path.realpath(os.path.join(top, os.fsdecode(line)))  # (may be
-                         for line in _git(top, "rev-parse", "--absolute-git-dir",  # relative)
-                                      "--git-common-dir").splitlines())
+  lines = _git(top, "rev-parse", "--absolute-git-dir", "--git-common-dir").splitlines()
+  # (The second may be relative to `top`; a count other than two is a ValueError, as git's
+  # failures are skipped.)
+  git_dir, common_dir = (os.path.realpath(os.path.join(top, os.fsdecode(line))) for line in lines)
   return git_dir, common_dir
 
 
