@@ -423,8 +423,9 @@ def test_stdin_cursors_that_are_no_cursor_and_input_past_the_limit_are_one_line_
     f.truncate(20 << 30)
   error = _one_line_error(_code_t5("complete", "--checkpoint", str(test_utils.PRETRAINED),
                                    f"{sparse}:1:1"), "complete")
-  assert error.endswith(f"{sparse} cannot be read: {20 << 30:,} bytes, more than the "
-                        f"{complete.MAX_SOURCE_BYTES:,} such a file can hold")
+  assert error.endswith(f"{sparse} holds more than {complete.MAX_SOURCE_BYTES:,} bytes, the most "
+                        "`complete` reads: give a smaller file, or pipe in the code near the "
+                        "cursor")
 
 
 def test_a_byte_order_mark_is_no_code_and_no_column(tmp_path):
@@ -469,10 +470,11 @@ def test_piped_code_given_its_path_replaces_that_file_of_the_project(tmp_path):
   replaced = json.loads(_code_t5(*args, "--stdin-path", str(repo / "f.py"), "-",
                                  stdin=piped).stdout)
   assert "handle.read().strip().split('=')" not in replaced["completion"]
-  error = _one_line_error(_code_t5(*args, "--stdin-path", "f.py", str(repo / "f.py")),
-                          "complete")
-  assert error.endswith("--stdin-path names the file stdin's code is: give - (or -:LINE:COL) "
-                        "to read stdin, or drop --stdin-path")
+  for wrong in ([*args, "--stdin-path", "f.py", str(repo / "f.py")],  # not stdin
+                [*args[:-2], "--stdin-path", "f.py", "-"]):  # no --repo
+    error = _one_line_error(_code_t5(*wrong, stdin=piped), "complete")
+    assert error.endswith("--stdin-path names the file of --repo that stdin's code is: give - "
+                          "(or -:LINE:COL) and --repo with it, or drop --stdin-path")
 
 
 def test_an_empty_target_is_a_one_line_error():

@@ -310,6 +310,25 @@ def test_site_packages_whose_files_no_record_lists_is_a_one_line_error_that_says
   assert not (tmp_path / "root").exists()
 
 
+def test_a_dangling_git_link_is_a_plain_folder_and_a_newline_in_a_checkout_s_path_is_no_problem(
+    tmp_path, capsys):
+  # A .git link that leads nowhere was taken for a checkout and skipped as git_failed; a checkout
+  # whose path holds a newline was skipped ("too many values to unpack"): helper-53's review.
+  plain = tmp_path / "src" / "copied"
+  _write(plain / "a.py", "a = 1\n")
+  (plain / ".git").symlink_to(tmp_path / "nowhere")
+  checkout = tmp_path / "src" / "we\nird"
+  _write(checkout / "b.py", "b = 2\n")
+  _git(tmp_path, "init", "-q", str(checkout))
+  _git(checkout, "add", ".")
+  _git(checkout, "commit", "-q", "-m", "first")
+  code, err = _import(capsys, tmp_path / "src", "--out", tmp_path / "root")
+  assert code == 0 and "skipping" not in err, err
+  assert sorted(f.path for f in flcc.read_files(tmp_path / "root", splits=ALL)) == ["a.py", "b.py"]
+  (repo,) = [r for r in flcc.list_repositories(tmp_path / "root") if r.name.endswith("ird")]
+  assert repo.init_hash == _git(checkout, "rev-list", "--max-parents=0", "HEAD")
+
+
 def _as_a_user(command):
   """`command` without root's right to read past permissions (as a user, whom they stop)."""
   if os.geteuid() != 0:

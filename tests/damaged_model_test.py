@@ -167,7 +167,7 @@ def _model_json_of_many_heads(model):
 
 
 def _params_with_a_hole(model):
-  # An array whose member is a hole of 4 GB: the file stores ~10 MB, and every byte of the
+  # An array whose member is a hole of 256 MB: the file stores ~10 MB, and every byte of the
   # array was read into memory (helper-50's audit). Written past zipfile's own writer, which
   # writes every byte (its private counters are set to the member's size).
   import io  # pylint: disable=g-import-not-at-top
@@ -177,7 +177,7 @@ def _params_with_a_hole(model):
   meta = json.loads(meta_path.read_text(encoding="utf-8"))
   meta["tensors"]["hole"] = {"name": "hole", "dtype": "float32", "paths": ["hole/kernel"]}
   meta_path.write_text(json.dumps(meta), encoding="utf-8")
-  floats = 1 << 30
+  floats = 1 << 26
   header = io.BytesIO()
   np.lib.format.write_array_header_2_0(header, {"descr": "<f4", "fortran_order": False,
                                                 "shape": (floats,)})

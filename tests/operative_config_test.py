@@ -181,7 +181,10 @@ def test_training_functions_are_allowed_only_where_training_binds_them():
 def test_brackets_in_strings_and_comments_leave_statements_as_they_are():
   # `x = '('` kept the statement open, and every binding after it was swallowed (helper-50's
   # audit); a comment's bracket did the same, and a comment stayed in the value.
-  text = ("a = '('\nb = \"[#\"\nc = [1,  # (the first\n     2]\nd = f(  # ]\n  3)\n"
-          "e = 'it\\'s ('\ng = 4  # note\n")
+  # A string left open runs to its line's end (scanned again from each escaped quote, a line of
+  # them took seconds: helper-53's review).
+  text = ("a = '('\nb = \"[#\"\nc = [1,  # (the first\n     # a line of comment (\n     2]\n"
+          "d = f(  # ]\n  3)\ne = 'it\\'s ('\nh = 'open (\ng = 4  # note\n")
   assert operative_config.parse_bindings(text) == {
-      "a": "'('", "b": '"[#"', "c": "[1, 2]", "d": "f( 3)", "e": "'it\\'s ('", "g": "4"}
+      "a": "'('", "b": '"[#"', "c": "[1, 2]", "d": "f( 3)", "e": "'it\\'s ('", "h": "'open (",
+      "g": "4"}

@@ -423,11 +423,13 @@ def _git_dirs(top: str) -> Tuple[str, str]:
   """The git folder of the checkout `top` and its common one (the same but for a worktree), as
   real paths: outside `top` where a .git file or link names another folder, a commondir leads
   out, or git went on looking in the folders above an invalid .git."""
-  lines = _git(top, "rev-parse", "--absolute-git-dir", "--git-common-dir").splitlines()
-  # (The second may be relative to `top`; a count other than two is a ValueError, as git's
-  # failures are skipped.)
-  git_dir, common_dir = (os.path.realpath(os.path.join(top, os.fsdecode(line))) for line in lines)
-  return git_dir, common_dir
+  def real(option: str) -> str:
+    # One command each, its one line ending: a path holding a newline is several lines
+    # (helper-53's review). The common folder may be relative to `top`.
+    line = _git(top, "rev-parse", option).removesuffix(b"\n")
+    return os.path.realpath(os.path.join(top, os.fsdecode(line)))
+
+  return real("--absolute-git-dir"), real("--git-common-dir")
 
 
 # What in a checkout's git folder git would follow out of it, reading whatever it leads to (the
@@ -739,10 +741,10 @@ def _site_packages(src: pathlib.Path, report: Report) -> List[RepoSource]:
 
 
 def _is_git_checkout(folder: pathlib.Path) -> bool:
-  # (lexists: Path.exists raised PermissionError, a traceback, in a folder that cannot be
-  # searched; such a folder is read as a plain one, whose files are counted unreadable:
-  # helper-48's audit)
-  return os.path.lexists(folder / ".git")
+  # (os.path.exists: Path.exists raised PermissionError, a traceback, in a folder that cannot be
+  # searched, which is read as a plain one, its files counted unreadable: helper-48's audit; a
+  # .git link that leads nowhere is no checkout either, as before)
+  return os.path.exists(folder / ".git")
 
 
 # Files at a plain folder's top that make it a project (with any *.py file there).

@@ -30,6 +30,7 @@ counted in characters (code points); column len(line) + 1 is the end of the line
 """
 
 import dataclasses
+import errno
 import json
 import math
 import os
@@ -160,6 +161,10 @@ def read_source(path: str) -> str:
   try:
     data = stranger_paths.read_regular(file, MAX_SOURCE_BYTES)
   except OSError as e:
+    if e.errno == errno.EFBIG:
+      raise CompletionError(f"{path} holds more than {MAX_SOURCE_BYTES:,} bytes, the most "
+                            "`complete` reads: give a smaller file, or pipe in the code near "
+                            "the cursor") from None
     raise CompletionError(f"{path} cannot be read: {e.strerror}") from None
   return _text_of_code(data, path)
 
@@ -1402,9 +1407,9 @@ def _complete(args) -> int:
     if args.line is None or args.col is None:
       raise CompletionError("--line and --col go together")
     line, col = args.line, args.col
-  if args.stdin_path is not None and path != "-":
-    raise CompletionError("--stdin-path names the file stdin's code is: give - (or -:LINE:COL) "
-                          "to read stdin, or drop --stdin-path")
+  if args.stdin_path is not None and (path != "-" or args.repo is None):
+    raise CompletionError("--stdin-path names the file of --repo that stdin's code is: give - "
+                          "(or -:LINE:COL) and --repo with it, or drop --stdin-path")
   text = read_source(path)
   name = "stdin" if path == "-" else path
   cursor = len(text) if line is None else cursor_offset(text, line, col, name)

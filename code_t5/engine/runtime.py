@@ -221,10 +221,11 @@ def _read_meta(directory: pathlib.Path) -> dict:
              for k in ("inputs", "targets")):
     raise _damaged(path, f"sequence_length {reprlib.repr(lengths)}")
   working = working_bytes(arch, lengths)
-  if working > MAX_WORKING_BYTES:
-    raise _damaged(path, f"its architecture and sequence lengths would take "
-                   f"{working / 2**30:,.1f} GiB to run, more than the {MAX_WORKING_BYTES >> 30} "
-                   "GiB code_t5's engine allows")
+  if working > MAX_WORKING_BYTES:  # (not _damaged: written again, it would say the same)
+    raise RuntimeFolderError(
+        f"{path}: its architecture and sequence lengths would take {working / 2**30:,.1f} GiB "
+        f"to run, more than the {MAX_WORKING_BYTES >> 30} GiB code_t5's engine allows: it runs "
+        "smaller models, or this one trained at shorter lengths")
   activations = arch.get("activations")
   if (not isinstance(activations, list) or not activations or
       any(a not in _ACTIVATIONS for a in activations)):

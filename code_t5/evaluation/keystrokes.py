@@ -40,8 +40,6 @@ from code_t5.evaluation import engine_eval
 Keystroke = Tuple[Optional[str], Optional[float]]
 
 PROGRESS_SECONDS = 10.0
-# The decimals a keystroke's gate number keeps in the JSON, and in the rows made from it.
-KEYSTROKE_DIGITS = 4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,13 +175,7 @@ def evaluate(root, split: str = "validation", model_dir=complete.SHIPPED_MODEL,
   for source_file in split_files:
     repository_files.setdefault(source_file.repo, []).append((source_file.path, source_file.text))
   completer = complete.Completer(model_dir, every_line_options(model_dir), echo=echo)
-  # Each number as the JSON records it, so that its rows are what `summary` makes of its lines:
-  # with the rows from the numbers before rounding, a number rounded onto a gate (11 of the
-  # corpus's onto 0.083) was judged one way and recorded the other (helper-47's audit).
-  typed = [dataclasses.replace(t, keystrokes=tuple(
-      (text, None if value is None else round(value, KEYSTROKE_DIGITS))
-      for text, value in t.keystrokes)) for t in type_lines(completer, points, repository_files,
-                                                            echo)]
+  typed = type_lines(completer, points, repository_files, echo)
   reads, own, reported = gates(completer)
   return {
       "root": str(root), "split": split, "model_dir": str(model_dir), "max_files": max_files,
@@ -191,6 +183,10 @@ def evaluate(root, split: str = "validation", model_dir=complete.SHIPPED_MODEL,
       "gate_reads": reads, "model_gate": own,
       "rows": [{"gate": None if math.isinf(gate) else gate, "model_gate": gate == own,
                 **summary(typed, gate)} for gate in reported],
+      # Each number as the engine's gate read it, not rounded: the file's rows are what
+      # `summary` makes of its lines, and each line is judged as the engine would (numbers
+      # rounded to 4 places, 11 of the corpus's onto the gate 0.083, were judged one way in the
+      # rows and recorded the other: helper-47's audit, helper-53's review).
       "per_line": [{"repo": t.repo, "path": t.path, "line": t.line, "text": t.text,
                     "keystrokes": [list(k) for k in t.keystrokes]} for t in typed]}
 
