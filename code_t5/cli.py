@@ -199,6 +199,7 @@ def _train(args):
   if args.dry_run:
     return _dry_run(experiment.train_command(_steps(args, experiment)))
   launcher.check_devices(experiment.run)
+  _check_init_from(experiment)
   _check_same_task(experiment)
   evaluate = not args.no_eval
   if evaluate:
@@ -229,6 +230,30 @@ def _task_version(gin_params) -> Optional[str]:
       except (ValueError, SyntaxError, MemoryError, RecursionError):
         version = None
   return version
+
+
+def _check_init_from(experiment: launcher.Experiment) -> None:
+  """--init-from starts a run. Into a model dir with checkpoints, Mesh TF resumes from them and
+  reads none of its weights: `train` went on training the model dir's own run, and said nothing
+  (the README's fine-tune without --model-dir went on in the first run's: helper-52's audit).
+  Refused, unless that run itself started from the same checkpoint (a rerun then resumes it)."""
+  step = launcher.latest_step(experiment.model_dir)
+  if experiment.init_from is None or step is None:
+    return
+  recorded = launcher.recorded_training(experiment.model_dir)
+  for param in recorded.gin_params if recorded else ():
+    selector, name, value = launcher.binding_parts(param)
+    if name == "init_checkpoint" and selector in ("utils.run", "run"):
+      try:
+        started_from = str(ast.literal_eval(value))
+      except (ValueError, SyntaxError, MemoryError, RecursionError):
+        continue
+      if os.path.realpath(started_from) == os.path.realpath(experiment.init_from):
+        return
+  raise launcher.LaunchError(
+      f"--model-dir {experiment.model_dir} holds step {step} of a run of its own, which a rerun "
+      f"resumes without reading --init-from's weights: give a new --model-dir to start from "
+      f"{experiment.init_from}, or leave --init-from out to go on training {experiment.model_dir}")
 
 
 def _check_same_task(experiment: launcher.Experiment) -> None:

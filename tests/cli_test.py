@@ -313,10 +313,14 @@ def test_a_training_goes_on_on_the_task_version_it_was_trained_on(tmp_path, caps
                      "and this command would go on on 'v1': add --gin-param \"code_t5.task_name."
                      "version = 'v3'\" to go on as it was trained, or train its weights on 'v1' "
                      f"in a new model dir (--init-from {model_dir} --model-dir NEW)")
-  # --init-from into the same model dir resumes from its checkpoints (helper-45's review).
+  # --init-from into a model dir with checkpoints would resume from them (helper-45's review),
+  # and read none of its weights: refused (helper-52's audit).
   assert cli.main(["train", "--model-dir", str(model_dir), "--init-from", str(model_dir),
                    "--steps", "9"]) == 2
-  assert "was trained on task version 'v3'" in capsys.readouterr().err
+  assert capsys.readouterr().err.splitlines()[-1] == (
+      f"code-t5 train: --model-dir {model_dir} holds step 5 of a run of its own, which a rerun "
+      f"resumes without reading --init-from's weights: give a new --model-dir to start from "
+      f"{model_dir / 'model.ckpt-5'}, or leave --init-from out to go on training {model_dir}")
   for given in (["--gin-param", "code_t5.task_name.version = 'v3'"],
                 # An eval's scoped binding is not the training's.
                 ["--gin-param", "code_t5.task_name.version = 'v3'",
@@ -324,6 +328,30 @@ def test_a_training_goes_on_on_the_task_version_it_was_trained_on(tmp_path, caps
                 ["--init-from", str(model_dir), "--model-dir", str(tmp_path / "new")]):
     args = cli.build_parser().parse_args(["train", "--model-dir", str(model_dir), *given])
     cli._check_same_task(cli._experiment(args))  # pylint: disable=protected-access
+
+
+def test_init_from_into_a_model_dir_with_checkpoints_is_refused_unless_its_run_began_there(
+    tmp_path, capsys):
+  """The README's fine-tune without --model-dir went on training the first run's model dir, its
+  --init-from read by nobody, and said nothing (helper-52's audit). A rerun of a fine-tune, whose
+  run began from that checkpoint, resumes as before."""
+  source = tmp_path / "source"
+  source.mkdir()
+  (source / "model.ckpt-7.index").write_bytes(b"")
+  model_dir = tmp_path / "run"
+  (model_dir / "commands").mkdir(parents=True)
+  command = ("main.py --model_dir=x --gin_file=dataset.gin --gin_file=models/causal_lm.gin "
+             "--gin_file=sizes/tiny.gin --gin_file=runs/cpu.gin "
+             "--gin_param=utils.run.train_steps = 5")
+  (model_dir / "commands" / "command").write_text(command)
+  (model_dir / "model.ckpt-5.index").write_bytes(b"")
+  args = cli.build_parser().parse_args(["train", "--model-dir", str(model_dir), "--init-from",
+                                        str(source)])
+  with pytest.raises(launcher.LaunchError, match="holds step 5 of a run of its own"):
+    cli._check_init_from(cli._experiment(args))  # pylint: disable=protected-access
+  (model_dir / "commands" / "command").write_text(
+      f"{command} --gin_param=utils.run.init_checkpoint = '{source / 'model.ckpt-7'}'")
+  cli._check_init_from(cli._experiment(args))  # pylint: disable=protected-access
 
 
 @pytest.mark.skipif(bool(glob.glob("/dev/nvidia[0-9]*")) or os.path.exists("/dev/dxg"),

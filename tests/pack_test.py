@@ -86,6 +86,20 @@ def test_pack_replaces_an_existing_out_only_with_force_and_only_an_earlier_pack(
     pack.pack(trained, tmp_path / "other", step=999999)
 
 
+def test_a_pack_replaced_with_its_fitted_gate_says_the_gate_is_gone(trained, tmp_path, capsys):
+  # The fitted about.json went without a word, and the model then showed every line (helper-52's
+  # audit).
+  out = tmp_path / "packed"
+  assert cli.main(["pack", str(trained), "--out", str(out)]) == 0
+  assert "note" not in capsys.readouterr().err
+  (out / "about.json").write_text('{"min_score": -1.0}')
+  assert cli.main(["pack", str(trained), "--out", str(out), "--force"]) == 0
+  err = capsys.readouterr().err
+  assert not (out / "about.json").exists()
+  assert err.startswith("code-t5 pack: note: the pack replaced held about.json") and \
+      err.count("\n") == 1, err
+
+
 # --------------------------------------------------------------------------------------------------
 # --out that --force must never replace: refused before anything is read or written, so a model
 # dir as far as those checks look (a config and a checkpoint's index) is enough.

@@ -12,6 +12,7 @@ has pack.json) or empty: never another folder given by mistake, and never the mo
 inside it or one that holds it."""
 
 import json
+import sys
 import pathlib
 import re
 from typing import Optional
@@ -106,10 +107,18 @@ def pack(model_dir: pathlib.Path, out: pathlib.Path, step: Optional[int] = None,
 
 
 def _cli(args) -> int:
+  # A pack replaced loses what was fitted to its weights: said, as the model then shows every
+  # line (helper-52's audit: its confidence gate went without a word).
+  gated = args.force and (args.out / "about.json").is_file()
   summary = pack(args.model_dir, args.out, args.step, args.force)
   print(f"{args.out}: step {summary['step']}, {summary['variables']} variables, "
         f"{summary['parameters']:,} parameters, {summary['bytes'] / 1e6:.1f} MB "
         f"(weights only; no optimizer state) + {summary['runtime_bytes'] / 1e6:.1f} MB runtime")
+  if gated:
+    print("code-t5 pack: note: the pack replaced held about.json, the confidence gate fitted to "
+          "its weights, which these weights do not keep (every best line is shown until one is "
+          "fitted again: `code-t5 baseline` and scripts/fit_confidence.py, as the README's "
+          "\"Train on your code\")", file=sys.stderr)
   return 0
 
 

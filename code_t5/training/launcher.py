@@ -829,11 +829,12 @@ def _train_and_eval(experiment: Experiment, steps: int, evaluate: bool, echo) ->
                      else "") + f", training to step {steps}"))
   init_task = (_trained_task(experiment.init_from)
                if resumed is None and experiment.init_from is not None else None)
-  code = run(experiment.train_command(steps), model_dir / "logs" / "train.log", echo,
-             loss_table=model_dir / curves.LOSS_TABLE, first_step=(resumed or 0) + 1,
-             init_task=init_task, after_a_stop="a rerun resumes from the newest checkpoint")
-  if code:
-    return code
+  if resumed is None or resumed < steps:  # (else Mesh TF's start-up, ~10 s, for nothing)
+    code = run(experiment.train_command(steps), model_dir / "logs" / "train.log", echo,
+               loss_table=model_dir / curves.LOSS_TABLE, first_step=(resumed or 0) + 1,
+               init_task=init_task, after_a_stop="a rerun resumes from the newest checkpoint")
+    if code:
+      return code
   losses = curves.read_loss(model_dir)
   if losses:
     png = model_dir / "loss.png"
