@@ -117,3 +117,19 @@ def test_the_command_types_a_splits_lines_and_writes_every_keystroke(tmp_path):
                            check=False)
   assert blocked.returncode != 0 and "give another --out" in blocked.stderr
   assert len(blocked.stderr.strip().splitlines()) == 1
+
+
+def test_the_lines_typed_are_of_the_split_the_fractions_give(tmp_path):
+  # keystrokes split every root 5 % / 5 %: a model trained with other shares had its
+  # "validation" lines drawn from its train split (helper-52's audit).
+  from code_t5.evaluation import baseline  # pylint: disable=g-import-not-at-top
+  out = tmp_path / "keystrokes.json"
+  result = subprocess.run([sys.executable, "-m", "code_t5.cli", "keystrokes", "--max-files", "1",
+                           "--validation-fraction", "0.5", "--test-fraction", "0", "--out",
+                           str(out)], capture_output=True, text=True, check=False)
+  assert result.returncode == 0, result.stderr[-2000:]
+  _, sampled, _ = baseline.split_points(DEV_DATASET, "validation", 1,
+                                        flcc.Splits(validation=0.5, test=0))
+  _, default, _ = baseline.split_points(DEV_DATASET, "validation", 1)
+  typed = {(line["repo"], line["path"]) for line in json.loads(out.read_text())["per_line"]}
+  assert typed == {(f.repo, f.path) for f in sampled} != {(f.repo, f.path) for f in default}

@@ -30,6 +30,7 @@ import time
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from code_t5 import processes
+from code_t5.data import flcc
 from code_t5.engine import complete
 from code_t5.engine import repository as repository_lib
 from code_t5.evaluation import engine_eval
@@ -165,12 +166,14 @@ def gates(completer: complete.Completer) -> Tuple[str, Optional[float], List[flo
 
 
 def evaluate(root, split: str = "validation", model_dir=complete.SHIPPED_MODEL,
-             max_files: Optional[int] = None, echo: Callable[[str], None] = print) -> dict:
-  """The lines of `split`'s completion points in `root` typed with the engine on `model_dir`:
-  each gate's summary, and every line's keystrokes."""
+             max_files: Optional[int] = None, echo: Callable[[str], None] = print,
+             splits: flcc.Splits = flcc.Splits(validation=0.05, test=0.05)) -> dict:
+  """The lines of `split`'s completion points in `root` (split as `splits` say, as the model's
+  training split it) typed with the engine on `model_dir`: each gate's summary, and every line's
+  keystrokes."""
   # Imported here: baseline's points, without the n-gram's imports at `code-t5 --help`.
   from code_t5.evaluation import baseline  # pylint: disable=g-import-not-at-top
-  split_files, sampled, points = baseline.split_points(root, split, max_files)
+  split_files, sampled, points = baseline.split_points(root, split, max_files, splits)
   repository_files = {}
   for source_file in split_files:
     repository_files.setdefault(source_file.repo, []).append((source_file.path, source_file.text))
@@ -212,9 +215,11 @@ def _cli(args) -> int:
   # Its folder now, not after the minutes of typing (a file there: one line, not a traceback).
   processes.check_output_file(args.out, args.force, f"the results {args.out}",
                               baseline.BaselineError)
+  flcc.check_fractions(args.validation_fraction, args.test_fraction)
   complete.check_loadable(complete.model_info(args.checkpoint))
   results = evaluate(args.root or baseline.default_root(), args.split, args.checkpoint,
-                     args.max_files)
+                     args.max_files, splits=flcc.Splits(validation=args.validation_fraction,
+                                                        test=args.test_fraction))
   baseline.write_json(results, args.out, args.force)
   _print(results)
   print(f"wrote {args.out}")
@@ -238,4 +243,12 @@ def register_cli(subparsers) -> None:
                       metavar="DIR", help="the model dir (default: the shipped model)")
   parser.add_argument("--out", type=pathlib.Path, required=True, help="JSON results file")
   parser.add_argument("--force", action="store_true", help="replace --out if it exists")
+  # As `baseline` and `train` take them: a root trained with other shares has other held-out
+  # repositories, and the fixed 5 % drew "validation" lines from its train split (helper-52).
+  parser.add_argument("--validation-fraction", type=float, default=0.05,
+                      help="validation share of repositories, as the model's training split them "
+                      "(default %(default)s)")
+  parser.add_argument("--test-fraction", type=float, default=0.05,
+                      help="test share of repositories, as the model's training split them "
+                      "(default %(default)s)")
   parser.set_defaults(func=_cli)
