@@ -201,6 +201,7 @@ def _train(args):
   launcher.check_devices(experiment.run)
   _check_init_from(experiment)
   _check_same_task(experiment)
+  _check_a_root_is_given(args, experiment)
   evaluate = not args.no_eval
   if evaluate:
     nothing_held_out = experiment.no_validation()
@@ -254,6 +255,25 @@ def _check_init_from(experiment: launcher.Experiment) -> None:
       f"--model-dir {experiment.model_dir} holds step {step} of a run of its own, which a rerun "
       f"resumes without reading --init-from's weights: give a new --model-dir to start from "
       f"{experiment.init_from}, or leave --init-from out to go on training {experiment.model_dir}")
+
+
+def _check_a_root_is_given(args, experiment: launcher.Experiment) -> None:
+  """A training that goes on in a model dir trained on a --root names a root: without one it
+  went on on dataset-dev after a note (helper-52's audit). Another --root is a choice, and only
+  named (_name_other_data)."""
+  recorded = _recorded(experiment.model_dir)
+  root = recorded.dataset_params().get("root") if recorded else None
+  if args.root is not None or root is None:
+    return
+  try:
+    root = str(ast.literal_eval(root))
+  except (ValueError, SyntaxError, MemoryError, RecursionError):
+    pass
+  root = shlex.quote(errors.printable(root)[:200])  # (a stranger's model dir may record anything)
+  raise launcher.LaunchError(
+      f"--model-dir {experiment.model_dir} was trained on --root {root}, and this command gives "
+      f"none (it would go on on dataset-dev/): add --root {root} to go on with its data, or the "
+      "--root to go on with")
 
 
 def _check_same_task(experiment: launcher.Experiment) -> None:

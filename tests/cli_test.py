@@ -354,6 +354,30 @@ def test_init_from_into_a_model_dir_with_checkpoints_is_refused_unless_its_run_b
   cli._check_init_from(cli._experiment(args))  # pylint: disable=protected-access
 
 
+def test_a_training_on_a_root_goes_on_only_with_a_root_given(tmp_path, capsys):
+  """Resumed without --root, a run trained on the user's root went on on dataset-dev after a note
+  (helper-52's audit); another --root is a choice, and goes on."""
+  mine, other = (test_utils.make_flcc_tree(tmp_path / name, {"owner/repo": {"a.py": "a = 1\n"}})
+                 for name in ("my code", "other"))
+  model_dir = tmp_path / "run"
+  (model_dir / "commands").mkdir(parents=True)
+  (model_dir / "commands" / "command").write_text(
+      "main.py --model_dir=x --gin_file=dataset.gin --gin_file=models/causal_lm.gin "
+      "--gin_file=sizes/tiny.gin --gin_file=runs/cpu.gin "
+      f"--gin_param=code_t5.flcc_dataset.root = '{mine}' "
+      "--gin_param=utils.run.train_steps = 5")
+  (model_dir / "model.ckpt-5.index").write_bytes(b"")
+  assert cli.main(["train", "--model-dir", str(model_dir), "--steps", "9"]) == 2
+  assert capsys.readouterr().err.splitlines()[-1] == (
+      f"code-t5 train: --model-dir {model_dir} was trained on --root '{mine}', and this "
+      f"command gives none (it would go on on dataset-dev/): add --root '{mine}' to go on "
+      "with its data, or the --root to go on with")
+  for root in (mine, other):
+    args = cli.build_parser().parse_args(["train", "--model-dir", str(model_dir), "--root",
+                                          str(root)])
+    cli._check_a_root_is_given(args, cli._experiment(args))  # pylint: disable=protected-access
+
+
 @pytest.mark.skipif(bool(glob.glob("/dev/nvidia[0-9]*")) or os.path.exists("/dev/dxg"),
                     reason="this machine has a GPU")
 def test_accelerator_runs_without_the_accelerator_are_refused_and_dry_run_prints_them(
