@@ -2,6 +2,7 @@
 
 import argparse
 import ast
+import collections
 import contextlib
 import errno
 import importlib
@@ -363,7 +364,8 @@ def _prepare(args):
   # A rate over a fraction of a second (a small root) says nothing.
   rate = f", {read_mb / seconds:.1f} MB/s of code read" if seconds >= 1 else ""
   print(f"  (written in {seconds:.1f} s{rate})")
-  repos = flcc.repositories_per_split(spec.root, spec.splits)
+  split_of = flcc.repository_splits(spec.root, spec.splits)
+  repos = collections.Counter(split_of.values())
   print(f"{'split':<12}{'repositories':>14}{'files':>10}{'MB':>10}")
   for split in sources.SPLITS:
     kept = stats["reader"]["splits"][split]["kept"]
@@ -378,7 +380,19 @@ def _prepare(args):
       print(f"code-t5 prepare: warning: the {split} split of {spec.root} is empty; a run on it "
             f"would have no examples: {fix}", file=sys.stderr)
   print(_reader_summary(stats["reader"]))
+  # Which of a few projects the model will not train on (helper-52's audit: the counts alone
+  # left it to be found in baseline's examples).
+  for split in ("validation", "test"):
+    held_out = sorted(repo for repo, its in split_of.items() if its == split)
+    if held_out:
+      shown = ", ".join(errors.printable(repo) for repo in held_out[:_HELD_OUT_SHOWN])
+      more = (f" and {len(held_out) - _HELD_OUT_SHOWN:,} more" if len(held_out) > _HELD_OUT_SHOWN
+              else "")
+      print(f"{split} repositories: {shown}{more}")
   return 0
+
+
+_HELD_OUT_SHOWN = 10  # repositories named per held-out split by `prepare`
 
 
 def _reader_summary(reader: dict) -> str:

@@ -354,6 +354,19 @@ def test_init_from_into_a_model_dir_with_checkpoints_is_refused_unless_its_run_b
   cli._check_init_from(cli._experiment(args))  # pylint: disable=protected-access
 
 
+def test_prepare_names_the_held_out_repositories(tmp_path, capsys):
+  # The counts alone left a user of a few projects to find out from baseline's examples which
+  # one the model would not train on (helper-52's audit).
+  repos = {test_utils.repo_in_split("validation"): {"v.py": "v = 1\n"},
+           test_utils.repo_in_split("test"): {"t.py": "t = 1\n"},
+           **{test_utils.repo_in_split("train", skip=i): {"m.py": f"m = {i}\n"} for i in range(3)}}
+  root = test_utils.make_flcc_tree(tmp_path / "flcc", repos)
+  assert cli.main(["prepare", "--root", str(root), "--prepared-dir", str(tmp_path / "p")]) == 0
+  out = capsys.readouterr().out.splitlines()
+  assert f"validation repositories: {test_utils.repo_in_split('validation')}" in out
+  assert f"test repositories: {test_utils.repo_in_split('test')}" in out
+
+
 def test_a_training_on_a_root_goes_on_only_with_a_root_given(tmp_path, capsys):
   """Resumed without --root, a run trained on the user's root went on on dataset-dev after a note
   (helper-52's audit); another --root is a choice, and goes on."""

@@ -441,8 +441,12 @@ def list_repositories(root) -> list[Repository]:
 def repositories_per_split(root, splits: Splits = Splits()) -> collections.Counter:
   """How many of the root's repositories each split gets (assign_splits of list_repositories):
   a folder scan, no file read."""
-  repo_ids = (repo.repo_id for repo in list_repositories(root))
-  return collections.Counter(assign_splits(repo_ids, splits).values())
+  return collections.Counter(repository_splits(root, splits).values())
+
+
+def repository_splits(root, splits: Splits = Splits()) -> dict:
+  """{repo_id: its split} of the root's repositories (assign_splits of list_repositories)."""
+  return assign_splits((repo.repo_id for repo in list_repositories(root)), splits)
 
 
 def _walk_files(tree: _Tree, top: pathlib.Path) -> tuple[list[_File], list[_Skipped]]:
