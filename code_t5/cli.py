@@ -382,13 +382,16 @@ def _prepare(args):
   print(_reader_summary(stats["reader"]))
   # Which of a few projects the model will not train on (helper-52's audit: the counts alone
   # left it to be found in baseline's examples).
-  for split in ("validation", "test"):
-    held_out = sorted(repo for repo, its in split_of.items() if its == split)
-    if held_out:
-      shown = ", ".join(errors.printable(repo) for repo in held_out[:_HELD_OUT_SHOWN])
-      more = (f" and {len(held_out) - _HELD_OUT_SHOWN:,} more" if len(held_out) > _HELD_OUT_SHOWN
-              else "")
-      print(f"{split} repositories: {shown}{more}")
+  held_out = {split: sorted(repo for repo, its in split_of.items() if its == split)
+              for split in ("validation", "test")}
+  if any(held_out.values()):
+    print("held out (never trained on):")
+  for split, repositories in held_out.items():
+    if repositories:
+      shown = ", ".join(errors.printable(repo) for repo in repositories[:_HELD_OUT_SHOWN])
+      more = (f" and {len(repositories) - _HELD_OUT_SHOWN:,} more"
+              if len(repositories) > _HELD_OUT_SHOWN else "")
+      print(f"  {split}: {shown}{more}")
   return 0
 
 

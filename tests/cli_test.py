@@ -363,8 +363,9 @@ def test_prepare_names_the_held_out_repositories(tmp_path, capsys):
   root = test_utils.make_flcc_tree(tmp_path / "flcc", repos)
   assert cli.main(["prepare", "--root", str(root), "--prepared-dir", str(tmp_path / "p")]) == 0
   out = capsys.readouterr().out.splitlines()
-  assert f"validation repositories: {test_utils.repo_in_split('validation')}" in out
-  assert f"test repositories: {test_utils.repo_in_split('test')}" in out
+  assert out[-3:] == ["held out (never trained on):",
+                      f"  validation: {test_utils.repo_in_split('validation')}",
+                      f"  test: {test_utils.repo_in_split('test')}"]
 
 
 def test_a_training_on_a_root_goes_on_only_with_a_root_given(tmp_path, capsys):
