@@ -95,12 +95,19 @@ def _name_missing_params(model_dir: pathlib.Path, recorded, gin_params) -> None:
   missing = [p for p in missing if p not in unsafe]
   if missing or unsafe:
     print(f"code-t5: note: {model_dir} was trained with "
-          + " ".join(f"--gin-param {shlex.quote(errors.printable(p))}" for p in missing)
+          + " ".join(f"--gin-param {_shell_word(errors.printable(p))}" for p in missing)
           + (", which this command does not give; add them to run the model as trained"
              if missing else "")
           + (f"{'; and ' if missing else ''}{len(unsafe)} recorded binding(s) that gin would carry "
              "out as code (not shown: see docs/untrusted.md)" if unsafe else ""),
           file=sys.stderr)
+
+
+def _shell_word(text: str) -> str:
+  """`text` as one shell word to copy: in double quotes where nothing in it means anything
+  there (gin's strings are single-quoted: shlex.quote made `'version = '"'"'v3'"'"''` of them:
+  helper-52's audit), else shlex.quote's."""
+  return f'"{text}"' if not re.search(r'["$`\\!]', text) else shlex.quote(text)
 
 
 # code_t5.flcc_dataset's bindings -> the flag that gives each (launcher.dataset_gin_params).

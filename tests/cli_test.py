@@ -176,8 +176,8 @@ def test_a_trained_model_dir_gives_the_flags_it_was_trained_with(tiny_run, capsy
     # The recorded save interval is named; the recorded steps and prepared-shard folder (a
     # run's and the dataset flags') are not.
     assert capsys.readouterr().err == (
-        f"code-t5: note: {model_dir} was trained with --gin-param 'utils.run.save_checkpoints_steps"
-        " = 2', which this command does not give; add them to run the model as trained\n")
+        f"code-t5: note: {model_dir} was trained with --gin-param \"utils.run.save_checkpoints_steps"
+        " = 2\", which this command does not give; add them to run the model as trained\n")
   cli._experiment(cli.build_parser().parse_args(
       ["eval", "--model-dir", str(model_dir), "--gin-param", "utils.run.save_checkpoints_steps=2"]))
   assert not capsys.readouterr().err
@@ -770,3 +770,12 @@ def test_a_model_dir_nested_past_the_recursion_limit_is_checked_not_a_traceback(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.endswith("pipe is not a regular file or folder: remove it\n")
     (bottom / "pipe").unlink()
+
+
+def test_a_gin_param_named_in_a_note_is_one_shell_word_as_written():
+  # shlex.quote made `'code_t5.task_name.version = '"'"'v3'"'"''` of gin's single-quoted strings
+  # (helper-52's audit); double quotes where nothing in them means anything to the shell.
+  for param, shown in [("code_t5.task_name.version = 'v3'", "\"code_t5.task_name.version = 'v3'\""),
+                       ('x = "a"', "'x = \"a\"'"), ("y = '$HOME'", "'y = '\"'\"'$HOME'\"'\"''")]:
+    assert cli._shell_word(param) == shown  # pylint: disable=protected-access
+    assert shlex.split(shown) == [param]
