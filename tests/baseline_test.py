@@ -272,3 +272,30 @@ def test_a_root_named_what_no_file_name_may_hold_is_scored(tmp_path, capsys, nam
   assert cached.name.startswith(f"{entry}-")
   shown = os.fsencode(root).decode("utf-8", "backslashreplace")  # bad\\xffname
   assert json.loads(out.read_text())["root"] == shown and shown in capsys.readouterr().out
+
+
+def test_a_note_says_where_the_points_scored_are_files_the_model_trained_on(tmp_path, capsys):
+  # A model trained on dataset-dev with nothing held out was scored on its own training files
+  # without a word (helper-52's audit).
+  model_dir = tmp_path / "model"
+  model_dir.mkdir()
+  config = model_dir / "operative_config.gin"
+  config.write_text(f"code_t5.flcc_dataset.root = '{sources.DEV_ROOT}'\n"
+                    "code_t5.flcc_dataset.validation_fraction = 0.0\n"
+                    "code_t5.flcc_dataset.test_fraction = 0.0\n")
+  scored = [repo for repo, split in flcc.repository_splits(sources.DEV_ROOT).items()
+            if split == "validation"]
+  baseline.note_points_trained_on(model_dir, sources.DEV_ROOT, flcc.Splits(), ["validation"],
+                                  "baseline")
+  assert capsys.readouterr().err == (
+      f"code-t5 baseline: note: {model_dir} trained on {len(scored)} of the repositories scored "
+      f"here ({sources.DEV_ROOT} split 0 / 0 when it trained, 0.05 / 0.05 here): give "
+      "--validation-fraction 0 --test-fraction 0 to score what it did not see\n")
+  # Split as it trained, another root, or a config that does not tell: nothing to say.
+  for root, splits in ((sources.DEV_ROOT, flcc.Splits(validation=0, test=0)),
+                       (tmp_path / "other", flcc.Splits())):
+    baseline.note_points_trained_on(model_dir, root, splits, ["validation"], "baseline")
+  config.write_text("code_t5.flcc_dataset.root = 5\n")
+  baseline.note_points_trained_on(model_dir, sources.DEV_ROOT, flcc.Splits(), ["validation"],
+                                  "baseline")
+  assert capsys.readouterr().err == ""

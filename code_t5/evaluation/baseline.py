@@ -21,6 +21,7 @@ import json
 import os
 import pathlib
 import random
+import sys
 import time
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
@@ -471,6 +472,36 @@ def write_json(results: dict, out: pathlib.Path, force: bool) -> None:
     processes.write_file_beside(out, write, replace=force, make_parents=True)
 
 
+def note_points_trained_on(model_dir, root, splits: flcc.Splits, scored: Sequence[str],
+                           command: str) -> None:
+  """Says on stderr where the `scored` splits of `root`, split by `splits`, hold repositories
+  that `model_dir` trained on: its operative config's root is `root`, split by other fractions
+  (helper-52's audit: a model trained with 0 / 0 was scored on its own training files without a
+  word). A folder scan, no file read; nothing said where the config does not tell."""
+  from code_t5.training import operative_config  # pylint: disable=g-import-not-at-top
+  try:
+    config = operative_config.OperativeConfig.of_model_dir(model_dir)
+    trained_root = config.value("flcc_dataset.root", kind=str)
+    trained = flcc.Splits(
+        validation=config.value("flcc_dataset.validation_fraction", 0.05, kind=(int, float)),
+        test=config.value("flcc_dataset.test_fraction", 0.05, kind=(int, float)))
+  except (errors.UserError, ValueError, TypeError):  # (a stranger's config: no note, no error)
+    return
+  if trained_root is None or os.path.realpath(trained_root) != os.path.realpath(root):
+    return
+  if trained == splits:
+    return
+  trained_split = flcc.repository_splits(root, trained)
+  seen = [repo for repo, split in flcc.repository_splits(root, splits).items()
+          if split in scored and trained_split.get(repo) == "train"]
+  if seen:
+    print(f"code-t5 {command}: note: {model_dir} trained on {len(seen)} of the repositories "
+          f"scored here ({root} split {trained.validation:g} / {trained.test:g} when it trained, "
+          f"{splits.validation:g} / {splits.test:g} here): give --validation-fraction "
+          f"{trained.validation:g} --test-fraction {trained.test:g} to score what it did not see",
+          file=sys.stderr)
+
+
 def _cli(args) -> int:
   # Every flag is checked before the minutes of fitting and scoring.
   # Its folder now, not after the minutes of scoring (a file there: one line, not a traceback).
@@ -486,6 +517,10 @@ def _cli(args) -> int:
     from code_t5.evaluation import engine_eval  # pylint: disable=g-import-not-at-top  (as below)
     engine_eval.check_rungs(args.rungs.split(","))
   names = split_names(args.split)
+  for model_dir in [*args.checkpoint, *args.model_dir]:
+    note_points_trained_on(model_dir, args.root or default_root(),
+                           flcc.Splits(validation=args.validation_fraction,
+                                       test=args.test_fraction), names, "baseline")
   try:
     results = evaluate(args.root or default_root(), names, args.model_dir,
                        args.validation_fraction, args.test_fraction, args.train_root,

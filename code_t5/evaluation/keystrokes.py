@@ -217,6 +217,10 @@ def _cli(args) -> int:
                               baseline.BaselineError)
   flcc.check_fractions(args.validation_fraction, args.test_fraction)
   complete.check_loadable(complete.model_info(args.checkpoint))
+  baseline.note_points_trained_on(args.checkpoint, args.root or baseline.default_root(),
+                                  flcc.Splits(validation=args.validation_fraction,
+                                              test=args.test_fraction), [args.split],
+                                  "keystrokes")
   results = evaluate(args.root or baseline.default_root(), args.split, args.checkpoint,
                      args.max_files, splits=flcc.Splits(validation=args.validation_fraction,
                                                         test=args.test_fraction))
