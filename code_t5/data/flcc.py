@@ -114,6 +114,15 @@ class Filters:
       raise FlccError(f"Filters.held_out_min_share must be a fraction in (0, 1], got {share!r}")
 
 
+def add_fraction_flags(parser) -> None:
+  """--validation-fraction and --test-fraction (default 0.05 each) of a command that splits a
+  root as the tasks (and so a model's training) split it; check_fractions checks them."""
+  for split in ("validation", "test"):
+    parser.add_argument(f"--{split}-fraction", type=float, default=0.05,
+                        help=f"{split} share of repositories, as the tasks (and so a model's "
+                        "training) split them (default %(default)s)")
+
+
 def check_fractions(validation_fraction: Optional[float], test_fraction: Optional[float]) -> None:
   """The --validation-fraction and --test-fraction every command that splits a root takes:
   FlccError naming the flag (Splits names its own fields)."""

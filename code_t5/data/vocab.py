@@ -255,8 +255,6 @@ def register_cli(subparsers) -> None:
                       help="number of pieces, the 259 reserved ones included (default 32000)")
   parser.add_argument("--out", type=pathlib.Path, required=True, help="the .model file to write")
   parser.add_argument("--force", action="store_true", help="replace --out if it exists")
-  parser.add_argument("--validation-fraction", type=float, default=0.05,
-                      help="held-out share of repositories, as the tasks split them")
-  parser.add_argument("--test-fraction", type=float, default=0.05,
-                      help="test share of repositories, as the tasks split them")
+  from code_t5.data import flcc  # pylint: disable=g-import-not-at-top  (as _cli)
+  flcc.add_fraction_flags(parser)
   parser.set_defaults(func=_cli)

@@ -651,10 +651,5 @@ def register_cli(subparsers) -> None:
   parser.add_argument("--model-dir", type=pathlib.Path, action="append", default=[],
                       help="also score this model dir's newest line-completion eval decodes "
                       "(repeatable)")
-  parser.add_argument("--validation-fraction", type=float, default=0.05,
-                      help="validation share of repositories, as the tasks split them (default "
-                      "%(default)s)")
-  parser.add_argument("--test-fraction", type=float, default=0.05,
-                      help="test share of repositories, as the tasks split them (default "
-                      "%(default)s)")
+  flcc.add_fraction_flags(parser)
   parser.set_defaults(func=_cli)

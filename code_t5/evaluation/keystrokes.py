@@ -249,10 +249,5 @@ def register_cli(subparsers) -> None:
   parser.add_argument("--force", action="store_true", help="replace --out if it exists")
   # As `baseline` and `train` take them: a root trained with other shares has other held-out
   # repositories, and the fixed 5 % drew "validation" lines from its train split (helper-52).
-  parser.add_argument("--validation-fraction", type=float, default=0.05,
-                      help="validation share of repositories, as the model's training split them "
-                      "(default %(default)s)")
-  parser.add_argument("--test-fraction", type=float, default=0.05,
-                      help="test share of repositories, as the model's training split them "
-                      "(default %(default)s)")
+  flcc.add_fraction_flags(parser)
   parser.set_defaults(func=_cli)
