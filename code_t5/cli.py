@@ -73,7 +73,7 @@ def _experiment(args) -> launcher.Experiment:
   model = launcher.FIRST_RUN_MODEL if first_run else args.model or recorded.model
   gin_params = (list(launcher.FIRST_RUN_GIN_PARAMS) if first_run else []) + args.gin_param
   if recorded:
-    _name_missing_params(model_dir, recorded, gin_params)
+    _name_missing_params(model_dir, recorded, gin_params, training=args.command == "train")
     _name_other_data(model_dir, recorded, args)
   return launcher.Experiment(model=model, size=args.size or (recorded and recorded.size) or "tiny",
                              run=args.run,
@@ -85,10 +85,22 @@ def _experiment(args) -> launcher.Experiment:
                              init_from=getattr(args, "init_from", None))
 
 
-def _name_missing_params(model_dir: pathlib.Path, recorded, gin_params) -> None:
-  """Says which gin params the model dir was trained with that this command lacks."""
+# What only a training reads: its learning rate, optimizer, dropout, BPE-dropout's sampling,
+# checkpoint saving and seeds. An eval lacking them runs the model as trained, and a note naming
+# them left the user to wonder whether its figures were wrong (helper-52's audit).
+_TRAINING_ONLY = re.compile(
+    r"^(PEAK_LEARNING_RATE|dropout_rate|[\w./]*(learning_rate|AdafactorOptimizer|"
+    r"subword_sampling|save_checkpoints_steps|keep_checkpoint_max|random_seed|"
+    r"mesh_train_dataset_fn)[\w.]*)\s*=")
+
+
+def _name_missing_params(model_dir: pathlib.Path, recorded, gin_params,
+                         training: bool = True) -> None:
+  """Says which gin params the model dir was trained with that this command lacks (for an eval,
+  those an eval reads)."""
   given = {param.replace(" ", "") for param in gin_params}
-  missing = [p for p in recorded.model_params() if p.replace(" ", "") not in given]
+  missing = [p for p in recorded.model_params() if p.replace(" ", "") not in given
+             and (training or not _TRAINING_ONLY.match(p.strip()))]
   # Not one to copy that gin would carry out as code (the model dir may be a stranger's: helper-
   # 20's audit found such a binding suggested here).
   unsafe = [p for p in missing if operative_config.unsafe_statement(p)]

@@ -173,14 +173,36 @@ def test_a_trained_model_dir_gives_the_flags_it_was_trained_with(tiny_run, capsy
         [command, "--model-dir", str(model_dir), "--gin-param", "dropout_rate = 0.1"]))
     assert (experiment.model, experiment.size, experiment.vocab) == ("prefix_lm", "tiny", "byte")
     assert list(experiment.gin_params) == ["dropout_rate = 0.1"]
-    # The recorded save interval is named; the recorded steps and prepared-shard folder (a
-    # run's and the dataset flags') are not.
-    assert capsys.readouterr().err == (
+    # The recorded save interval is named to a training (an eval does not read it); the
+    # recorded steps and prepared-shard folder (a run's and the dataset flags') are not.
+    assert capsys.readouterr().err == ("" if command == "eval" else (
         f"code-t5: note: {model_dir} was trained with --gin-param \"utils.run.save_checkpoints_steps"
-        " = 2\", which this command does not give; add them to run the model as trained\n")
+        " = 2\", which this command does not give; add them to run the model as trained\n"))
   cli._experiment(cli.build_parser().parse_args(
-      ["eval", "--model-dir", str(model_dir), "--gin-param", "utils.run.save_checkpoints_steps=2"]))
+      ["train", "--model-dir", str(model_dir), "--gin-param", "utils.run.save_checkpoints_steps=2"]))
   assert not capsys.readouterr().err
+
+
+def test_an_eval_is_told_only_of_the_recorded_bindings_an_eval_reads(tmp_path, capsys):
+  # It was told to add the learning rate and BPE-dropout's sampling, which no eval reads, and
+  # left to wonder whether its figures were wrong without them (helper-52's audit).
+  model_dir = tmp_path / "run"
+  (model_dir / "commands").mkdir(parents=True)
+  (model_dir / "commands" / "command").write_text(
+      "main.py --model_dir=x --gin_file=dataset.gin --gin_file=models/causal_lm.gin "
+      "--gin_file=sizes/tiny.gin --gin_file=runs/cpu.gin --gin_param=PEAK_LEARNING_RATE = 0.01 "
+      "--gin_param=code_t5.tokenize_with_subword_sampling.alpha = 0.05 "
+      "--gin_param=code_t5.task_name.version = 'v3' --gin_param=utils.run.train_steps = 5")
+  (model_dir / "model.ckpt-5.index").write_bytes(b"")
+  wanted = {"eval": "--gin-param \"code_t5.task_name.version = 'v3'\"",
+            "train": "--gin-param \"PEAK_LEARNING_RATE = 0.01\" --gin-param "
+                     "\"code_t5.tokenize_with_subword_sampling.alpha = 0.05\" --gin-param "
+                     "\"code_t5.task_name.version = 'v3'\""}
+  for command, named in wanted.items():
+    cli._experiment(cli.build_parser().parse_args([command, "--model-dir", str(model_dir)]))  # pylint: disable=protected-access
+    assert capsys.readouterr().err == (
+        f"code-t5: note: {model_dir} was trained with {named}, which this command does not give; "
+        "add them to run the model as trained\n")
 
 
 def test_a_flag_naming_another_model_than_the_model_dirs_is_a_one_line_error(tiny_run, capsys):
