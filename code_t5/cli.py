@@ -137,10 +137,7 @@ def _name_other_data(model_dir: pathlib.Path, recorded, args) -> None:
   other = []
   for name, value in recorded.dataset_params().items():
     if name in _DATASET_FLAGS and given.get(name) != value:
-      try:
-        shown = ast.literal_eval(value)
-      except (ValueError, SyntaxError, MemoryError, RecursionError):
-        shown = value
+      shown = _literal(value, value)
       values = shown if isinstance(shown, (list, tuple)) else [shown]
       other += [f"{_DATASET_FLAGS[name]} {shlex.quote(errors.printable(str(v)))}" for v in values]
   if other:
@@ -219,9 +216,11 @@ def _train(args):
   if args.dry_run:
     return _dry_run(experiment.train_command(_steps(args, experiment)))
   launcher.check_devices(experiment.run)
-  _check_init_from(experiment)
-  _check_same_task(experiment)
-  _check_a_root_is_given(args, experiment)
+  # What the model dir was trained with (None: no checkpoints), read once for the three checks.
+  recorded = _recorded(experiment.model_dir)
+  _check_init_from(experiment, recorded)
+  _check_same_task(experiment, recorded)
+  _check_a_root_is_given(args, experiment, recorded)
   evaluate = not args.no_eval
   if evaluate:
     nothing_held_out = experiment.no_validation()
@@ -236,6 +235,18 @@ def _train(args):
   return code
 
 
+_NO_LITERAL = object()  # _literal's `otherwise` where any literal (None too) is an answer
+
+
+def _literal(text: str, otherwise):
+  """The Python literal of a recorded binding's value text, or `otherwise` where it is none (a
+  macro, a reference, or anything a stranger's model dir records)."""
+  try:
+    return ast.literal_eval(text)
+  except (ValueError, SyntaxError, MemoryError, RecursionError):
+    return otherwise
+
+
 def _task_version(gin_params) -> Optional[str]:
   """The task version `gin_params` bind last, unscoped (a scope's is another command's, such
   as the line-completion eval's); code_t5.task_name's default where none does; None where the
@@ -246,49 +257,41 @@ def _task_version(gin_params) -> Optional[str]:
     selector, name, value = launcher.binding_parts(param)
     if (name == "version" and "/" not in param.partition("=")[0]
         and selector in ("code_t5.task_name", "task_name")):
-      try:
-        version = str(ast.literal_eval(value))
-      except (ValueError, SyntaxError, MemoryError, RecursionError):
-        version = None
+      literal = _literal(value, _NO_LITERAL)
+      version = None if literal is _NO_LITERAL else str(literal)
   return version
 
 
-def _check_init_from(experiment: launcher.Experiment) -> None:
+def _check_init_from(experiment: launcher.Experiment, recorded) -> None:
   """--init-from starts a run. Into a model dir with checkpoints, Mesh TF resumes from them and
   reads none of its weights: `train` went on training the model dir's own run, and said nothing
   (the README's fine-tune without --model-dir went on in the first run's: helper-52's audit).
-  Refused, unless that run itself started from the same checkpoint (a rerun then resumes it)."""
+  Refused, unless that run itself started from the same checkpoint (a rerun then resumes it).
+  `recorded`: _recorded's of the model dir."""
   step = launcher.latest_step(experiment.model_dir)
   if experiment.init_from is None or step is None:
     return
-  recorded = launcher.recorded_training(experiment.model_dir)
   for param in recorded.gin_params if recorded else ():
     selector, name, value = launcher.binding_parts(param)
-    if name == "init_checkpoint" and selector in ("utils.run", "run"):
-      try:
-        started_from = str(ast.literal_eval(value))
-      except (ValueError, SyntaxError, MemoryError, RecursionError):
-        continue
-      if os.path.realpath(started_from) == os.path.realpath(experiment.init_from):
-        return
+    started_from = _literal(value, None)
+    if (name == "init_checkpoint" and selector in ("utils.run", "run")
+        and isinstance(started_from, str)
+        and os.path.realpath(started_from) == os.path.realpath(experiment.init_from)):
+      return
   raise launcher.LaunchError(
       f"--model-dir {experiment.model_dir} holds step {step} of a run of its own, which a rerun "
       f"resumes without reading --init-from's weights: give a new --model-dir to start from "
       f"{experiment.init_from}, or leave --init-from out to go on training {experiment.model_dir}")
 
 
-def _check_a_root_is_given(args, experiment: launcher.Experiment) -> None:
+def _check_a_root_is_given(args, experiment: launcher.Experiment, recorded) -> None:
   """A training that goes on in a model dir trained on a --root names a root: without one it
   went on on dataset-dev after a note (helper-52's audit). Another --root is a choice, and only
-  named (_name_other_data)."""
-  recorded = _recorded(experiment.model_dir)
+  named (_name_other_data). `recorded`: _recorded's of the model dir."""
   root = recorded.dataset_params().get("root") if recorded else None
   if args.root is not None or root is None:
     return
-  try:
-    root = str(ast.literal_eval(root))
-  except (ValueError, SyntaxError, MemoryError, RecursionError):
-    pass
+  root = str(_literal(root, root))
   root = shlex.quote(errors.printable(root)[:200])  # (a stranger's model dir may record anything)
   raise launcher.LaunchError(
       f"--model-dir {experiment.model_dir} was trained on --root {root}, and this command gives "
@@ -296,15 +299,15 @@ def _check_a_root_is_given(args, experiment: launcher.Experiment) -> None:
       "--root to go on with")
 
 
-def _check_same_task(experiment: launcher.Experiment) -> None:
+def _check_same_task(experiment: launcher.Experiment, recorded) -> None:
   """A training that goes on in a model dir goes on on the task version it was trained on:
   without the --gin-param that picked it, a resumed run trained on another version's examples
   after one note line (helper-43's audit). --init-from into a new model dir starts a new run on
   any version; into one with checkpoints, the run resumes from them (Mesh TF reads --init-from's
   weights only into a run's first graph), so it is checked too (helper-45's review). A version
-  bound otherwise than as a literal (a macro) is not checked: it cannot be told here."""
-  recorded = _recorded(experiment.model_dir)
-  if recorded is None or launcher.latest_step(experiment.model_dir) is None:
+  bound otherwise than as a literal (a macro) is not checked: it cannot be told here.
+  `recorded`: _recorded's of the model dir (None where it has no checkpoints)."""
+  if recorded is None:
     return
   trained, asked = _task_version(recorded.model_params()), _task_version(experiment.gin_params)
   if trained is not None and asked is not None and trained != asked:

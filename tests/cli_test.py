@@ -349,7 +349,8 @@ def test_a_training_goes_on_on_the_task_version_it_was_trained_on(tmp_path, caps
                  "--gin-param", "line_completion/code_t5.task_name.version = 'v1'"],
                 ["--init-from", str(model_dir), "--model-dir", str(tmp_path / "new")]):
     args = cli.build_parser().parse_args(["train", "--model-dir", str(model_dir), *given])
-    cli._check_same_task(cli._experiment(args))  # pylint: disable=protected-access
+    experiment = cli._experiment(args)  # pylint: disable=protected-access
+    cli._check_same_task(experiment, cli._recorded(experiment.model_dir))  # pylint: disable=protected-access
 
 
 def test_init_from_into_a_model_dir_with_checkpoints_is_refused_unless_its_run_began_there(
@@ -370,10 +371,10 @@ def test_init_from_into_a_model_dir_with_checkpoints_is_refused_unless_its_run_b
   args = cli.build_parser().parse_args(["train", "--model-dir", str(model_dir), "--init-from",
                                         str(source)])
   with pytest.raises(launcher.LaunchError, match="holds step 5 of a run of its own"):
-    cli._check_init_from(cli._experiment(args))  # pylint: disable=protected-access
+    cli._check_init_from(cli._experiment(args), cli._recorded(model_dir))  # pylint: disable=protected-access
   (model_dir / "commands" / "command").write_text(
       f"{command} --gin_param=utils.run.init_checkpoint = '{source / 'model.ckpt-7'}'")
-  cli._check_init_from(cli._experiment(args))  # pylint: disable=protected-access
+  cli._check_init_from(cli._experiment(args), cli._recorded(model_dir))  # pylint: disable=protected-access
 
 
 def test_prepare_names_the_held_out_repositories(tmp_path, capsys):
@@ -411,7 +412,7 @@ def test_a_training_on_a_root_goes_on_only_with_a_root_given(tmp_path, capsys):
   for root in (mine, other):
     args = cli.build_parser().parse_args(["train", "--model-dir", str(model_dir), "--root",
                                           str(root)])
-    cli._check_a_root_is_given(args, cli._experiment(args))  # pylint: disable=protected-access
+    cli._check_a_root_is_given(args, cli._experiment(args), cli._recorded(model_dir))  # pylint: disable=protected-access
 
 
 @pytest.mark.skipif(bool(glob.glob("/dev/nvidia[0-9]*")) or os.path.exists("/dev/dxg"),
