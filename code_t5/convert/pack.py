@@ -12,9 +12,9 @@ has pack.json) or empty: never another folder given by mistake, and never the mo
 inside it or one that holds it."""
 
 import json
-import sys
 import pathlib
 import re
+import sys
 from typing import Optional
 
 from code_t5 import errors

@@ -76,12 +76,12 @@ def finite_number(x) -> bool:
 
 def check(model) -> Optional[str]:
   """What is wrong with an about.json "confidence" (None if nothing)."""
-  number = finite_number
   if not isinstance(model, dict) or not isinstance(model.get("weights"), dict):
     return "not an object with \"weights\", \"bias\" and \"min\""
-  if not all(number(model["weights"].get(name)) for name in FEATURES):
+  if not all(finite_number(model["weights"].get(name)) for name in FEATURES):
     return f"\"weights\" must give a number for each of {', '.join(FEATURES)}"
-  if not number(model.get("bias")) or not number(model.get("min")) or not 0 <= model["min"] <= 1:
+  if (not finite_number(model.get("bias")) or not finite_number(model.get("min"))
+      or not 0 <= model["min"] <= 1):
     return "\"bias\" must be a number and \"min\" a probability"
   return None
 

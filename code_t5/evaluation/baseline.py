@@ -491,9 +491,10 @@ def note_points_trained_on(model_dir, root, splits: flcc.Splits, scored: Sequenc
     return
   if trained == splits:
     return
-  trained_split = flcc.repository_splits(root, trained)
-  seen = [repo for repo, split in flcc.repository_splits(root, splits).items()
-          if split in scored and trained_split.get(repo) == "train"]
+  repo_ids = [repo.repo_id for repo in flcc.list_repositories(root)]  # (one folder scan)
+  trained_split = flcc.assign_splits(repo_ids, trained)
+  seen = [repo for repo, split in flcc.assign_splits(repo_ids, splits).items()
+          if split in scored and trained_split[repo] == "train"]
   if seen:
     print(f"code-t5 {command}: note: {model_dir} trained on {len(seen)} of the repositories "
           f"scored here ({root} split {trained.validation:g} / {trained.test:g} when it trained, "
@@ -517,12 +518,12 @@ def _cli(args) -> int:
     from code_t5.evaluation import engine_eval  # pylint: disable=g-import-not-at-top  (as below)
     engine_eval.check_rungs(args.rungs.split(","))
   names = split_names(args.split)
+  root = args.root or default_root()
+  splits = flcc.Splits(validation=args.validation_fraction, test=args.test_fraction)
   for model_dir in [*args.checkpoint, *args.model_dir]:
-    note_points_trained_on(model_dir, args.root or default_root(),
-                           flcc.Splits(validation=args.validation_fraction,
-                                       test=args.test_fraction), names, "baseline")
+    note_points_trained_on(model_dir, root, splits, names, "baseline")
   try:
-    results = evaluate(args.root or default_root(), names, args.model_dir,
+    results = evaluate(root, names, args.model_dir,
                        args.validation_fraction, args.test_fraction, args.train_root,
                        args.max_files, checkpoints=args.checkpoint,
                        rungs=args.rungs.split(",") if args.rungs else None,

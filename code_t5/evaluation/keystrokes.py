@@ -217,13 +217,10 @@ def _cli(args) -> int:
                               baseline.BaselineError)
   flcc.check_fractions(args.validation_fraction, args.test_fraction)
   complete.check_loadable(complete.model_info(args.checkpoint))
-  baseline.note_points_trained_on(args.checkpoint, args.root or baseline.default_root(),
-                                  flcc.Splits(validation=args.validation_fraction,
-                                              test=args.test_fraction), [args.split],
-                                  "keystrokes")
-  results = evaluate(args.root or baseline.default_root(), args.split, args.checkpoint,
-                     args.max_files, splits=flcc.Splits(validation=args.validation_fraction,
-                                                        test=args.test_fraction))
+  root = args.root or baseline.default_root()
+  splits = flcc.Splits(validation=args.validation_fraction, test=args.test_fraction)
+  baseline.note_points_trained_on(args.checkpoint, root, splits, [args.split], "keystrokes")
+  results = evaluate(root, args.split, args.checkpoint, args.max_files, splits=splits)
   baseline.write_json(results, args.out, args.force)
   _print(results)
   print(f"wrote {args.out}")
