@@ -76,12 +76,12 @@ def write_failure(error: BaseException, folder: Union[str, pathlib.Path]) -> Opt
   if isinstance(error, OSError):
     path = None if error.filename is None else os.path.abspath(os.fsdecode(error.filename))
     number = error.errno
-    if (number == errno.EEXIST and path is not None and _within(folder, path)
+    if (number == errno.EEXIST and path is not None and within(folder, path)
         and not os.path.isdir(path)):
       number = errno.ENOTDIR  # a file where a folder of the output goes: pathlib's mkdir says EEXIST
     if number not in WRITE_ERRNOS:
       return None
-    if path is not None and not (_within(path, folder) or _within(folder, path)):
+    if path is not None and not (within(path, folder) or within(folder, path)):
       return None
     return number
   message = str(error)
@@ -90,7 +90,9 @@ def write_failure(error: BaseException, folder: Union[str, pathlib.Path]) -> Opt
   return None
 
 
-def _within(path: str, folder: str) -> bool:
+def within(path: str, folder: str) -> bool:
+  """Whether the path string `path` is `folder` or below it (as written: resolve both first where
+  links may lie between)."""
   return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 

@@ -71,7 +71,7 @@ def _opened_within(fd: int, folder: str) -> bool:
     real = os.readlink(f"/proc/self/fd/{fd}")
   except OSError:  # no /proc: the caller's checks before opening stand alone
     return True
-  return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
+  return errors.within(real, folder)
 
 
 def read_regular(path: PathLike, max_bytes: int) -> bytes:

@@ -472,13 +472,13 @@ def _git_folder_problem(top: str) -> _GitFolder:
   regular files only: nothing here blocks. Folders outside `top` are _git_dirs'."""
   try:
     git_dir = _git_dir_of(top)
-    if git_dir is None or not _inside(git_dir, top):
+    if git_dir is None or not errors.within(git_dir, top):
       return _GitFolder(None)
     folders = [git_dir]
     reason, _, data = flcc.read_regular_file(os.path.join(git_dir, "commondir"), 4096)
     if reason is None:
       common = os.path.realpath(os.path.join(git_dir, os.fsdecode(data.strip())))
-      if not _inside(common, top):
+      if not errors.within(common, top):
         return _GitFolder(None)
       folders.append(common)
   except ValueError:  # a NUL in a name .git or commondir gives
@@ -538,7 +538,7 @@ def _git_repository(folder: pathlib.Path, plain_owner: str,
     return _plain_repository(folder, plain_owner, report)
   try:
     git_dir, common_dir = _git_dirs(top)
-    outside = next((d for d in (git_dir, common_dir) if not _inside(d, top)), None)
+    outside = next((d for d in (git_dir, common_dir) if not errors.within(d, top)), None)
     if outside is not None:
       report.note(folder, f"its git folder {outside} is outside it, so its history is not read: "
                   "imported as a plain folder (every *.py below it)")
@@ -635,7 +635,7 @@ def _walk_python_files(top: str, report: Report) -> List[Candidate]:
       is_dir = False
     if is_dir:
       if (entry.is_symlink() and not ignored(entry)
-          and not _inside(os.path.realpath(entry.path), top)):
+          and not errors.within(os.path.realpath(entry.path), top)):
         report.add("outside_source")
     elif entry.name.endswith(".py"):
       files.append(Candidate(rel=pathlib.Path(os.path.relpath(entry.path, top)).as_posix(),
@@ -665,7 +665,7 @@ def _read_dist_info(path: pathlib.Path, top: str) -> Tuple[Optional[str], bytes]
   it is not read, b""): read as the *.py files are, only a regular file inside `top` of at most
   MAX_FILE_BYTES, since a FIFO would block the import and a link to /dev/zero never ends."""
   real = os.path.realpath(path)
-  if not _inside(real, top):
+  if not errors.within(real, top):
     return "outside_source", b""
   reason, _, data = flcc.read_regular_file(real, MAX_FILE_BYTES)
   return reason, data
@@ -711,7 +711,7 @@ def _distribution(dist_info: pathlib.Path, top: str,
     listed.add(path)
     if not row[0].endswith(".py"):
       continue
-    if not _inside(path, top):  # e.g. ../../../bin/tool: installed outside site-packages
+    if not errors.within(path, top):  # e.g. ../../../bin/tool: installed outside site-packages
       report.add("outside_source")
       continue
     files.append(Candidate(rel=pathlib.Path(os.path.relpath(path, top)).as_posix(), path=path))
@@ -800,10 +800,6 @@ def discover(src: pathlib.Path, report: Report) -> List[RepoSource]:
 # Reading and importing.
 
 
-def _inside(real: str, top: str) -> bool:
-  return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
-
-
 def _size(path: str) -> int:
   try:
     return os.lstat(path).st_size
@@ -850,7 +846,7 @@ def examine(candidate: Candidate, top: str, real_paths: RealPaths) -> Tuple[str,
   except UnicodeEncodeError:
     return "not_utf8", 0, b""
   real = real_paths.of(candidate.rel)
-  if not _inside(real, top):
+  if not errors.within(real, top):
     return "outside_source", 0, b""
   reason, num_bytes, data = flcc.read_regular_file(real, MAX_FILE_BYTES, within=top)
   if reason is not None:
@@ -943,7 +939,7 @@ def _check_report(report: pathlib.Path, out: pathlib.Path, sources: Sequence[pat
   written: checked before the import, which would otherwise fail after writing the root."""
   for src in sources:
     if (stranger_paths.same_or_inside(report, src)
-        or _inside(os.path.realpath(report), os.path.realpath(src))):
+        or errors.within(os.path.realpath(report), os.path.realpath(src))):
       raise CorpusError(f"--report {report} is inside the source {src}; write it elsewhere")
   if report.is_dir():
     raise CorpusError(f"--report {report} is a folder; give a file name")
@@ -954,7 +950,7 @@ def _check_report(report: pathlib.Path, out: pathlib.Path, sources: Sequence[pat
     if not force:
       raise CorpusError(f"--report {report} exists; pass --force to replace it")
   if (stranger_paths.same_or_inside(report, out)
-      or _inside(os.path.realpath(report), os.path.realpath(out))):
+      or errors.within(os.path.realpath(report), os.path.realpath(out))):
     raise CorpusError(f"--report {report} is inside --out {out}; write it beside the root")
   folder = report.parent  # the report's folder, or the nearest one above that exists
   while not (folder.exists() or folder.is_symlink()) and folder != folder.parent:
