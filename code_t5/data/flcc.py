@@ -43,13 +43,15 @@ import re
 from typing import Iterator, Optional
 
 from code_t5 import errors
+from code_t5 import source_text
 from code_t5 import stranger_paths
 from code_t5.data import near_copies
 
 logger = logging.getLogger(__name__)
 
 # Part of `fingerprint`: bump it whenever the reader's output for the same tree and config changes.
-READER_VERSION = 1
+# 2: the files' text as Python reads it (source_text.as_python_reads: no "\r", no byte-order mark).
+READER_VERSION = 2
 SPLITS = ("train", "validation", "test")
 PYTHON_DIR = ("languages", "Python", ".py")
 DEV_NULL = "dev/null"
@@ -537,7 +539,8 @@ def _content_problem(data: bytes, filters: Filters) -> tuple[Optional[str], str]
   if b"\0" in data:
     return "binary", ""
   try:
-    text = data.decode("utf-8")
+    # As Python reads it: training, the points and the engine's eval then read the same lines.
+    text = source_text.as_python_reads(data.decode("utf-8"))
   except UnicodeDecodeError:
     return "not_utf8", ""
   lengths = [len(line) for line in text.splitlines()]
@@ -643,11 +646,13 @@ class _Reader:
         reason = "held_out_copy"
     # Duplicates are judged last, so only a file that passes every other check claims its content.
     if reason is None and self._filters.drop_duplicates:
-      reason = self._check_duplicate(data)
+      reason = self._check_duplicate(text)
     return reason, num_bytes, text
 
-  def _check_duplicate(self, data: bytes) -> Optional[str]:
-    digest = hashlib.sha256(data).digest()
+  def _check_duplicate(self, text: str) -> Optional[str]:
+    """"duplicate" where a file of the same text (as read: a CRLF copy of an LF file is one) was
+    kept already."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
     if digest in self._seen:
       return "duplicate"
     self._seen.add(digest)

@@ -4,8 +4,9 @@ Pure Python (no TensorFlow), so the seqio task (code_t5/data/line_completion_dat
 (code_t5/evaluation/baseline.py) and any other tool judge exactly the same points.
 
 A point is a cursor in a file; its *context* is all the text before the cursor and its *target*
-is the rest of the cursor's line, without the "\\n" that ends it (a "\\r" before it is part of the
-line). Lines end at "\\n" only. Two kinds, as an IDE asks:
+is the rest of the cursor's line, without the "\\n" that ends it. Lines end at "\\n" only: the
+dataset's reader (code_t5.data.flcc) gives each file as Python reads it (code_t5.source_text), so
+no "\\r" is left in it. Two kinds, as an IDE asks:
 
 - "line_start": the cursor right after the line's indentation (spaces, tabs, form feeds) — the
   user has just pressed Enter and the editor indented; the target is the whole line's code.

@@ -46,6 +46,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from code_t5 import errors
 from code_t5 import processes
 from code_t5 import registration
+from code_t5 import source_text
 from code_t5 import stranger_paths
 from code_t5.data import line_completion
 from code_t5.data import task_names
@@ -175,10 +176,7 @@ def _text_of_code(data: bytes, name: str) -> str:
   nul = data.find(b"\0")
   if nul >= 0:
     raise CompletionError(f"{name} is binary, not Python source (a NUL byte at offset {nul})")
-  text = decode_utf8(data, name)
-  # A byte-order mark is no code, and no column: Python and editors drop it (the model read it,
-  # and line 1's columns were one off an editor's: helper-46's audit).
-  return text[1:] if text.startswith("\ufeff") else text
+  return source_text.without_bom(decode_utf8(data, name))
 
 
 _TARGET = re.compile(r"^(.*):([0-9]+):([0-9]+)$")  # not \d: it takes any script's digits
@@ -236,6 +234,10 @@ def check_offset(text: str, cursor, name: str = "text") -> int:
   if not 0 <= cursor <= len(text):
     raise CompletionError(f"cursor {cursor} is outside the {name} ({len(text)} characters, "
                           f"offsets 0-{len(text)})")
+  # No line or column is there: a line inserted there split the break (helper-56's audit).
+  if text[cursor - 1:cursor + 1] == "\r\n":
+    raise CompletionError(f"cursor {cursor} is between the \\r and \\n of a line break: give "
+                          f"{cursor - 1}, the end of the line")
   return cursor
 
 
@@ -615,27 +617,30 @@ def _export_afresh(info: ModelInfo, settings: DecodeSettings, run: str, model, s
   # first, so from inside a stranger's model dir its dataset.gin or runs/cpu.gin would be read
   # (and their imports run) instead of the project's. Inside the temporary, so that a killed
   # export's goes with it (one in $TMPDIR stayed there for good: helper-39's audit).
-  empty = tmp / "working_folder"
-  empty.mkdir(parents=True)
-  code = launcher.run(command, log, echo, cwd=empty, after_a_stop="nothing was exported")
-  if code in (-signal.SIGINT, -signal.SIGTERM):  # forwarded from this process (launcher.run)
-    # This process ends as that signal ends it (a Ctrl-C: KeyboardInterrupt, status 130), not
-    # with an error about the export (status 2: helper-38's audit).
-    shutil.rmtree(tmp, ignore_errors=True)
-    signal.raise_signal(-code)
-  written = [p for p in tmp.glob("*") if (p / "saved_model.pb").exists()] if tmp.exists() else []
-  if code or len(written) != 1:
-    shutil.rmtree(tmp, ignore_errors=True)
-    raise CompletionError(f"mesh_transformer_main export exited with status {code} and wrote "
-                          f"{len(written)} SavedModels; full log: {log}")
-  (written[0] / EXPORT_METADATA).write_text(
-      json.dumps(_metadata(info, settings, vocabulary, run), indent=1) + "\n", encoding="utf-8")
+  # The temporary goes however the export ends: a full disk's error left 8 MB of it there, and
+  # the disk full (helper-54's audit).
   try:
-    written[0].rename(final)
-  except OSError:
-    if not (final / "saved_model.pb").exists():  # else a concurrent export got there first
-      raise
-  shutil.rmtree(tmp, ignore_errors=True)
+    empty = tmp / "working_folder"
+    empty.mkdir(parents=True)
+    code = launcher.run(command, log, echo, cwd=empty, after_a_stop="nothing was exported")
+    if code in (-signal.SIGINT, -signal.SIGTERM):  # forwarded from this process (launcher.run)
+      # This process ends as that signal ends it (a Ctrl-C: KeyboardInterrupt, status 130), not
+      # with an error about the export (status 2: helper-38's audit).
+      shutil.rmtree(tmp, ignore_errors=True)
+      signal.raise_signal(-code)
+    written = [p for p in tmp.glob("*") if (p / "saved_model.pb").exists()] if tmp.exists() else []
+    if code or len(written) != 1:
+      raise CompletionError(f"mesh_transformer_main export exited with status {code} and wrote "
+                            f"{len(written)} SavedModels; full log: {log}")
+    (written[0] / EXPORT_METADATA).write_text(
+        json.dumps(_metadata(info, settings, vocabulary, run), indent=1) + "\n", encoding="utf-8")
+    try:
+      written[0].rename(final)
+    except OSError:
+      if not (final / "saved_model.pb").exists():  # else a concurrent export got there first
+        raise
+  finally:
+    shutil.rmtree(tmp, ignore_errors=True)
   echo(f"exported in {time.time() - start:.0f} s: {final}")
   return final
 
@@ -1022,13 +1027,6 @@ def describe_model(info: ModelInfo, about: dict) -> str:
   return f"{about['name']} ({', '.join(f for f in facts if f)})"
 
 
-def lf_line_ends(text: str) -> str:
-  """`text` with "\r\n" and a lone "\r" as "\n", as Python's tokenizer reads them: the model
-  was trained on such text, and read in a CRLF or CR file it ended its lines in "\r" (then the
-  editor's buffer got "\r\r\n")."""
-  return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
-
-
 class Completer:
   """A model dir's checkpoint, loaded once into the NumPy runtime; `complete` per request.
 
@@ -1240,7 +1238,8 @@ class Completer:
     start = time.perf_counter()
     top = self.options.top if top is None else top
     repository = self.repository if repository is None else repository
-    prefix, suffix, below = lf_line_ends(prefix), lf_line_ends(suffix), lf_line_ends(below)
+    prefix, suffix, below = (source_text.lf_line_ends(prefix), source_text.lf_line_ends(suffix),
+                             source_text.lf_line_ends(below))
     ranking = self.rank(prefix, suffix, top, repository, path, below)
     context, ranked = ranking.context, ranking.lines
     kept = kept_lines(ranked)
@@ -1309,7 +1308,7 @@ class Completer:
   def complete_at(self, text: str, cursor: int, top: Optional[int] = None, repository=None,
                   path: str = "") -> Completion:
     cursor = check_offset(text, cursor)
-    rest = lf_line_ends(text[cursor:])
+    rest = source_text.lf_line_ends(text[cursor:])
     line_end = rest.find("\n")
     suffix = rest if line_end < 0 else rest[:line_end]
     below = "" if line_end < 0 else rest[line_end + 1:]
@@ -1399,6 +1398,21 @@ def settings_from(args) -> DecodeSettings:
                         temperature=args.temperature)
 
 
+def _stdin_path_in_repo(completer: Completer, stdin_path: Optional[pathlib.Path]) -> str:
+  """--stdin-path as --repo names it: relative to the working directory where that is inside
+  --repo, else relative to --repo, as `serve`'s "path" is; a one-line error where it is in
+  neither (it was ignored, and the file's saved copy offered back: helper-55's audit)."""
+  if stdin_path is None:
+    return ""
+  found = completer.path_in_repo(stdin_path)
+  if found in ("", ".") and not stdin_path.is_absolute():
+    found = completer.path_in_repo(completer.repo / stdin_path)
+  if found in ("", "."):
+    raise CompletionError(f"--stdin-path {stdin_path} is not a file of --repo {completer.repo}: "
+                          "give its path in the project (relative to --repo or to here)")
+  return found
+
+
 def _complete(args) -> int:
   path, line, col = parse_target(args.target)
   if args.line is not None or args.col is not None:
@@ -1414,8 +1428,9 @@ def _complete(args) -> int:
   name = "stdin" if path == "-" else path
   cursor = len(text) if line is None else cursor_offset(text, line, col, name)
   completer = Completer(args.checkpoint, options_from(args), repo=args.repo)
-  result = completer.complete_at(text, cursor, path=completer.path_in_repo(
-      args.stdin_path if path == "-" else path))
+  result = completer.complete_at(text, cursor, path=(
+      _stdin_path_in_repo(completer, args.stdin_path) if path == "-"
+      else completer.path_in_repo(path)))
   # The lines in UTF-8 whatever the locale says (a non-UTF-8 stdout, PYTHONIOENCODING=ascii or
   # a Windows pipe, was a UnicodeEncodeError traceback; serve writes UTF-8 too).
   if hasattr(sys.stdout, "reconfigure"):
@@ -1482,9 +1497,10 @@ def register_cli(subparsers) -> None:
   complete.add_argument("--json", action="store_true",
                         help="print the JSON reply `serve` gives instead of the bare line")
   complete.add_argument("--stdin-path", type=pathlib.Path, metavar="FILE",
-                        help="with - and --repo: the file of the project whose code stdin holds, "
-                        "left out of the project as the piped code replaces it (else a line "
-                        "deleted from the piped code is offered back from the saved file)")
+                        help="with - and --repo: the file of the project whose code stdin holds "
+                        "(relative to --repo or to here), left out of the project as the piped "
+                        "code replaces it (else a line deleted from the piped code is offered "
+                        "back from the saved file)")
   add_engine_flags(complete, top=1)
   complete.set_defaults(func=_complete)
 

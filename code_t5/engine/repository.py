@@ -23,6 +23,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 
+from code_t5 import source_text
 from code_t5 import stranger_paths
 from code_t5.engine import copy_cache
 from code_t5.engine import encoding_memo
@@ -76,8 +77,12 @@ class Repository:
     self.read_as: Dict[str, Tuple[int, int]] = {}
 
   def add(self, path: str, text: str) -> None:
-    """`path` holds `text` from now on; nothing is done where it held that text already, so no
-    index is built again (an editor opening a file as saved changes nothing)."""
+    """`path` holds `text` from now on, as Python reads it (source_text.as_python_reads, as the
+    model reads the code it completes: an editor's CRLF buffer, added as it was, made the copy
+    cache and similar code offer lines with "\r" in the project's other files: helper-56's
+    audit); nothing is done where it held that text already, so no index is built again (an
+    editor opening a file as saved changes nothing)."""
+    text = source_text.as_python_reads(text)
     self._add(path, text, _digest(text))
 
   def _add(self, path: str, text: str, digest: bytes, pieces: Optional[np.ndarray] = None
@@ -266,11 +271,10 @@ def read_file(path: pathlib.Path, within: str) -> str:
   """A project's file as the index reads it: a regular UTF-8 file inside the real folder
   `within`, not a link, of at most MAX_FILE_BYTES, checked on the file opened (the listing's
   checks alone let a file or folder swapped for a link or a FIFO since be followed or waited on:
-  helper-48's audit), its line ends read as Python reads text ("\r\n" and "\r" as "\n")."""
+  helper-48's audit), as Python reads it (source_text.as_python_reads, as `add` keeps it)."""
   with stranger_paths.open_regular(path, MAX_FILE_BYTES, follow_link=False,
                                    within=within) as file:
-    text = file.read().decode("utf-8")
-  return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+    return source_text.as_python_reads(file.read().decode("utf-8"))
 
 
 def read_again(index: Repository, root: pathlib.Path, path: str) -> bool:

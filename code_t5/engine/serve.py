@@ -67,6 +67,7 @@ from typing import Optional
 
 from code_t5 import errors
 from code_t5 import processes
+from code_t5 import source_text
 from code_t5.engine import complete as complete_lib
 from code_t5.engine import native
 from code_t5.engine import repository as repository_lib
@@ -139,11 +140,14 @@ def _text_cursor(request: dict):
   if "cursor" in request and ("line" in request or "col" in request):
     raise complete_lib.CompletionError('give the cursor as "cursor" or as "line" and "col", not '
                                        'both')
+  # A byte-order mark is dropped, as `complete` drops it: no code, and no column (the model read
+  # it, and line 1's "col" counted it: helper-56's audit).
   if "prefix" in request:
     prefix = request["prefix"]
     if not isinstance(prefix, str):
       raise complete_lib.CompletionError('"prefix" must be a string')
-    return _check_unicode(prefix, "prefix"), len(prefix)
+    prefix = source_text.without_bom(_check_unicode(prefix, "prefix"))
+    return prefix, len(prefix)
   if "text" not in request:
     raise complete_lib.CompletionError('a request needs "prefix" or "text"')
   text = request["text"]
@@ -154,8 +158,12 @@ def _text_cursor(request: dict):
     line, col = request.get("line"), request.get("col")
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (line, col)):
       raise complete_lib.CompletionError('"line" and "col" must both be integers')
+    text = source_text.without_bom(text)
     return text, complete_lib.cursor_offset(text, line, col)
-  return text, complete_lib.check_offset(text, request.get("cursor", len(text)))
+  cursor = complete_lib.check_offset(text, request.get("cursor", len(text)))
+  if text.startswith(source_text.BOM):  # "cursor" counted the mark
+    return text[1:], max(cursor - 1, 0)
+  return text, cursor
 
 
 def _request_id(request):

@@ -9,9 +9,9 @@ n-gram at the same points: the difference in each metric and its 95 % interval
 (code_t5/evaluation/paired.py), as one line more or less of a 192-point set is not a win.
 
 The n-gram is fitted once per training root: it is saved in a cache folder (--ngram-cache,
-default $CODE_T5_CACHE/ngram or ~/.cache/code_t5/ngram) keyed by the root's content fingerprint
-(flcc.fingerprint: paths, sizes, mtimes), the split fractions and the n-gram's format, order and
-constants, and loaded instead of refitted while that key holds. One call can score several splits
+default $CODE_T5_CACHE/ngram, $XDG_CACHE_HOME/code_t5/ngram or ~/.cache/code_t5/ngram) keyed by
+the root's content fingerprint (flcc.fingerprint: paths, sizes, mtimes), the split fractions and
+the n-gram's format, order and constants, and loaded instead of refitted while that key holds. One call can score several splits
 (--split validation,test or all): one fit, one JSON with "splits": {split: results}.
 """
 
@@ -635,7 +635,8 @@ def register_cli(subparsers) -> None:
   parser.add_argument("--ngram-cache", type=pathlib.Path, default=None, metavar="DIR",
                       help="keep the fitted n-gram here, keyed by the train root's content "
                       "fingerprint and split fractions, and load it instead of refitting "
-                      "(default $CODE_T5_CACHE/ngram, else ~/.cache/code_t5/ngram)")
+                      "(default $CODE_T5_CACHE/ngram, else $XDG_CACHE_HOME/code_t5/ngram, else "
+                      "~/.cache/code_t5/ngram)")
   parser.add_argument("--no-ngram-cache", action="store_true",
                       help="fit the n-gram afresh and keep nothing")
   parser.add_argument("--out", type=pathlib.Path, required=True, help="JSON results file")
