@@ -731,7 +731,9 @@ def pid_alive(pid: int) -> bool:
 @contextlib.contextmanager
 def beam_workers_end_with_this_process(quiet: bool = False):
   """While active, the Beam workers this process starts end when it is gone (11.); `quiet`:
-  they log errors alone (Beam's workers logged ~70 lines of INFO and WARNING per job)."""
+  they log nothing (Beam's workers logged ~70 lines of INFO and WARNING per job, and each error
+  of theirs with its tracebacks, which the job raises again: a full disk was ~30 lines per
+  bundle before the job's own one-line error, helper-54's audit)."""
   previous = os.environ.get(BEAM_DRIVER_ENV)
   os.environ[BEAM_DRIVER_ENV] = f"{os.getpid()} {os.uname().nodename}" + (" quiet" if quiet else "")
   try:
@@ -760,7 +762,10 @@ def end_with_the_beam_driver():
   signal.signal(signal.SIGINT, signal.SIG_IGN)
   if flag == "quiet":
     import logging  # pylint: disable=g-import-not-at-top
-    logging.disable(logging.WARNING)  # (whatever level the worker's main sets later)
+    logging.disable(logging.ERROR)  # (whatever level the worker's main sets later)
+    # A failed bundle's traceback is also printed (sdk_worker._execute), and sent to the job,
+    # which raises it: the only copy the user needs.
+    sys.stderr = open(os.devnull, "w", encoding="utf-8")  # pylint: disable=consider-using-with
 
   def watch():
     while pid_alive(int(pid)):

@@ -86,8 +86,14 @@ def write_failure(error: BaseException, folder: Union[str, pathlib.Path]) -> Opt
     return number
   message = str(error)
   if type(error).__module__.startswith("tensorflow") and (given in message or folder in message):
-    return next((n for n in sorted(WRITE_ERRNOS) if os.strerror(n) in message), None)
+    return write_errno_named(message)
   return None
+
+
+def write_errno_named(message: str) -> Optional[int]:
+  """The errno of WRITE_ERRNOS whose strerror `message` holds (TensorFlow's and Beam's errors,
+  and a child's log line, say one so), else None."""
+  return next((n for n in sorted(WRITE_ERRNOS) if os.strerror(n) in message), None)
 
 
 def within(path: str, folder: str) -> bool:

@@ -109,8 +109,15 @@ def start_child(command: Sequence[str], **popen_kwargs) -> subprocess.Popen:
   Its own group so that signals for the child's whole tree go to one group (killpg), and a
   terminal's Ctrl-C reaches the parent first, which forwards it (forward_signals).
   """
-  return subprocess.Popen(list(command), preexec_fn=_die_with(os.getpid(), _prctl()),
+  return subprocess.Popen(list(command), preexec_fn=dying_with_this_process(),
                           process_group=0, **popen_kwargs)
+
+
+def dying_with_this_process() -> Callable[[], None]:
+  """A preexec_fn for subprocess.run or Popen: the child is killed by the kernel when this
+  process dies (SIGKILL included), and stays in this process's group, where a terminal's Ctrl-C
+  reaches it too."""
+  return _die_with(os.getpid(), _prctl())
 
 
 def kill_group(process: subprocess.Popen, signum=signal.SIGKILL) -> None:

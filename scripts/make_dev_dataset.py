@@ -124,8 +124,10 @@ def build(stdlib: pathlib.Path, out: pathlib.Path, force: bool = False, only=Non
   """Writes the dataset to `out` (atomically: a temporary folder beside it, then a rename)."""
   if not stdlib.is_dir():
     raise DatasetError(f"--stdlib {stdlib} is not a folder; pass the stdlib's folder of .py files")
-  if out.exists() and not force:
-    raise DatasetError(f"--out {out} exists; pass --force to replace it")
+  # --force replaces a dataset only, never a folder of the user's given by mistake (it emptied
+  # one: helper-54's audit).
+  processes.check_replaceable(out, lambda folder: (folder / "v3").is_dir(), "an FLCC dataset",
+                              force, DatasetError)
   plans = plan_repositories(stdlib)
   if only:
     unknown = set(only) - {p.repo_id for p in plans}
@@ -133,7 +135,11 @@ def build(stdlib: pathlib.Path, out: pathlib.Path, force: bool = False, only=Non
       raise DatasetError(f"--only {' '.join(sorted(unknown))}: no such repository in the plan")
     plans = [p for p in plans if p.repo_id in only]
   out.parent.mkdir(parents=True, exist_ok=True)
-  tmp = pathlib.Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+  # Named as processes.temporary_name, so that what a killed run left is removed by the next
+  # (a mkdtemp name stayed for good: helper-54's audit).
+  processes.remove_stale_temporaries(out.parent)
+  tmp = pathlib.Path(tempfile.mkdtemp(prefix=processes.temporary_name(out.name) + "-",
+                                      dir=out.parent))
   try:
     total_files = total_bytes = 0
     for index, plan in enumerate(plans, 1):

@@ -23,6 +23,7 @@ import warnings
 # `import code_t5` imports TensorFlow; its start-up messages say nothing about this script.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+from code_t5 import errors  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5 import processes  # pylint: disable=g-import-not-at-top,wrong-import-position
 from code_t5.engine import confidence  # pylint: disable=g-import-not-at-top,wrong-import-position
 
@@ -76,6 +77,7 @@ def main(argv=None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   parser.add_argument("results", nargs="+", type=pathlib.Path)
   parser.add_argument("--out", type=pathlib.Path, required=True)
+  parser.add_argument("--force", action="store_true", help="replace an existing --out")
   parser.add_argument("--gate", type=float, default=None, help="the default --min-score to mark")
   parser.add_argument("--earlier", nargs="*", type=pathlib.Path, default=[],
                       help="per results file, one of an earlier model at the same points")
@@ -86,6 +88,12 @@ def main(argv=None) -> int:
   args = parser.parse_args(argv)
   if args.earlier and len(args.earlier) != len(args.results):
     parser.error(f"--earlier: {len(args.earlier)} files for {len(args.results)} results files")
+  # Not over a file of the user's (it made a PNG of a .py given by mistake: helper-54's audit).
+  try:
+    processes.check_output_file(args.out, args.force, f"the plot {args.out}", errors.UserError)
+  except errors.UserError as e:
+    print(f"plot_shown_precision.py: {e}", file=sys.stderr)
+    return 2
   try:  # after the arguments: --help and their errors answer without it
     import matplotlib  # pylint: disable=g-import-not-at-top
   except ModuleNotFoundError:  # the engine-only install (a Python newer than 3.11) has none

@@ -28,6 +28,7 @@ import json
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -199,12 +200,16 @@ def _compare(args) -> int:
   """main's comparison, for its flags."""
   sys.path.insert(0, str(REPO))
   from code_t5 import errors  # pylint: disable=g-import-not-at-top
+  from code_t5 import processes  # pylint: disable=g-import-not-at-top
   from code_t5 import registration  # pylint: disable=g-import-not-at-top
   if not registration.tensorflow_installed():  # Mesh TF's side of the comparison
     print(errors.TrainingStackMissing("t5x_parity.py"), file=sys.stderr)
     return 2
   _check_t5x_flags(args)
   from code_t5.convert import t5x  # pylint: disable=g-import-not-at-top
+  # A SIGTERM ends this process as an exception would, so that its temporary folder goes (it
+  # stayed in $TMPDIR, and the T5X side ran on: helper-54's audit).
+  signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
   with tempfile.TemporaryDirectory() as work:
     work = pathlib.Path(work)
     report = t5x.convert(args.model_dir, work / "converted", params_only=True)
@@ -221,7 +226,8 @@ def _compare(args) -> int:
                TF_CPP_MIN_LOG_LEVEL="3", JAX_PLATFORMS="cpu")
     result = subprocess.run([args.t5x_python, str(pathlib.Path(__file__).resolve()),
                              "--t5x-side", str(work / "job.json")], cwd=source, env=env,
-                            capture_output=True, text=True, check=False)
+                            capture_output=True, text=True, check=False,
+                            preexec_fn=processes.dying_with_this_process())
     if result.returncode:
       print(result.stderr[-4000:], file=sys.stderr)
       return 2

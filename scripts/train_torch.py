@@ -37,6 +37,7 @@ import lzma
 import math
 import os
 import pathlib
+import signal
 import struct
 import sys
 import time
@@ -127,18 +128,23 @@ def example(text: str, cursor: int, encoder: Encoder, similar: str = ""):
   return inputs + [EOS] + right[:min(PIECES, ROW - len(inputs) - 2)] + [EOS]
 
 
-def similar_code_module():
-  """code_t5.engine.similar_code, loaded without running the package's __init__ (which imports
-  TensorFlow, absent on the device machine): the engine's own RepoCoder look-up, not a copy."""
+def code_t5_module(name: str):
+  """The module code_t5.`name`, loaded without running the package's __init__ (which imports
+  TensorFlow, absent on the device machine): the project's own code, not a copy."""
   import importlib  # pylint: disable=g-import-not-at-top
   import types  # pylint: disable=g-import-not-at-top
   package = pathlib.Path(__file__).resolve().parent.parent / "code_t5"
-  for name, folder in (("code_t5", package), ("code_t5.engine", package / "engine")):
-    if name not in sys.modules:
-      module = types.ModuleType(name)
+  for package_name, folder in (("code_t5", package), ("code_t5.engine", package / "engine")):
+    if package_name not in sys.modules:
+      module = types.ModuleType(package_name)
       module.__path__ = [str(folder)]
-      sys.modules[name] = module
-  return importlib.import_module("code_t5.engine.similar_code")
+      sys.modules[package_name] = module
+  return importlib.import_module(f"code_t5.{name}")
+
+
+def similar_code_module():
+  """code_t5.engine.similar_code: the engine's own RepoCoder look-up."""
+  return code_t5_module("engine.similar_code")
 
 
 def similar_groups(paths, group_files=GROUP_FILES):
@@ -428,6 +434,8 @@ def main(argv=None):
   parser.add_argument("--save-every", type=float, default=90.0, help="seconds")
   parser.add_argument("--max-steps", type=int, default=0)
   parser.add_argument("--out", type=pathlib.Path, required=True)
+  parser.add_argument("--force", action="store_true", help="replace the networks' NAME.npz and "
+                      "NAME.json in --out")
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--heldout", type=pathlib.Path, help="texts of held-out repositories "
                       "(export_texts.py --split validation): each network's loss on them before "
@@ -444,6 +452,15 @@ def main(argv=None):
   args = parser.parse_args(argv)
   if args.similar_rate and not args.paths:
     parser.error("--similar-rate needs --paths (export_texts.py --paths)")
+  names = [spec.split(":")[0] for spec in args.model]
+  # Before minutes of training: a rerun wrote over the last run's weights (helper-54's audit).
+  existing = [args.out / f"{name}{suffix}" for name in names for suffix in (".npz", ".json")
+              if (args.out / f"{name}{suffix}").exists()]
+  if existing and not args.force:
+    parser.error(f"--out {args.out} holds {existing[0].name} already: pass --force to replace "
+                 "it, or give another --out")
+  processes = code_t5_module("processes")
+  arrays_file = code_t5_module("engine.arrays_file")
 
   try:
     import torch  # pylint: disable=g-import-not-at-top
@@ -482,11 +499,16 @@ def main(argv=None):
   ctx = mp.get_context("fork")
   queue = ctx.Queue(maxsize=4 * max(args.workers, 1))
 
+  die_with_this_process = processes.dying_with_this_process()
+
   def produce(seed):
+    # A daemon worker ends with a run that exits; killed (kill -9, a SIGTERM), the run left its
+    # workers blocked in queue.put, 250 MB each (helper-54's audit): the kernel ends them now.
+    die_with_this_process()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the run's to handle
     for tokens, segments in batches(args, texts, seed, paths):
       queue.put((tokens, segments))
 
-  # Workers end with this process (daemon): none outlives a killed run.
   workers = [ctx.Process(target=produce, args=(args.seed * 1000 + w,), daemon=True)
              for w in range(args.workers)]
   for w in workers:
@@ -497,13 +519,12 @@ def main(argv=None):
     for m in models:
       arrays = {n: bfloat16_bits(m["net"].p(n).detach().float().cpu().numpy())
                 for n in m["net"].names}
-      path = args.out / f"{m['name']}.npz"
-      tmp = args.out / f"{m['name']}.tmp.npz"
-      np.savez(tmp, **arrays)
-      os.replace(tmp, path)
-      (args.out / f"{m['name']}.json").write_text(json.dumps(
-          {"steps": m["steps"], "final": final, "log": m["log"],
-           **{k: m[k] for k in ("heldout_before", "heldout_after") if k in m}}, indent=1))
+      processes.write_file_beside(args.out / f"{m['name']}.npz",
+                                  lambda f: arrays_file.save(f, arrays), binary=True)
+      summary = json.dumps({"steps": m["steps"], "final": final, "log": m["log"],
+                            **{k: m[k] for k in ("heldout_before", "heldout_after") if k in m}},
+                           indent=1)
+      processes.write_file_beside(args.out / f"{m['name']}.json", lambda f: f.write(summary))
 
   held = heldout_batches(args.heldout, args.vocab, args.heldout_rows) if args.heldout else None
   for m in models:
@@ -573,4 +594,9 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  try:
+    sys.exit(main())
+  except KeyboardInterrupt:  # one line, not a traceback per process (helper-54's audit)
+    print("train_torch.py: stopped by Ctrl-C; --out holds the networks' last save (every "
+          "--save-every seconds)", file=sys.stderr)
+    sys.exit(130)

@@ -4,6 +4,7 @@ cache == uncached example for example, and training reads the cache."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import uuid
@@ -209,4 +210,33 @@ def test_a_killed_job_s_workers_end_and_the_next_job_redoes_its_task(cached, bin
   earlier, _, _, _ = cached
   assert sorted(p.name for p in (out / TASK).iterdir()) == sorted(
       p.name for p in (earlier / TASK).iterdir())
+  assert cache.cached_stats(str(out / TASK)) == cache.cached_stats(str(earlier / TASK))
+
+
+def test_overwrite_keeps_the_finished_cache_until_the_new_one_is_done(cached, bindings, root,
+                                                                     tmp_path):
+  """--overwrite removed the finished cache before its job ran: a job killed (or failed) then left
+  none (helper-54's audit). The new one is written beside it and put in its place when done."""
+  earlier, _, _, _ = cached
+  out = tmp_path / "cache"
+  shutil.copytree(earlier, out)
+  before = test_utils.tree_listing(out / TASK)
+  command = [sys.executable, "-m", "code_t5.cli", "cache", "--output-cache-dir", str(out),
+             "--root", str(root), "--tasks", TASK, "--min-shards", "2", "--overwrite",
+             "--gin-param", bindings[1], "--runner-options=" + PIPELINE_OPTIONS.split("=", 1)[1]]
+  mark = str(uuid.uuid4())
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CODE_T5_TEST_MARK=mark)
+  job = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  try:
+    test_utils.wait_for(lambda: _workers_marked(mark) or job.poll() is not None, "a worker",
+                        120)
+    assert job.poll() is None
+  finally:
+    job.kill()
+    job.wait()
+  assert test_utils.tree_listing(out / TASK) == before  # untouched
+  again = subprocess.run(command, capture_output=True, text=True, env=env, timeout=240)
+  assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-3000:]
+  assert sorted(p.name for p in out.iterdir()) == sorted([TASK, cache.CACHE_LOCK])  # no others
+  assert (out / TASK / "COMPLETED").exists()
   assert cache.cached_stats(str(out / TASK)) == cache.cached_stats(str(earlier / TASK))

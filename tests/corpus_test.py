@@ -480,6 +480,26 @@ def test_a_second_sigterm_does_not_stop_the_clean_up_of_the_first(plain, tmp_pat
   assert sorted(p.name for p in tmp_path.iterdir()) == ["secret.py", "src"]
 
 
+def test_git_dies_with_a_killed_import(checkout, tmp_path):
+  """A git stalled on a read went on for the hour of the history's time-out after its import was
+  killed (helper-54's audit); the kernel ends it now. The stand-in git says its pid and
+  sleeps."""
+  stand_in = tmp_path / "bin" / "git"
+  _write(stand_in, f"#!/bin/sh\necho $$ >> {tmp_path / 'pids'}\nexec sleep 60\n")
+  stand_in.chmod(0o755)
+  env = dict(os.environ, PATH=f"{stand_in.parent}{os.pathsep}{os.environ['PATH']}")
+  job = subprocess.Popen([sys.executable, "-m", "code_t5.cli", "import", str(checkout), "--out",
+                          str(tmp_path / "root")], env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+  try:
+    test_utils.wait_for(lambda: (tmp_path / "pids").exists(), "git", 60)
+  finally:
+    job.kill()
+    job.wait()
+  (pid,) = (tmp_path / "pids").read_text().split()
+  test_utils.wait_for(lambda: not processes.pid_alive(int(pid)), "git to end", 10)
+
+
 def test_the_temporary_of_a_killed_import_is_removed_by_the_next(plain, tmp_path, capsys):
   out = tmp_path / "root"
   killed = subprocess.run([sys.executable, "-c", _KILLED_IMPORT, str(plain), str(out)],

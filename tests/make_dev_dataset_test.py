@@ -5,11 +5,14 @@ import io
 import json
 import pathlib
 import re
+import subprocess
+import sys
 import sysconfig
 import tokenize
 
 import pytest
 
+from code_t5 import processes
 from code_t5 import test_utils
 from code_t5.data import flcc
 
@@ -144,17 +147,40 @@ def test_two_builds_from_the_real_stdlib_are_byte_identical(tmp_path):
   assert len(one) == 9 + 2 * 3 and one == test_utils.tree_listing(tmp_path / "two")
 
 
-def test_an_existing_output_is_replaced_only_with_force(fake_stdlib, tmp_path, capsys):
+def test_an_earlier_dataset_is_replaced_only_with_force(fake_stdlib, tmp_path, capsys):
   out = tmp_path / "dataset"
-  out.mkdir()
-  (out / "keep.txt").write_text("mine")
+  assert _build(fake_stdlib, out) == 0
+  capsys.readouterr()  # (its progress)
+  (out / "v3" / "stale.txt").write_text("from before")
   assert _build(fake_stdlib, out) == 2
   error = capsys.readouterr().err
   assert error.count("\n") == 1 and str(out) in error and "--force" in error
-  assert (out / "keep.txt").read_text() == "mine"
   assert _build(fake_stdlib, out, "--force") == 0
-  assert not (out / "keep.txt").exists() and (out / "v3").is_dir()
+  assert not (out / "v3" / "stale.txt").exists()
   assert sorted(p.name for p in tmp_path.iterdir()) == ["dataset", "stdlib"]  # no temp folders
+
+
+def test_a_folder_that_is_no_dataset_is_never_replaced(fake_stdlib, tmp_path, capsys):
+  # --force emptied a folder of the user's given by mistake (helper-54's audit).
+  out = tmp_path / "mywork"
+  out.mkdir()
+  (out / "notes.txt").write_text("mine")
+  for flags in ((), ("--force",)):
+    assert _build(fake_stdlib, out, *flags) == 2
+    error = capsys.readouterr().err
+    assert error == (f"make_dev_dataset: --out {out} exists and is not an FLCC dataset; "
+                     "choose another --out\n")
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_what_a_killed_run_left_is_removed_by_the_next(fake_stdlib, tmp_path):
+  # A mkdtemp name stayed for good (helper-54's audit).
+  child = subprocess.Popen([sys.executable, "-c", "pass"])
+  child.wait()  # its pid is nobody's now
+  left = tmp_path / f"dataset.tmp-{processes.host()}-{child.pid}-x1y2"
+  (left / "v3").mkdir(parents=True)
+  assert _build(fake_stdlib, tmp_path / "dataset") == 0
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["dataset", "stdlib"]
 
 
 def test_an_unknown_repository_in_only_is_a_one_line_error(fake_stdlib, tmp_path, capsys):

@@ -23,6 +23,7 @@ import tensorflow as tf
 
 import numpy_t5
 from code_t5 import cli
+from code_t5 import processes
 from code_t5 import test_utils
 from code_t5.convert import t5x
 from code_t5.data import task_names
@@ -686,6 +687,35 @@ def test_t5x_parity_names_a_bad_t5x_flag_in_one_line_before_its_work(flags, mess
   assert result.returncode == 2
   assert result.stderr == f"t5x_parity.py: {message.format(tmp=tmp_path)}\n"
   assert list(tmp_path.iterdir()) == []
+
+
+def test_t5x_parity_stopped_leaves_neither_its_t5x_side_nor_its_folder(tmp_path):
+  """A SIGTERM left the T5X side running and the temporary folder in $TMPDIR (helper-54's
+  audit). The stand-in T5X python says its pid and sleeps."""
+  (tmp_path / "src" / "t5x").mkdir(parents=True)
+  python = tmp_path / "t5x-python"
+  python.write_text(f"#!/bin/sh\necho $$ > {tmp_path / 'pid'}\nexec sleep 120\n")
+  python.chmod(0o755)
+  temporary = tmp_path / "tmp"
+  temporary.mkdir()
+  job = subprocess.Popen(
+      [sys.executable, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"
+                           / "t5x_parity.py"), str(test_utils.PRETRAINED), "--t5x-src",
+       str(tmp_path / "src"), "--t5x-python", str(python)],
+      env=dict(os.environ, TMPDIR=str(temporary), TF_CPP_MIN_LOG_LEVEL="3"),
+      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  try:
+    test_utils.wait_for(lambda: (tmp_path / "pid").exists() or job.poll() is not None,
+                        "the T5X side", 300)
+    assert job.poll() is None
+    job.terminate()
+    assert job.wait(60) == 128 + signal.SIGTERM
+  finally:
+    job.kill()
+    job.wait()
+  pid = int((tmp_path / "pid").read_text())
+  test_utils.wait_for(lambda: not processes.pid_alive(pid), "the T5X side to end", 10)
+  assert list(temporary.iterdir()) == []
 
 
 def test_a_source_that_is_a_file_or_missing_is_named_as_such(tmp_path, capsys):

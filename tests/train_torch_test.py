@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from code_t5 import cli
+from code_t5 import processes
 from code_t5 import test_utils
 from code_t5.engine import runtime
 
@@ -156,6 +157,13 @@ def test_main_trains_and_its_weights_become_a_model_the_engine_runs(tmp_path):
                     "--heldout-rows", "16", "--out", str(out)])
   log = json.loads((out / "m.json").read_text())
   assert log["final"] and log["steps"] == 3
+  assert sorted(p.name for p in out.iterdir()) == ["m.json", "m.npz"]  # no temporaries
+  # A rerun into the same --out wrote over these weights (helper-54's audit).
+  again = subprocess.run([sys.executable, str(REPO / "scripts" / "train_torch.py"), "--texts",
+                          str(tmp_path / "texts.xz"), "--vocab", str(VOCAB), "--model", "m:1:1e-3",
+                          "--out", str(out)], capture_output=True, text=True, timeout=120)
+  assert again.returncode == 2 and again.stderr.splitlines()[-1].endswith(
+      f"--out {out} holds m.npz already: pass --force to replace it, or give another --out")
   assert 0 < log["heldout_after"] != log["heldout_before"] > 0
   weights = train_torch.read_weights(out / "m.npz")
   shipped = train_torch.read_weights(SHIPPED_RUNTIME)
@@ -177,6 +185,27 @@ def test_main_trains_and_its_weights_become_a_model_the_engine_runs(tmp_path):
   assert again.returncode == 2 and "--force" in again.stderr
   # Nothing left of the writes beside the model dir and the pack (no temporaries).
   assert sorted(p.name for p in tmp_path.iterdir()) == ["model", "out", "packed", "texts.xz"]
+
+
+def test_the_workers_die_with_a_killed_run(tmp_path):
+  # Daemon workers end at a normal exit only: a kill -9 left them blocked in queue.put, 250 MB
+  # each (helper-54's audit).
+  _write_texts(tmp_path / "texts.xz", [TEXT * 20])
+  run = subprocess.Popen([sys.executable, str(REPO / "scripts" / "train_torch.py"), "--texts",
+                          str(tmp_path / "texts.xz"), "--vocab", str(VOCAB), "--model", "m:1:1e-3",
+                          "--rows", "1", "--workers", "1", "--minutes", "5",
+                          "--out", str(tmp_path / "out")], stdout=subprocess.PIPE, text=True)
+  try:
+    for line in run.stdout:
+      if line.startswith("first batch"):
+        break
+    children = pathlib.Path(f"/proc/{run.pid}/task/{run.pid}/children").read_text().split()
+    assert children, "no worker"
+  finally:
+    run.kill()
+    run.wait()
+  test_utils.wait_for(lambda: not any(processes.pid_alive(int(pid)) for pid in children),
+                      "the workers to end", 30)
 
 
 def test_compiled_training_computes_the_eager_loss_and_gradients(tmp_path):

@@ -396,9 +396,12 @@ def _git(folder: str, *args: str, seconds: Optional[float] = None, bare: bool = 
   env.update(_GIT_ENV)
   where = ("--git-dir", folder, "--bare") if bare else ("-C", folder)
   # No stdin: an include.path of /dev/stdin, or a prompt, never reads the importer's terminal.
+  # git dies with the import, a kill -9 included (a git stalled on a read went on for the hour of
+  # _GIT_HISTORY_SECONDS after its import was killed: helper-54's audit).
   return subprocess.run([*_GIT, *where, *args], env=env, stdin=subprocess.DEVNULL,
                         cwd=folder if bare else None, check=True, capture_output=True,
-                        timeout=_GIT_SECONDS if seconds is None else seconds).stdout
+                        timeout=_GIT_SECONDS if seconds is None else seconds,
+                        preexec_fn=processes.dying_with_this_process()).stdout
 
 
 def _git_error(e: Exception) -> str:

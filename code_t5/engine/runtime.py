@@ -38,6 +38,7 @@ import numpy as np
 
 from code_t5 import errors
 from code_t5 import stranger_paths
+from code_t5.engine import arrays_file
 from code_t5.engine import native
 from code_t5.engine import tokenizers
 
@@ -122,7 +123,7 @@ def write(model_dir: pathlib.Path, step: int, info: dict, vocabulary, echo=None)
   with processes.folder_written_beside(
       final, f"the NumPy runtime {final}",
       f"copy {model_dir} to a folder you can write and use the copy", echo) as tmp:
-    _save_arrays(tmp / PARAMS_FILE, arrays)
+    arrays_file.save(tmp / PARAMS_FILE, arrays)
     meta = {
         "format": FORMAT, "source": str(model_dir.resolve()), "step": step,
         "task": info["task"], "model_type": info["model_type"],
@@ -133,18 +134,6 @@ def write(model_dir: pathlib.Path, step: int, info: dict, vocabulary, echo=None)
     }
     (tmp / MODEL_FILE).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
   return final
-
-
-def _save_arrays(path: pathlib.Path, arrays: Dict[str, np.ndarray]) -> None:
-  """np.savez's file (uncompressed .npy members, zip64), closed even when a write fails.
-
-  np.savez leaves its ZipFile open when a write fails (a full disk): its finalizer then tries to
-  finish the file after it was closed, and prints a second traceback as the process exits.
-  """
-  with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
-    for key, value in arrays.items():
-      with archive.open(f"{key}.npy", "w", force_zip64=True) as member:
-        np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
 
 
 def load_tokenizer(spec: dict, directory: pathlib.Path) -> tokenizers.Tokenizer:
@@ -338,7 +327,7 @@ def _read_params(directory: pathlib.Path, meta: dict) -> Dict[str, np.ndarray]:
           raise _mismatch(directory, f"no array {key}, which {MODEL_FILE} lists as "
                           f"{tensor.get('name')}")
         if archive.getinfo(f"{key}.npy").compress_type != zipfile.ZIP_STORED:
-          # _save_arrays stores them: a compressed member could inflate far beyond the file.
+          # arrays_file.save stores them: a compressed member could inflate far beyond the file.
           raise _damaged(path, f"array {key} is compressed, which code_t5 never writes")
         with archive.open(f"{key}.npy") as member:
           shape, fortran, dtype = _npy_header(member, np.lib.format.read_magic(member))

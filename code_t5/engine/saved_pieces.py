@@ -26,6 +26,7 @@ from typing import Dict, Optional
 import numpy as np
 
 from code_t5 import cache_dirs
+from code_t5.engine import arrays_file
 
 MAX_SAVED = 32
 # A temporary file older than this was left by a run that was killed while writing.
@@ -96,7 +97,7 @@ def save(path: Optional[pathlib.Path], pieces: Dict[bytes, np.ndarray], vocab_si
     # A new file, never one that is there already or a link's target.
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     with os.fdopen(fd, "wb") as f:
-      np.savez(f, digests=digests, starts=starts, ids=ids)
+      arrays_file.save(f, {"digests": digests, "starts": starts, "ids": ids})
     os.replace(temporary, path)
     _prune(path.parent)
   except BaseException as e:  # a read-only or full cache (the next run encodes again), a Ctrl-C

@@ -21,6 +21,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from code_t5.data import postprocessors
+from code_t5.engine import arrays_file
 
 TOKEN_RE = re.compile(r"\n|[ \t]+|\w+|[^\w\s]|\s")
 ORDER = 4
@@ -198,7 +199,7 @@ class NgramModel:
     for n, (offsets, next_ids) in enumerate(zip(self._offsets, self._next)):
       arrays[f"offsets_{n}"] = offsets
       arrays[f"next_{n}"] = next_ids
-    np.savez(file, **arrays)
+    arrays_file.save(file, arrays)
 
   @classmethod
   def load(cls, file, key: Optional[str] = None) -> "NgramModel":

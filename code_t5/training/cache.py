@@ -31,7 +31,7 @@ import os
 import pathlib
 import sys
 import time
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import code_t5_compat
 from code_t5 import errors
@@ -115,35 +115,44 @@ def parse_gin(gin_files: Sequence[str] = (), gin_params: Sequence[str] = (),
 def build_pipeline(pipeline, task_names: Sequence[str], output_cache_dir: str, *,
                    worker_setup=lambda: None, modules_to_import: Sequence[str] = ("code_t5",),
                    min_shards: int = 64, max_shards: int = 0, overwrite: bool = False,
-                   preprocessors_seed: Optional[int] = None) -> List[str]:
-  """Adds seqio's cache transforms for `task_names` to `pipeline`; returns the task cache dirs.
+                   preprocessors_seed: Optional[int] = None) -> List[Tuple[str, str]]:
+  """Adds seqio's cache transforms for `task_names` to `pipeline`; returns each task's (folder
+  written, its cache dir).
 
   The same graph as seqio.scripts.cache_tasks_main.run_pipeline (PreprocessTask -> global
   reshuffle -> TFRecords + info + stats -> COMPLETED), with `worker_setup` run on each worker
-  before it loads a task.
+  before it loads a task. A finished cache that `overwrite` redoes in a local folder is written
+  beside it (processes.temporary_name), for `run` to put in its place once the job is done: it
+  was removed first, and a job killed or failed so lost it (helper-54's audit).
   """
   import apache_beam as beam  # pylint: disable=g-import-not-at-top
   import seqio  # pylint: disable=g-import-not-at-top
   from seqio import beam_utils  # pylint: disable=g-import-not-at-top
   import tensorflow.compat.v2 as tf  # pylint: disable=g-import-not-at-top
 
+  local = "://" not in output_cache_dir
   output_dirs = []
   for task_name in task_names:
     task = seqio.TaskRegistry.get(task_name)
     if not task.supports_caching:
       raise CacheError(f"task {task_name} has no CacheDatasetPlaceholder")
     output_dir = os.path.join(output_cache_dir, seqio.get_task_dir_from_name(task.name))
+    written = output_dir
     if tf.io.gfile.exists(os.path.join(output_dir, "COMPLETED")):
       if not overwrite:
         print(f"{task_name}: already cached in {output_dir} (--overwrite to redo)")
         continue
-      tf.io.gfile.rmtree(output_dir)
+      if local:
+        written = os.path.join(output_cache_dir, processes.temporary_name(
+            seqio.get_task_dir_from_name(task.name)))
+      else:  # (a bucket has no folders to rename)
+        tf.io.gfile.rmtree(output_dir)
     elif tf.io.gfile.exists(output_dir):
       # A job that did not finish (killed): its shards, and Beam's temporaries, would stay
       # beside this job's (the caller holds the cache's lock: no job is writing it now).
       print(f"{task_name}: removing {output_dir}, left by a job that did not finish")
       tf.io.gfile.rmtree(output_dir)
-    output_dirs.append(output_dir)
+    output_dirs.append((written, output_dir))
     completion_values = []
     for split in task.splits:
       label = f"{task.name}_{split}"
@@ -157,20 +166,20 @@ def build_pipeline(pipeline, task_names: Sequence[str], output_cache_dir: str, *
                   | f"{label}_global_example_shuffle" >> beam.Reshuffle())
       completion_values.append(
           examples | f"{label}_write_tfrecord" >> beam_utils.WriteExampleTfRecord(
-              seqio.get_cached_tfrecord_prefix(output_dir, split), num_shards=num_shards))
+              seqio.get_cached_tfrecord_prefix(written, split), num_shards=num_shards))
       completion_values.append(
           examples | f"{label}_info" >> beam_utils.GetInfo(num_shards)
           | f"{label}_write_info" >> beam_utils.WriteJson(
-              seqio.get_cached_info_path(output_dir, split)))
+              seqio.get_cached_info_path(written, split)))
       completion_values.append(
           examples | f"{label}_stats" >> beam_utils.GetStats(task.output_features)
           | f"{label}_write_stats" >> beam_utils.WriteJson(
-              seqio.get_cached_stats_path(output_dir, split)))
+              seqio.get_cached_stats_path(written, split)))
     _ = (completion_values
          | f"{task.name}_flatten_completion_values" >> beam.Flatten()
          | f"{task.name}_discard_completion_values" >> beam.Filter(lambda _: False)
          | f"{task.name}_write_completed_file" >> beam.io.textio.WriteToText(
-             os.path.join(output_dir, "COMPLETED"), append_trailing_newlines=False,
+             os.path.join(written, "COMPLETED"), append_trailing_newlines=False,
              num_shards=1, shard_name_template=""))
   return output_dirs
 
@@ -224,17 +233,38 @@ def run(task_names: Sequence[str], output_cache_dir: str, *,
   setup = ApplyGinBindings(flcc_dataset_bindings())
   # Beam's local workers inherit the environment: with it they end when this job is gone
   # (code_t5_compat, shim 12 of docs/stack.md).
-  with _cache_lock(output_cache_dir), \
-      code_t5_compat.beam_workers_end_with_this_process(quiet_workers), \
-      beam.Pipeline(options=beam_options.PipelineOptions(list(pipeline_options))) as pipeline:
-    task_dirs = build_pipeline(pipeline, task_names, output_cache_dir, worker_setup=setup,
-                               min_shards=min_shards, max_shards=max_shards, overwrite=overwrite)
   import tensorflow.compat.v2 as tf  # pylint: disable=g-import-not-at-top  (gs:// too)
+  with _cache_lock(output_cache_dir):
+    if "://" not in output_cache_dir:  # what a killed --overwrite left beside the caches
+      processes.remove_stale_temporaries(pathlib.Path(output_cache_dir), echo)
+    task_dirs = []
+    try:
+      with code_t5_compat.beam_workers_end_with_this_process(quiet_workers), \
+          beam.Pipeline(options=beam_options.PipelineOptions(list(pipeline_options))) as pipeline:
+        task_dirs = build_pipeline(pipeline, task_names, output_cache_dir, worker_setup=setup,
+                                   min_shards=min_shards, max_shards=max_shards,
+                                   overwrite=overwrite)
+      for written, _ in task_dirs:
+        with tf.io.gfile.GFile(os.path.join(written, SOURCE_FILE), "w") as f:
+          f.write(json.dumps({"root": str(spec.root), "prepared": str(prepared.path),
+                              "num_files": dict(prepared.num_files)}, indent=1, sort_keys=True))
+    except BaseException as e:
+      # This job's unfinished folders, and Beam's temporaries in them, go (a full disk stayed
+      # full with 17 of them: helper-54's audit); a finished cache it was to redo stays.
+      for written, _ in task_dirs:
+        if tf.io.gfile.exists(written):
+          tf.io.gfile.rmtree(written)
+      # Beam's runner raises a worker's failed write as RuntimeError("OSError: [Errno 28] ...").
+      number = errors.write_errno_named(str(e)) if isinstance(e, RuntimeError) else None
+      if number is None:
+        raise
+      raise errors.WriteError(f"cannot write {output_cache_dir}: {os.strerror(number)}",
+                              number) from None
+    for written, task_dir in task_dirs:
+      if written != task_dir:
+        processes.move_into_place(pathlib.Path(written), pathlib.Path(task_dir), replace=True)
   report = {}
-  for task_dir in task_dirs:
-    with tf.io.gfile.GFile(os.path.join(task_dir, SOURCE_FILE), "w") as f:
-      f.write(json.dumps({"root": str(spec.root), "prepared": str(prepared.path),
-                          "num_files": dict(prepared.num_files)}, indent=1, sort_keys=True))
+  for _, task_dir in task_dirs:
     stats = cached_stats(task_dir)
     report[os.path.basename(task_dir)] = stats
     for split, s in stats.items():
@@ -324,9 +354,12 @@ def _cli(args) -> int:
       args.output_cache_dir.mkdir(parents=True, exist_ok=True)
   parse_gin(args.gin_file, gin_params)
   options = args.runner_options.split(",") if args.runner_options else LOCAL_MULTIPROCESS_OPTIONS
-  report = run(args.tasks.split(","), str(args.output_cache_dir), pipeline_options=options,
-               min_shards=args.min_shards, overwrite=args.overwrite,
-               quiet_workers=not args.verbose)
+  # A read-only folder (its lock), a full disk (the job's writes): one line, not a traceback.
+  with errors.writing(f"the cache in {args.output_cache_dir}", args.output_cache_dir,
+                      "give another --output-cache-dir"):
+    report = run(args.tasks.split(","), str(args.output_cache_dir), pipeline_options=options,
+                 min_shards=args.min_shards, overwrite=args.overwrite,
+                 quiet_workers=not args.verbose)
   if args.verify:
     verify(report, str(args.output_cache_dir))
   return 0

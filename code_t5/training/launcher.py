@@ -12,6 +12,7 @@ import os
 import pathlib
 import re
 import shlex
+import shutil
 import signal
 import stat
 import subprocess
@@ -439,6 +440,9 @@ def _trained_task(checkpoint_prefix: pathlib.Path) -> Optional[str]:
 
 # TensorFlow's Saver names each checkpoint in the model dir's `checkpoint` state file.
 _CHECKPOINT_NAME = re.compile(r"model\.ckpt-\d+")
+# The folder TensorFlow's Saver writes a checkpoint's shards into ("<prefix>_temp/part-...") and
+# renames them out of: left where a save failed.
+_UNFINISHED_SAVE = re.compile(r"model\.ckpt-\d+_temp")
 
 
 def _checkpoint_state_paths(text: str) -> List[str]:
@@ -724,16 +728,31 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
     forwarder.attach(process)
     loss_per_byte = None
     user_error = None
+    # A write into the model dir that failed (a full disk): TensorFlow names the file and the
+    # strerror, 27 lines below a "ResourceExhaustedError" that reads as memory (helper-54's
+    # audit); that errno, raised as a WriteError once the command failed.
+    write_errno = None
     # The shown lines of a traceback are held until its last line says what ended it: a code_t5
     # error becomes the one-line LaunchError alone, anything else is shown whole.
     held: Optional[List[str]] = None
+    # A finished traceback's shown lines, shown before the next line shown, or at the end unless
+    # a failed write explains them (its line comes later: the one-line WriteError says it all).
+    ended: List[str] = []
+
+    def show_ended() -> None:
+      for earlier in ended:
+        echo("  " + _ABSL_PREFIX.sub("", earlier).rstrip()[-300:])
+      ended.clear()
 
     def show(line: str) -> None:
+      show_ended()
       echo("  " + _ABSL_PREFIX.sub("", line).rstrip()[-300:])
 
     try:
       for line in process.stdout:
         log.write(line)
+        if write_errno is None and model_dir and model_dir in line:
+          write_errno = errors.write_errno_named(line)
         if m := _CHILD_USER_ERROR.match(line.rstrip()):
           user_error = m.group(1)
         if held is not None:  # inside a traceback
@@ -747,8 +766,11 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
           # A forwarded Ctrl-C ends in KeyboardInterrupt: the "stopped by SIGINT" line says it
           # (the traceback's first line alone was shown: helper-19's audit).
           if not line.startswith("KeyboardInterrupt"):
-            for shown in held:
-              show(shown)
+            ended.extend(held)
+            if _SHOWN.search(line) and not line.startswith("Traceback"):  # its last line
+              ended.append(line)
+              held = None
+              continue
           held = None
         if line.startswith("Traceback (most recent call last):"):
           held = [line]
@@ -772,16 +794,20 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
             show(line)
         elif _SHOWN.search(line) and not _DECODE_LOG.match(_ABSL_PREFIX.sub("", line)):
           show(line)
-      for shown in held or ():  # the output ended inside a traceback
-        show(shown)
+      ended.extend(held or ())  # (the output ended inside a traceback)
       if progress.unshown_save is not None:
         show(progress.unshown_save[1])
       process.wait()  # with SIGTERM/SIGINT still forwarded
+      if not (process.returncode and write_errno is not None):
+        show_ended()
     except BaseException:
       processes.kill_group(process)  # an error here must not leave the trainer running
       raise
   if process.returncode and user_error:
     raise LaunchError(f"{user_error} (full log: {log_path})")
+  if process.returncode and write_errno is not None and not forwarder.received:
+    raise errors.WriteError(f"cannot write {model_dir}: {os.strerror(write_errno)} (full log: "
+                            f"{log_path})", write_errno)
   if process.returncode:
     if progress.shape is None and model_dir:
       progress.shape = run_shape(pathlib.Path(model_dir), progress.start)
@@ -806,12 +832,26 @@ def train_and_eval(experiment: Experiment, steps: int, evaluate: bool = True, ec
     # Mesh TF reads it with TensorFlow's reader, which blocks on a FIFO and trusts the index.
     checkpoints.check_checkpoint(experiment.init_from,
                                  lambda message: LaunchError(f"--init-from: {message}"))
+  # A model dir that cannot be written (a file on its way, a read-only or full disk, as the lock
+  # is taken or as the trainer writes): one line, not a traceback (helper-54's audit).
   with errors.writing(f"the model dir {model_dir}", model_dir, "give another --model-dir"):
-    model_dir.mkdir(parents=True, exist_ok=True)  # a file on its way: one line, not a traceback
-  # Two trainers on one model dir would overwrite each other's checkpoints.
-  with processes.exclusive_lock(model_dir / TRAIN_LOCK, f"--model-dir {model_dir} is being "
-                                "trained"):
-    return _train_and_eval(experiment, steps, evaluate, echo)
+    model_dir.mkdir(parents=True, exist_ok=True)
+    # Two trainers on one model dir would overwrite each other's checkpoints.
+    with processes.exclusive_lock(model_dir / TRAIN_LOCK, f"--model-dir {model_dir} is being "
+                                  "trained"):
+      try:
+        return _train_and_eval(experiment, steps, evaluate, echo)
+      finally:
+        _remove_unfinished_saves(model_dir)
+
+
+def _remove_unfinished_saves(model_dir: pathlib.Path) -> None:
+  """Removes what TensorFlow's Saver left of a save that failed (a full disk): the folder
+  `model.ckpt-N_temp/` it writes a checkpoint's shards into before renaming them, which no
+  reader takes. Under the train lock: no save is under way."""
+  for entry in os.scandir(model_dir):
+    if _UNFINISHED_SAVE.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+      shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def _train_and_eval(experiment: Experiment, steps: int, evaluate: bool, echo) -> int:
