@@ -474,11 +474,11 @@ def test_piped_code_given_its_path_replaces_that_file_of_the_project(tmp_path):
   # ignored, and the saved copy offered back (helper-55's audit).
   relative = json.loads(_code_t5(*args, "--stdin-path", "f.py", "-", stdin=piped).stdout)
   assert {**relative, "ms": 0} == {**replaced, "ms": 0}
-  error = _one_line_error(_code_t5(*args, "--stdin-path", "../f.py", "-", stdin=piped),
-                          "complete")
-  assert error == (f"code-t5 complete: --stdin-path ../f.py is not a file of --repo "
-                   f"{repo.resolve()}: give its path in the project (relative to --repo or to "
-                   "here)")
+  for wrong in ("../f.py", "g.py"):  # outside --repo; a name no file has (helper-57's review)
+    error = _one_line_error(_code_t5(*args, "--stdin-path", wrong, "-", stdin=piped), "complete")
+    assert error == (f"code-t5 complete: --stdin-path {wrong} is not a file of --repo "
+                     f"{repo.resolve()}: give its path in the project (relative to --repo or to "
+                     "here)")
   for wrong in ([*args, "--stdin-path", "f.py", str(repo / "f.py")],  # not stdin
                 [*args[:-2], "--stdin-path", "f.py", "-"]):  # no --repo
     error = _one_line_error(_code_t5(*wrong, stdin=piped), "complete")

@@ -17,6 +17,7 @@ import textwrap
 import pytest
 
 from code_t5 import cli
+from code_t5 import errors
 from code_t5 import processes
 from code_t5 import test_utils
 from code_t5.training import curves
@@ -369,3 +370,69 @@ def test_paths_reach_gin_as_they_are_whatever_they_hold(tmp_path):
   for param in params:
     statement = config_parser.ConfigParser(param, Literals()).parse_statement()
     assert statement.value == str(weird), param
+
+
+# How Mesh TF's process says a checkpoint's save found the disk full (TF 2.15): the session's
+# traceback, then, lines below it, the file and the strerror.
+_FULL_DISK_AT_A_SAVE = """
+import sys
+model = sys.argv[1]
+for step in (0, 100):
+  print(f"I1122 19:09:35.188298 1 saver.py:1] Saving checkpoints for {step} into {model}/model.ckpt.")
+  print(f"tf_loss[2.5][{step + 1}]")
+print("Traceback (most recent call last):")
+print('  File "session.py", line 1421, in _do_call')
+print("tensorflow.python.framework.errors_impl.ResourceExhaustedError: Graph execution error:")
+print("Node: 'save/SaveV2_1'")
+print(f"{model}/model.ckpt-100_temp/part-00001-of-00002.data-00000-of-00001.tempstate5; "
+      "No space left on device")
+sys.exit(1)
+"""
+
+
+def test_a_full_disk_at_any_save_is_one_write_error_without_the_traceback(tmp_path):
+  """The ResourceExhaustedError's traceback read as memory, its cause 27 lines below in the log
+  (helper-54's audit); at a save after the first, whose line was held, the traceback was still
+  shown (helper-57's review)."""
+  model = tmp_path / "m"
+  shown = []
+  with pytest.raises(errors.WriteError) as raised:
+    launcher.run([sys.executable, "-c", _FULL_DISK_AT_A_SAVE, str(model),
+                  f"--model_dir={model}"], tmp_path / "train.log", echo=shown.append)
+  assert str(raised.value) == (f"cannot write {model}: No space left on device (full log: "
+                               f"{tmp_path / 'train.log'})")
+  assert not [line for line in shown[1:] if "Traceback" in line or "Error" in line], shown
+
+
+def test_a_failed_write_the_trainer_went_on_from_does_not_hide_what_ended_it(tmp_path):
+  # A warning naming a file of the model dir and "Permission denied" turned a later crash into
+  # "cannot write", its traceback never shown (helper-57's review).
+  model = tmp_path / "m"
+  script = (f"print('W1122 x.py:1] {model}/events: Permission denied (retrying elsewhere)', "
+            "flush=True)\nraise ValueError('the real cause')")
+  shown = []
+  assert launcher.run([sys.executable, "-c", script, f"--model_dir={model}"],
+                      tmp_path / "train.log", echo=shown.append) == 1
+  assert "  ValueError: the real cause" in shown
+
+
+def test_a_traceback_the_run_went_on_from_is_shown_before_its_next_steps(tmp_path):
+  # Held until the next line shown, it waited past every progress line, to the run's end
+  # (helper-57's review). The command waits for the traceback to be shown; 3 if it never was.
+  seen = tmp_path / "seen"
+  script = textwrap.dedent(f"""
+      import os, sys, time
+      print("Traceback (most recent call last):")
+      print('  File "x.py", line 1, in <module>')
+      print("ValueError: survived")
+      print("tf_loss[2.5][1]", flush=True)
+      deadline = time.time() + 20
+      while not os.path.exists({str(seen)!r}) and time.time() < deadline:
+        time.sleep(0.05)
+      sys.exit(0 if os.path.exists({str(seen)!r}) else 3)
+      """)
+
+  def echo(line):
+    if line == "  ValueError: survived":  # (not the command's line, which holds it too)
+      seen.touch()
+  assert launcher.run([sys.executable, "-c", script], tmp_path / "train.log", echo=echo) == 0

@@ -6,9 +6,9 @@ the same), and so do the subcommand modules code_t5/cli.py imports by name (SUBC
 
 The floors, bottom first; a module imports its own sub-package and the floors below it:
 
-    errors, cache_dirs, source_text < processes, stranger_paths < data/ < registration, test_utils (they import data/:
-    register() its tasks, make_flcc_tree its layout) < training/ < engine/ < evaluation/ and
-    convert/ (side by side: neither imports the other) < cli
+    errors, cache_dirs, source_text < processes, stranger_paths < data/ < registration,
+    test_utils (they import data/: register() its tasks, make_flcc_tree its layout) < training/
+    < engine/ < evaluation/ and convert/ (side by side: neither imports the other) < cli
 """
 
 import ast

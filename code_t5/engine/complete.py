@@ -1399,18 +1399,18 @@ def settings_from(args) -> DecodeSettings:
 
 
 def _stdin_path_in_repo(completer: Completer, stdin_path: Optional[pathlib.Path]) -> str:
-  """--stdin-path as --repo names it: relative to the working directory where that is inside
-  --repo, else relative to --repo, as `serve`'s "path" is; a one-line error where it is in
-  neither (it was ignored, and the file's saved copy offered back: helper-55's audit)."""
+  """--stdin-path as --repo names it: the file of --repo it names relative to the working
+  directory, else relative to --repo, as `serve`'s "path" is; a one-line error where it names
+  none (it was ignored, and the file's saved copy offered back: helper-55's audit and helper-57's
+  review)."""
   if stdin_path is None:
     return ""
-  found = completer.path_in_repo(stdin_path)
-  if found in ("", ".") and not stdin_path.is_absolute():
-    found = completer.path_in_repo(completer.repo / stdin_path)
-  if found in ("", "."):
-    raise CompletionError(f"--stdin-path {stdin_path} is not a file of --repo {completer.repo}: "
-                          "give its path in the project (relative to --repo or to here)")
-  return found
+  for path in (stdin_path, completer.repo / stdin_path):  # (the second is the first if absolute)
+    found = completer.path_in_repo(path)
+    if found not in ("", ".") and (completer.repo / found).is_file():
+      return found
+  raise CompletionError(f"--stdin-path {stdin_path} is not a file of --repo {completer.repo}: "
+                        "give its path in the project (relative to --repo or to here)")
 
 
 def _complete(args) -> int:

@@ -11,8 +11,9 @@ n-gram at the same points: the difference in each metric and its 95 % interval
 The n-gram is fitted once per training root: it is saved in a cache folder (--ngram-cache,
 default $CODE_T5_CACHE/ngram, $XDG_CACHE_HOME/code_t5/ngram or ~/.cache/code_t5/ngram) keyed by
 the root's content fingerprint (flcc.fingerprint: paths, sizes, mtimes), the split fractions and
-the n-gram's format, order and constants, and loaded instead of refitted while that key holds. One call can score several splits
-(--split validation,test or all): one fit, one JSON with "splits": {split: results}.
+the n-gram's format, order and constants, and loaded instead of refitted while that key holds.
+One call can score several splits (--split validation,test or all): one fit, one JSON with
+"splits": {split: results}.
 """
 
 import collections

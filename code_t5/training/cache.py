@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import pathlib
+import re
 import sys
 import time
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
@@ -185,6 +186,10 @@ def build_pipeline(pipeline, task_names: Sequence[str], output_cache_dir: str, *
 
 
 CACHE_LOCK = "cache.lock"  # in --output-cache-dir, held while a job writes there
+# The steps of build_pipeline's graph that write into --output-cache-dir, as Beam names the one a
+# failed bundle ran.
+_WRITE_STEP = re.compile(r"while running '[^']*_(write_tfrecord|write_info|write_stats|"
+                         r"write_completed_file)/")
 
 
 def _cache_lock(output_cache_dir: str):
@@ -212,7 +217,7 @@ def run(task_names: Sequence[str], output_cache_dir: str, *,
         max_shards: int = 0, overwrite: bool = False, echo=print,
         quiet_workers: bool = False) -> Dict[str, dict]:
   """Prepares the gin-bound FLCC root, runs the Beam cache job, returns {task: stats per split}.
-  `quiet_workers`: the local runner's workers log only errors.
+  `quiet_workers`: the local runner's workers write nothing (the job raises their errors).
 
   gin must be parsed already (parse_gin); the tasks are registered by `import code_t5`.
   """
@@ -254,8 +259,11 @@ def run(task_names: Sequence[str], output_cache_dir: str, *,
       for written, _ in task_dirs:
         if tf.io.gfile.exists(written):
           tf.io.gfile.rmtree(written)
-      # Beam's runner raises a worker's failed write as RuntimeError("OSError: [Errno 28] ...").
-      number = errors.write_errno_named(str(e)) if isinstance(e, RuntimeError) else None
+      # Beam's runner raises a worker's failed write as RuntimeError("OSError: [Errno 28] ...
+      # [while running '...']"), naming the bundle's step: one that writes (not a read that was
+      # refused elsewhere: helper-57's review).
+      number = (errors.write_errno_named(str(e))
+                if isinstance(e, RuntimeError) and _WRITE_STEP.search(str(e)) else None)
       if number is None:
         raise
       raise errors.WriteError(f"cannot write {output_cache_dir}: {os.strerror(number)}",

@@ -698,8 +698,9 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
   steps/s and token slots/s since the previous line, and the ETA to the run's train_steps (both
   read from the model dir's fresh operative_config.gin).
 
-  A code_t5 error that ends the command is raised here as a LaunchError with its message.
-  The command runs in its own process group and dies with this process (processes.start_child);
+  A code_t5 error that ends the command is raised here as a LaunchError with its message, and a
+  failed write into the model dir (a full disk, named after the command's last traceback) as an
+  errors.WriteError. The command runs in its own process group and dies with this process (processes.start_child);
   SIGTERM/SIGINT are forwarded to it. `env`: variables set for the command on top of this
   process's environment (they win, TF_CPP_MIN_LOG_LEVEL included). `init_task`: the task of the
   model a new run starts from (--init-from), noted at the first step if the run's differs.
@@ -730,8 +731,12 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
     user_error = None
     # A write into the model dir that failed (a full disk): TensorFlow names the file and the
     # strerror, 27 lines below a "ResourceExhaustedError" that reads as memory (helper-54's
-    # audit); that errno, raised as a WriteError once the command failed.
+    # audit); that errno, raised as a WriteError once the command failed. Only one named after
+    # the last traceback began explains the exit (helper-57's review: a warning the trainer went
+    # on from hid the traceback of what ended it).
     write_errno = None
+    in_model_dir = (re.compile(r"(?:^|[\s'\"=:])" + re.escape(model_dir.rstrip("/")) + "/")
+                    if model_dir else None)
     # The shown lines of a traceback are held until its last line says what ended it: a code_t5
     # error becomes the one-line LaunchError alone, anything else is shown whole.
     held: Optional[List[str]] = None
@@ -751,7 +756,7 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
     try:
       for line in process.stdout:
         log.write(line)
-        if write_errno is None and model_dir and model_dir in line:
+        if write_errno is None and in_model_dir and in_model_dir.search(line):
           write_errno = errors.write_errno_named(line)
         if m := _CHILD_USER_ERROR.match(line.rstrip()):
           user_error = m.group(1)
@@ -774,6 +779,7 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
           held = None
         if line.startswith("Traceback (most recent call last):"):
           held = [line]
+          write_errno = None
           continue
         if line.startswith(_TF_LOGGER_PREFIXES):
           continue
@@ -788,6 +794,9 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
           if losses:
             losses.write(f"{step}\t{loss}" +
                          ("" if loss_per_byte is None else f"\t{loss_per_byte}") + "\n")
+          # The run went on: what came before ended nothing (shown now, not hours later).
+          show_ended()
+          write_errno = None
           progress.step(step, loss, loss_per_byte)
         elif _SAVE_LINE.search(line):
           if progress.saved(line):
@@ -795,11 +804,12 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
         elif _SHOWN.search(line) and not _DECODE_LOG.match(_ABSL_PREFIX.sub("", line)):
           show(line)
       ended.extend(held or ())  # (the output ended inside a traceback)
-      if progress.unshown_save is not None:
-        show(progress.unshown_save[1])
       process.wait()  # with SIGTERM/SIGINT still forwarded
       if not (process.returncode and write_errno is not None):
         show_ended()
+      ended.clear()  # (a failed save's traceback: the WriteError below says it in one line)
+      if progress.unshown_save is not None:
+        show(progress.unshown_save[1])
     except BaseException:
       processes.kill_group(process)  # an error here must not leave the trainer running
       raise

@@ -20,6 +20,7 @@ from typing import Dict, List, NamedTuple, Optional
 
 from code_t5 import errors
 from code_t5 import registration
+from code_t5 import source_text
 from code_t5 import stranger_paths
 
 FILE_NAME = "operative_config.gin"
@@ -141,7 +142,7 @@ def unparsable(text: str) -> Optional[str]:
   """Why gin's parser refuses `text` (one line), or None where it reads every statement; nothing
   is looked up, imported or called."""
   from gin import config_parser  # pylint: disable=g-import-not-at-top  (as below)
-  parser = config_parser.ConfigParser(_lf(text), _References())
+  parser = config_parser.ConfigParser(source_text.lf_line_ends(text), _References())
   try:
     while parser.parse_statement() is not None:
       pass
@@ -170,7 +171,7 @@ def unsafe_statement(text: str) -> Optional[str]:
   delegate = _References()
   # gin reads a file with open(), whose lines also end at a lone "\r": read as one comment here,
   # `# note\r<statement>` hid the statement (helper-24's audit).
-  parser = config_parser.ConfigParser(_lf(text), delegate)
+  parser = config_parser.ConfigParser(source_text.lf_line_ends(text), delegate)
   while True:
     try:
       statement = parser.parse_statement()
@@ -201,11 +202,6 @@ def unsafe_statement(text: str) -> Optional[str]:
         if not _allowed(reference.name, reference.called, whole_value_of):
           named = f"@{reference.name}{'()' if reference.called else ''}"
           return shown if named in shown else f"{key} = ... {named} ..."
-
-
-def _lf(text: str) -> str:
-  """`text` with its lines ending in "\n" alone, as open() reads a file."""
-  return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _own_gin_file(name: str) -> bool:
