@@ -17,7 +17,9 @@ import pathlib
 import tempfile
 import time
 
-import seqio
+import bench_utils  # pylint: disable=unused-import  (benchmarks/; puts the repository on sys.path
+# and keeps the libraries' log off the output, so it comes before seqio and code_t5)
+import seqio  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 from code_t5.data import flcc
 from code_t5.data import spm_vocabulary

@@ -223,7 +223,7 @@ def _train(args):
   _check_a_root_is_given(args, experiment, recorded)
   evaluate = not args.no_eval
   if evaluate:
-    nothing_held_out = experiment.no_validation()
+    nothing_held_out = experiment.no_validation(points=True)
     if nothing_held_out:  # training one's own project alone is fine; its eval would score nothing
       print(f"code-t5 train: note: {nothing_held_out}; training without the eval after it",
             file=sys.stderr)
@@ -328,7 +328,7 @@ def _eval(args):
     return _dry_run(experiment.eval_command(args.line_completion, args.max_files))
   launcher.check_devices(experiment.run)
   launcher.check_model_dir(experiment.model_dir)
-  nothing_held_out = experiment.no_validation()
+  nothing_held_out = experiment.no_validation(points=args.line_completion)
   if nothing_held_out:
     raise launcher.LaunchError(nothing_held_out)
   if launcher.latest_step(experiment.model_dir) is None:  # checked before anything is written
@@ -395,7 +395,14 @@ def _prepare(args):
     if not kept["files"]:
       # (It said "pass --validation-fraction > 0" where it was 0.05 already: helper-19's audit.)
       fraction = getattr(spec.splits, split, None)
-      fix = ("add repositories to the root" if split == "train" else
+      # Its repositories' files all dropped: "add repositories" was said to a root of 4, its
+      # split holding one (helper-58's audit).
+      dropped = stats["reader"]["splits"][split].get("dropped") or {}
+      fix = (f"its {repos[split]} repositor{'y' if repos[split] == 1 else 'ies'} lost every file "
+             f"to the reader's filters (" + ", ".join(f"{reason} {count['files']}" for reason, count
+                                                       in sorted(dropped.items())) + ")"
+             if repos[split] else
+             "add repositories to the root" if split == "train" else
              f"pass --{split}-fraction > 0" if not fraction else
              f"a held-out split gets a repository of its own from {flcc.MIN_REPOS_FOR_HELD_OUT} "
              f"repositories on (this root has {sum(repos.values())}): add repositories")

@@ -486,6 +486,15 @@ def test_prepare_prints_each_split_and_warns_on_an_empty_one(tmp_path, capsys):
   _, err = capsys.readouterr()
   assert "a held-out split gets a repository of its own from 3 repositories on (this root has " \
       "2): add repositories" in err and "fraction" not in err, err
+  # Four repositories of one file each, the same: each held-out split's repository lost its file
+  # as a duplicate ("add repositories" was said to a root of 4: helper-58's audit).
+  same = test_utils.make_flcc_tree(tmp_path / "same", {
+      test_utils.repo_in_split("train", skip=i): {"m.py": "value = 1\n"} for i in range(4)})
+  assert cli.main(["prepare", "--root", str(same), "--prepared-dir", str(prepared)]) == 0
+  _, err = capsys.readouterr()
+  for split in ("validation", "test"):
+    assert (f"the {split} split of {same} is empty; a run on it would have no examples: its 1 "
+            "repository lost every file to the reader's filters (duplicate 1)") in err, err
 
 
 # --- start-up: nothing heavy before a command needs it; registration; quiet by default ----------
@@ -802,3 +811,18 @@ def test_a_gin_param_named_in_a_note_is_one_shell_word_as_written():
                        ('x = "a"', "'x = \"a\"'"), ("y = '$HOME'", "'y = '\"'\"'$HOME'\"'\"''")]:
     assert cli._shell_word(param) == shown  # pylint: disable=protected-access
     assert shlex.split(shown) == [param]
+
+
+def test_eval_of_a_validation_split_without_points_is_a_one_line_error(tmp_path, capsys):
+  # Repositories of one-line files: every metric printed as nan, status 0 (helper-58's audit).
+  repos = {test_utils.repo_in_split(split, skip=i): {"a.py": "1\n"}
+           for split in ("train", "validation", "test") for i in range(2)}
+  root = test_utils.make_flcc_tree(tmp_path / "flcc", repos)
+  model_dir = tmp_path / "run"
+  assert cli.main(["eval", "--root", str(root), "--model-dir", str(model_dir),
+                   "--line-completion"]) == 2
+  assert capsys.readouterr().err == (
+      f"code-t5 eval: --root {root}: its validation split has no completion points (no file has "
+      "a line of 2 characters or more), so there is nothing to evaluate on: import repositories "
+      "of more code\n")
+  assert not model_dir.exists()

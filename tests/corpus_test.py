@@ -198,6 +198,14 @@ def test_a_project_folder_is_one_repository_with_all_its_files(tmp_path, capsys)
   assert sorted(_read(tmp_path / "root")) == [
       ("src/proj", "main.py"), ("src/proj", "pkg/__init__.py"), ("src/proj", "pkg/mod.py"),
       ("src/proj", "tests/test_mod.py")]
+  # A project without sub-folders of code could not have been meant otherwise: no note
+  # (helper-58's audit), and no rate of a run under a second.
+  flat = tmp_path / "src" / "flat"
+  _write(flat / "m.py", "value = 1\n")
+  code, err = _import(capsys, flat, "--out", tmp_path / "flat_root")
+  assert code == 0 and "read as one repository" not in err, err
+  (wrote,) = [line for line in err.splitlines() if line.startswith("wrote ")]
+  assert wrote.endswith(" MB read in 0.0 s)"), wrote
   # A project file at the top makes it one even with every *.py file below (a src/ layout).
   (project / "main.py").unlink()
   _write(project / "pyproject.toml", "[project]\nname = 'proj'\n")

@@ -326,6 +326,16 @@ def test_the_newest_recorded_training_command_names_the_composition(tmp_path):
   assert launcher.recorded_training(tmp_path / "elsewhere") is None
 
 
+def test_an_exports_or_evals_command_is_no_training_of_a_packed_model_dir(tmp_path):
+  # A packed model dir keeps no training command: an export's was read as one, its bindings
+  # named as missing and its task version asked of a resume (helper-58's audit).
+  _record(tmp_path, "main.py --model_dir=x --gin_file=/p/operative_config.gin --gin_file=runs/cpu.gin "
+          "--gin_file=runs/export.gin --gin_param=utils.run.mode = 'export_infer'", "command")
+  _record(tmp_path, "main.py --model_dir=x --gin_file=/p/operative_config.gin "
+          "--gin_file=runs/eval_line_completion.gin", "command.1")
+  assert launcher.recorded_training(tmp_path) is None
+
+
 def test_what_one_run_did_is_not_carried_to_the_next_however_it_is_named(tmp_path):
   """A stranger's recorded command could otherwise switch an export to training, or point the
   dataset at a folder of the user's, by naming the binding another way."""

@@ -1,6 +1,7 @@
 """The code SentencePiece vocabulary loses nothing (Python and TF agree), and `code-t5 vocab`."""
 
 import pathlib
+import re
 
 import pytest
 import seqio
@@ -195,3 +196,17 @@ def test_cli_bad_input_is_one_line_and_writes_nothing(small_root, tmp_path, caps
   assert error.startswith("code-t5 vocab: ") and message.format(tmp=tmp_path) in error, error
   assert sorted(p.name for p in tmp_path.iterdir()) == ["exists.model"]
   assert (tmp_path / "exists.model").read_bytes() == b"old"
+
+
+def test_a_size_below_the_roots_characters_is_told_in_this_commands_terms(tmp_path, capsys):
+  # SentencePiece's own line named its flags ("--character_coverage"), not --size's floor
+  # (helper-58's audit).
+  root = test_utils.make_flcc_tree(tmp_path / "flcc", {
+      test_utils.repo_in_split("train"): {"m.py": "".join(f"x = {chr(c)!r}\n"
+                                                          for c in range(0x3b1, 0x3b1 + 60))}})
+  out = tmp_path / "v.model"
+  assert cli.main(["vocab", "--root", str(root), "--size", "270", "--out", str(out)]) == 2
+  error = capsys.readouterr().err.splitlines()[-1]
+  assert re.fullmatch(fr"code-t5 vocab: --size 270 is below the (\d+) pieces the characters of "
+                      fr"{re.escape(str(root))} need: give --size \1 or more", error), error
+  assert not out.exists()

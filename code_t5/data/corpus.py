@@ -772,6 +772,15 @@ def _is_one_project(src: pathlib.Path) -> bool:
   return own and not checkouts
 
 
+def _has_code_below(src: pathlib.Path) -> bool:
+  """Whether a sub-folder of `src` (not a hidden one, nor a link) holds a *.py file."""
+  for entry in os.scandir(src):
+    if (entry.is_dir(follow_symlinks=False) and not entry.name.startswith(".")
+        and next(pathlib.Path(entry.path).rglob("*.py"), None) is not None):
+      return True
+  return False
+
+
 def discover(src: pathlib.Path, report: Report) -> List[RepoSource]:
   """The repositories of one SRC argument (see the module doc)."""
   # Named as a checkout without origin is, should it be read as a plain folder.
@@ -782,8 +791,11 @@ def discover(src: pathlib.Path, report: Report) -> List[RepoSource]:
   if any(src.glob("*.dist-info")):
     return _site_packages(src, report)
   if _is_one_project(src):
-    report.note(src, "read as one repository (it holds Python files of its own); to import its "
-                "sub-folders as repositories, give them or a folder that holds only them")
+    # Said only where it could have been meant otherwise: a project folder without sub-folders
+    # of code, as README's `import ~/src/project-a` gives, got it too (helper-58's audit).
+    if _has_code_below(src):
+      report.note(src, "read as one repository (it holds Python files of its own); to import "
+                  "its sub-folders as repositories, give them or a folder that holds only them")
     return [_plain_repository(src, plain_owner, report)]
   repos = []
   owner = _safe_name(src.resolve().name)
@@ -1036,8 +1048,9 @@ def summary(report: Report, out: pathlib.Path, seconds: float) -> str:
   repositories, files = result["repositories"], result["files"]
   lines = [f"wrote {out}: {repositories} {'repository' if repositories == 1 else 'repositories'}, "
            f"{files} file{'' if files == 1 else 's'}, "
-           f"{result['mb_kept']:.2f} MB ({read_mb:.1f} MB read in {seconds:.1f} s, "
-           f"{read_mb / max(seconds, 1e-9):.1f} MB/s)"]
+           f"{result['mb_kept']:.2f} MB ({read_mb:.1f} MB read in {seconds:.1f} s" +
+           # (a rate of a run under a second is no figure: helper-58's audit)
+           (f", {read_mb / seconds:.1f} MB/s)" if seconds >= 1 else ")")]
   if result["dropped"]:
     lines.append("dropped files: " + ", ".join(
         f"{reason} {v['files']} ({v['mb']:.2f} MB)" for reason, v in

@@ -21,6 +21,7 @@ from __future__ import annotations  # seqio's types in annotations: seqio import
 import json
 import os
 import pathlib
+import re
 import signal
 import sys
 from typing import TYPE_CHECKING, Dict, Iterator, Optional
@@ -83,6 +84,9 @@ TRAINER_OPTIONS = dict(
 CHUNK_CHARS = 4096
 RANDOM_SEED = 20240601
 
+
+# SentencePiece's error for a --size below the characters it must keep as pieces of their own.
+_TOO_FEW_PIECES = re.compile(r"Vocabulary size is smaller than required_chars\. \d+ vs (\d+)\.")
 
 class VocabError(errors.UserError):
   """A bad `code-t5 vocab` argument or an unusable vocabulary file; the message is one line."""
@@ -174,6 +178,10 @@ def train_spm(root, size: int, out, force: bool = False, validation_fraction: fl
                                      vocab_size=size, **{**TRAINER_OPTIONS, **options})
     except RuntimeError as e:
       message = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+      # In the terms of this command (it named SentencePiece's own flags: helper-58's audit).
+      if m := _TOO_FEW_PIECES.search(message):
+        raise VocabError(f"--size {size} is below the {m.group(1)} pieces the characters of "
+                         f"{root} need: give --size {m.group(1)} or more") from None
       raise VocabError(f"SentencePiece could not train on {root}: {message}") from None
 
   def train_in_a_child(model_writer):

@@ -182,13 +182,22 @@ class Experiment:
         ("validation", self.validation_fraction), ("test", self.test_fraction))
                           if value is not None})
 
-  def no_validation(self) -> Optional[str]:
+  def no_validation(self, points: bool = False) -> Optional[str]:
     """Why the root's validation split holds nothing to evaluate on (an eval of it printed
-    metrics of 0.000 from zero points), or None where it holds a repository."""
+    metrics of 0.000 from zero points), or None where it holds a repository and, with `points`
+    (the line-completion eval), a file with a completion point (helper-58's audit: a split of
+    one-line files printed every metric as nan and exited 0)."""
     root = self.root if self.root is not None else _DEV_ROOT
     splits = self.splits()
     try:
       repos = flcc.repositories_per_split(root, splits)
+      if repos["validation"] and points:
+        # Up to the first file with a point: at once on any root but such a one.
+        if not any(line_completion_lib.select_points(f.text, f.repo, f.path)
+                   for f in flcc.read_files(root, splits=splits, only_split="validation")):
+          return (f"--root {root}: its validation split has no completion points (no file has "
+                  f"a line of {line_completion_lib.MIN_LINE_CHARS} characters or more), so "
+                  "there is nothing to evaluate on: import repositories of more code")
     except flcc.FlccError as e:
       raise LaunchError(f"--root: {e}") from None
     if repos["validation"]:
@@ -292,9 +301,16 @@ def _split_recorded(command: str) -> List[str]:
   return [part.strip() for part in re.split(r"\s(?=--[a-z_]+(?:=|\s|$))", command)]
 
 
+# A recorded command that is an eval's or an export's (Experiment.eval_command's and
+# export_command's run files): in a packed model dir, whose training command stayed behind, an
+# export's was read as the training's, its bindings named as missing and its task version
+# asked of a resume (helper-58's audit).
+_NOT_TRAINING = re.compile(r"--gin_file=\S*runs/(?:eval|eval_line_completion|export)\.gin")
+
+
 def recorded_training(model_dir: pathlib.Path) -> Optional[RecordedTraining]:
-  """The newest training command recorded in model_dir/commands/ (else its first command), or
-  None when there is none."""
+  """The newest training command recorded in model_dir/commands/ (else its first command that
+  is no eval's or export's), or None when there is none."""
   commands = []
   for path in (pathlib.Path(model_dir) / COMMANDS_DIR).glob("command*"):
     m = re.fullmatch(r"command(?:\.(\d+))?", path.name)
@@ -308,7 +324,10 @@ def recorded_training(model_dir: pathlib.Path) -> Optional[RecordedTraining]:
   if not commands:
     return None
   commands.sort(key=lambda c: c[0])
-  training = [c for c in commands if "train_steps" in c[2]] or commands[:1]
+  trains = [c for c in commands if not _NOT_TRAINING.search(c[2])]
+  training = [c for c in trains if "train_steps" in c[2]] or trains[:1]
+  if not training:
+    return None
   _, path, command = training[-1]
   files, params = [], []
   for part in _split_recorded(command):
@@ -890,9 +909,13 @@ def _train_and_eval(experiment: Experiment, steps: int, evaluate: bool, echo) ->
     png = model_dir / "loss.png"
     curves.plot_loss(model_dir, png)
     first, last = losses[:10], losses[-10:]
-    echo(f"loss (mean over {len(first)} steps): {_mean(first):.4f} at steps "
-         f"{first[0][0]}-{first[-1][0]} -> {_mean(last):.4f} at steps {last[0][0]}-{last[-1][0]};"
-         f" curve: {png}")
+    if len(losses) <= len(first):  # one window: "x at steps 1-3 -> x at steps 1-3" (helper-58)
+      echo(f"loss (mean over {len(first)} steps): {_mean(first):.4f} at steps "
+           f"{first[0][0]}-{first[-1][0]}; curve: {png}")
+    else:
+      echo(f"loss (mean over {len(first)} steps): {_mean(first):.4f} at steps "
+           f"{first[0][0]}-{first[-1][0]} -> {_mean(last):.4f} at steps "
+           f"{last[0][0]}-{last[-1][0]}; curve: {png}")
   if not evaluate:
     return 0
   code = run(experiment.eval_command(line_completion=True, max_files=TRAIN_EVAL_MAX_FILES),
