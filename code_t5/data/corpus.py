@@ -772,15 +772,6 @@ def _is_one_project(src: pathlib.Path) -> bool:
   return own and not checkouts
 
 
-def _has_code_below(src: pathlib.Path) -> bool:
-  """Whether a sub-folder of `src` (not a hidden one, nor a link) holds a *.py file."""
-  for entry in os.scandir(src):
-    if (entry.is_dir(follow_symlinks=False) and not entry.name.startswith(".")
-        and next(pathlib.Path(entry.path).rglob("*.py"), None) is not None):
-      return True
-  return False
-
-
 def discover(src: pathlib.Path, report: Report) -> List[RepoSource]:
   """The repositories of one SRC argument (see the module doc)."""
   # Named as a checkout without origin is, should it be read as a plain folder.
@@ -791,12 +782,13 @@ def discover(src: pathlib.Path, report: Report) -> List[RepoSource]:
   if any(src.glob("*.dist-info")):
     return _site_packages(src, report)
   if _is_one_project(src):
-    # Said only where it could have been meant otherwise: a project folder without sub-folders
-    # of code, as README's `import ~/src/project-a` gives, got it too (helper-58's audit).
-    if _has_code_below(src):
+    repo = _plain_repository(src, plain_owner, report)
+    # Said only where it could have been meant otherwise, a file of it in a sub-folder: a project
+    # folder without, as README's `import ~/src/project-a` gives, got it too (helper-58's audit).
+    if any("/" in candidate.rel for candidate in repo.files):
       report.note(src, "read as one repository (it holds Python files of its own); to import "
                   "its sub-folders as repositories, give them or a folder that holds only them")
-    return [_plain_repository(src, plain_owner, report)]
+    return [repo]
   repos = []
   owner = _safe_name(src.resolve().name)
   for entry in sorted(os.scandir(src), key=lambda e: e.name):

@@ -88,6 +88,7 @@ RANDOM_SEED = 20240601
 # SentencePiece's error for a --size below the characters it must keep as pieces of their own.
 _TOO_FEW_PIECES = re.compile(r"Vocabulary size is smaller than required_chars\. \d+ vs (\d+)\.")
 
+
 class VocabError(errors.UserError):
   """A bad `code-t5 vocab` argument or an unusable vocabulary file; the message is one line."""
 

@@ -235,7 +235,7 @@ def check_offset(text: str, cursor, name: str = "text") -> int:
     raise CompletionError(f"cursor {cursor} is outside the {name} ({len(text)} characters, "
                           f"offsets 0-{len(text)})")
   # No line or column is there: a line inserted there split the break (helper-56's audit).
-  if text[cursor - 1:cursor + 1] == "\r\n":
+  if cursor > 0 and text[cursor - 1:cursor + 1] == "\r\n":
     raise CompletionError(f"cursor {cursor} is between the \\r and \\n of a line break: give "
                           f"{cursor - 1}, the end of the line")
   return cursor

@@ -167,7 +167,7 @@ def gates(completer: complete.Completer) -> Tuple[str, Optional[float], List[flo
 
 def evaluate(root, split: str = "validation", model_dir=complete.SHIPPED_MODEL,
              max_files: Optional[int] = None, echo: Callable[[str], None] = print,
-             splits: flcc.Splits = flcc.Splits(validation=0.05, test=0.05)) -> dict:
+             splits: flcc.Splits = flcc.Splits()) -> dict:
   """The lines of `split`'s completion points in `root` (split as `splits` say, as the model's
   training split it) typed with the engine on `model_dir`: each gate's summary, and every line's
   keystrokes."""

@@ -131,7 +131,6 @@ def build_pipeline(pipeline, task_names: Sequence[str], output_cache_dir: str, *
   from seqio import beam_utils  # pylint: disable=g-import-not-at-top
   import tensorflow.compat.v2 as tf  # pylint: disable=g-import-not-at-top
 
-  local = "://" not in output_cache_dir
   output_dirs = []
   for task_name in task_names:
     task = seqio.TaskRegistry.get(task_name)
@@ -143,7 +142,7 @@ def build_pipeline(pipeline, task_names: Sequence[str], output_cache_dir: str, *
       if not overwrite:
         print(f"{task_name}: already cached in {output_dir} (--overwrite to redo)")
         continue
-      if local:
+      if _is_local(output_cache_dir):
         written = os.path.join(output_cache_dir, processes.temporary_name(
             seqio.get_task_dir_from_name(task.name)))
       else:  # (a bucket has no folders to rename)
@@ -192,11 +191,16 @@ _WRITE_STEP = re.compile(r"while running '[^']*_(write_tfrecord|write_info|write
                          r"write_completed_file)/")
 
 
+def _is_local(output_cache_dir: str) -> bool:
+  """Whether --output-cache-dir is a folder of this machine (not a bucket: gs://...)."""
+  return "://" not in output_cache_dir
+
+
 def _cache_lock(output_cache_dir: str):
   """The lock of a local cache folder (processes.exclusive_lock): a second job into the same
   folder is refused at once (two wrote the same shards side by side). A remote one (gs://) is
   not locked."""
-  if "://" in output_cache_dir:
+  if not _is_local(output_cache_dir):
     return contextlib.nullcontext()
   return processes.exclusive_lock(pathlib.Path(output_cache_dir) / CACHE_LOCK,
                                   f"--output-cache-dir {output_cache_dir} is being written")
@@ -240,7 +244,7 @@ def run(task_names: Sequence[str], output_cache_dir: str, *,
   # (code_t5_compat, shim 12 of docs/stack.md).
   import tensorflow.compat.v2 as tf  # pylint: disable=g-import-not-at-top  (gs:// too)
   with _cache_lock(output_cache_dir):
-    if "://" not in output_cache_dir:  # what a killed --overwrite left beside the caches
+    if _is_local(output_cache_dir):  # what a killed --overwrite left beside the caches
       processes.remove_stale_temporaries(pathlib.Path(output_cache_dir), echo)
     task_dirs = []
     try:

@@ -719,10 +719,11 @@ def run(command: Sequence[str], log_path: pathlib.Path, echo=print,
 
   A code_t5 error that ends the command is raised here as a LaunchError with its message, and a
   failed write into the model dir (a full disk, named after the command's last traceback) as an
-  errors.WriteError. The command runs in its own process group and dies with this process (processes.start_child);
-  SIGTERM/SIGINT are forwarded to it. `env`: variables set for the command on top of this
-  process's environment (they win, TF_CPP_MIN_LOG_LEVEL included). `init_task`: the task of the
-  model a new run starts from (--init-from), noted at the first step if the run's differs.
+  errors.WriteError. The command runs in its own process group and dies with this process
+  (processes.start_child); SIGTERM/SIGINT are forwarded to it. `env`: variables set for the
+  command on top of this process's environment (they win, TF_CPP_MIN_LOG_LEVEL included).
+  `init_task`: the task of the model a new run starts from (--init-from), noted at the first
+  step if the run's differs.
   `after_a_stop`: what a rerun does after a signal stopped the command (said after it).
   Returns its exit status (negative: killed by that signal).
   """
